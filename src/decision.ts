@@ -1,0 +1,110 @@
+/**
+ * Verdicts, stages and the decision shape every stage method resolves with (CONTRACT.md section 2).
+ * @packageDocumentation
+ */
+
+/** The four verdicts a PDP may return. Case-sensitive on the wire. */
+export type Verdict = 'ALLOW' | 'WARN' | 'BLOCK' | 'ESCALATE';
+
+/** The text stages: `input`, `context_egress`, `output`, `delivery`. */
+export type TextStage = 'input' | 'context_egress' | 'output' | 'delivery';
+
+/** A boundary crossing: one of the text stages, or `action` (a proposed tool call). */
+export type Stage = TextStage | 'action';
+
+/** Every stage, in the order an agent usually crosses them. */
+export const STAGES: readonly Stage[] = Object.freeze(['input', 'context_egress', 'output', 'delivery', 'action']);
+
+/** The text stages only. */
+export const TEXT_STAGES: readonly TextStage[] = Object.freeze(['input', 'context_egress', 'output', 'delivery']);
+
+/**
+ * Why the PEP made up a BLOCK itself instead of returning the PDP's verdict (fail-closed).
+ *
+ * - `pdp_unreachable`: connect refused, DNS failure, socket reset, pool closed
+ * - `pdp_timeout`: the deadline (`timeoutMs`) fired
+ * - `pdp_status`: any HTTP status but 200 (after retries where retryable)
+ * - `invalid_response`: not JSON / not I-JSON (RFC 7493), wrong content type, too large, fails the schema
+ * - `ambiguous_decision`: schema-valid but contradictory or unenforceable
+ * - `invalid_request`: the call could not be turned into a request (e.g. args not JSON)
+ * - `aborted`: the caller's signal fired
+ * - `permit_invalid`: guard helpers: the permit failed verification before execution
+ * - `simulated`: guard helpers: a simulated decision can never be enforced
+ */
+export type FailClosedCode =
+  | 'pdp_unreachable'
+  | 'pdp_timeout'
+  | 'pdp_status'
+  | 'invalid_response'
+  | 'ambiguous_decision'
+  | 'invalid_request'
+  | 'aborted'
+  | 'permit_invalid'
+  | 'simulated';
+
+/** Details of a BLOCK the PEP synthesized itself. */
+export interface SynthesizedInfo {
+  /** Machine-readable reason; stable across versions. */
+  code: FailClosedCode;
+  /** Human-readable explanation. Never contains content, args, a permit or an API key. */
+  message: string;
+  /** HTTP attempts made (0 when no request was sent). */
+  attempts: number;
+  /** The last HTTP status seen, for `pdp_status`. */
+  status?: number;
+}
+
+/**
+ * What the five stage methods resolve with. A PDP verdict is a value, never an exception.
+ *
+ * @remarks `synthesized` is present exactly when the PEP made this BLOCK up itself (fail-closed);
+ * a BLOCK the PDP returned has no `synthesized`.
+ */
+export interface PolicyDecision {
+  /** The verdict to enforce. Always `BLOCK` when `synthesized` is set. */
+  verdict: Verdict;
+  /** The stage this decision is for. */
+  stage: Stage;
+  /** The id this PEP generated and sent as `x-request-id` and in the body. */
+  requestId: string;
+  /** The PDP's id for this decision, as it appears in its evidence feed. */
+  decisionId?: string;
+  /** The PDP's (or the PEP's) reason, for people. */
+  reason?: string;
+  /** Ids of the latches that engaged, in policy order. */
+  latches?: string[];
+  /** Action ALLOW or WARN: the one-time permit, a compact JWS (CONTRACT.md section 4). */
+  permitId?: string;
+  /** Text stage WARN: use this in place of the original content. */
+  transformedContent?: string;
+  /** Action WARN: the tool runs with these args instead of the proposed ones. */
+  transformedArgs?: Record<string, unknown>;
+  /** ESCALATE: the review the step is held for. */
+  escalationId?: string;
+  /** True when this was a simulated (dry-run) request. */
+  simulated?: boolean;
+  /** Present exactly when the PEP synthesized this BLOCK (fail-closed). */
+  synthesized?: SynthesizedInfo;
+}
+
+/**
+ * Builds a fail-closed BLOCK. Internal helper shared by the client and the guard helpers.
+ * @internal
+ */
+export function synthesizeBlock(
+  stage: Stage,
+  requestId: string,
+  code: FailClosedCode,
+  message: string,
+  attempts: number,
+  status?: number,
+): PolicyDecision {
+  const synthesized: SynthesizedInfo = { code, message, attempts };
+  if (status !== undefined) synthesized.status = status;
+  return { verdict: 'BLOCK', stage, requestId, reason: message, synthesized };
+}
+
+/** True for a text stage. */
+export function isTextStage(stage: unknown): stage is TextStage {
+  return stage === 'input' || stage === 'context_egress' || stage === 'output' || stage === 'delivery';
+}

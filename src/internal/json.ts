@@ -1,0 +1,87 @@
+/**
+ * Strict JSON-value checks and deep snapshots. Not public.
+ * @internal
+ */
+
+/** Deepest nesting accepted in args (objects and arrays); deeper input is refused, not recursed into. */
+export const MAX_JSON_DEPTH = 128;
+
+/** Thrown for a value that is not a JSON value; the message names the kind, never the value. */
+export class NotJsonError extends TypeError {
+  override readonly name = 'NotJsonError';
+}
+
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function cloneValue(value: unknown, depth: number, seen: Set<object>): unknown {
+  switch (typeof value) {
+    case 'string':
+      if (!value.isWellFormed()) throw new NotJsonError('a string contains a lone surrogate');
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw new NotJsonError('a number is NaN or infinite');
+      return value;
+    case 'boolean':
+      return value;
+    case 'object': {
+      if (value === null) return null;
+      if (depth >= MAX_JSON_DEPTH) throw new NotJsonError(`nesting deeper than ${MAX_JSON_DEPTH}`);
+      if (seen.has(value)) throw new NotJsonError('a cycle');
+      seen.add(value);
+      let out: unknown;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) throw new NotJsonError('an array subclass');
+        const arr: unknown[] = new Array<unknown>(value.length);
+        for (let i = 0; i < value.length; i++) {
+          if (!Object.hasOwn(value, i)) throw new NotJsonError('a sparse array');
+          arr[i] = cloneValue(value[i], depth + 1, seen);
+        }
+        out = arr;
+      } else {
+        if (!isPlainObject(value)) throw new NotJsonError('a class instance (only plain objects are JSON)');
+        if (Object.getOwnPropertySymbols(value).length > 0) throw new NotJsonError('a symbol key');
+        const obj: Record<string, unknown> = {};
+        for (const key of Object.keys(value)) {
+          if (!key.isWellFormed()) throw new NotJsonError('a key contains a lone surrogate');
+          const v = cloneValue((value as Record<string, unknown>)[key], depth + 1, seen);
+          // defineProperty keeps a "__proto__" key as data instead of changing the prototype
+          Object.defineProperty(obj, key, { value: v, enumerable: true, writable: true, configurable: true });
+        }
+        out = obj;
+      }
+      seen.delete(value);
+      return out;
+    }
+    case 'undefined':
+      throw new NotJsonError('undefined');
+    case 'bigint':
+      throw new NotJsonError('a BigInt');
+    case 'function':
+      throw new NotJsonError('a function');
+    case 'symbol':
+      throw new NotJsonError('a symbol');
+    default:
+      throw new NotJsonError('an unsupported value');
+  }
+}
+
+/**
+ * Deep-copies a plain object of JSON values, refusing anything JSON cannot carry faithfully:
+ * `undefined`, BigInt, NaN/Infinity, functions, symbols, cycles, class instances (Date, Map, ...),
+ * sparse arrays and strings with lone surrogates.
+ * @throws NotJsonError (a TypeError) naming the kind of value, never the value
+ */
+export function snapshotJsonObject(value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !isPlainObject(value)) {
+    throw new NotJsonError('args must be a plain object');
+  }
+  return cloneValue(value, 0, new Set()) as Record<string, unknown>;
+}
+
+/** Like {@link snapshotJsonObject} for any JSON value. */
+export function snapshotJson(value: unknown): unknown {
+  return cloneValue(value, 0, new Set());
+}

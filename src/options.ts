@@ -1,0 +1,231 @@
+/**
+ * Client options, the one frozen DEFAULTS object, and synchronous validation (TypeError).
+ * @packageDocumentation
+ */
+import type { KeyObject } from 'node:crypto';
+import type { JSONWebKeySet } from 'jose';
+import type { Dispatcher } from 'undici';
+import type { PolicyDecision, Stage } from './decision.js';
+
+/** Where permit verification keys come from: a JWKS URL, a JWKS object, or one key. */
+export type PermitKeySource = string | URL | JSONWebKeySet | KeyObject | CryptoKey;
+
+/** How the client checks permits it receives (rule 5 of section 3, and `guardTool`). */
+export interface PermitsOptions {
+  /** The PDP's public keys: a JWKS URL (`https:` or `http:`), a JWKS object, or a KeyObject/CryptoKey. */
+  keys: PermitKeySource;
+  /** Expected `iss` claim, exactly. */
+  issuer: string;
+  /** Allowed JWS `alg` values. `none` and HMAC algorithms are always refused. @defaultValue `['EdDSA', 'ES256']` */
+  algorithms?: string[];
+  /** Clock tolerance for `exp`/`nbf`/`iat`, in seconds. @defaultValue 5 */
+  clockToleranceSec?: number;
+}
+
+/** What an `onDecision` observer sees after every decision (never content, args or the permit). */
+export interface DecisionEvent {
+  /** The stage decided. */
+  stage: Stage;
+  /** The id sent to the PDP. */
+  requestId: string;
+  /** The decision without `permitId`, `transformedArgs` and `transformedContent`. */
+  decision: Omit<PolicyDecision, 'permitId' | 'transformedArgs' | 'transformedContent'>;
+  /** Time from the call to the decision, in milliseconds. */
+  latencyMs: number;
+  /** HTTP attempts made (0 when none was sent). */
+  attempts: number;
+  /** The tool name as proposed, for `action`. */
+  tool?: string;
+}
+
+/** Options of {@link createPep}. */
+export interface PepOptions {
+  /** Base URL of the PDP (`http:` or `https:`); decisions go to `POST {pdpUrl}/api/policy/authorize`. */
+  pdpUrl: string | URL;
+  /** This agent's id, sent as `agentId` and expected as the permit's `sub`. Non-empty. */
+  agentId: string;
+  /** The default session id, sent as `session` and expected as the permit's `sid`. Non-empty. */
+  session: string;
+  /** Sent as `authorization: Bearer <apiKey>` when set. Never logged. */
+  apiKey?: string | undefined;
+  /** Total deadline of one decision, retries and backoff included, in milliseconds. @defaultValue 2000 */
+  timeoutMs?: number;
+  /** Deadline of one HTTP attempt, in milliseconds; a retryable failure. @defaultValue `timeoutMs` */
+  attemptTimeoutMs?: number;
+  /** Extra attempts after the first, for transient failures only. @defaultValue 2 */
+  retries?: number;
+  /** Largest response body accepted, in bytes. @defaultValue 65536 */
+  maxResponseBytes?: number;
+  /**
+   * How to check permits: `{ keys, issuer, algorithms? }`, or `false` to opt out explicitly
+   * (then `guardTool` can still be created but no permit is verified). @defaultValue undefined
+   */
+  permits?: PermitsOptions | false;
+  /** Send every request as simulated (dry run; nothing can be enforced). @defaultValue false */
+  simulated?: boolean;
+  /** An undici Dispatcher to send requests through instead of the client's own pool. */
+  dispatcher?: Dispatcher;
+  /** Most connections the client's own pool opens to the PDP. @defaultValue unlimited */
+  connections?: number;
+  /** Observer called after every decision; throwing is contained. */
+  onDecision?: (event: DecisionEvent) => void;
+}
+
+/** Per-call options: the optional last argument of every stage method. */
+export interface CallOptions {
+  /** Aborting ends the decision at once with BLOCK `aborted`. */
+  signal?: AbortSignal | undefined;
+  /** Session for this call only (non-empty); defaults to the client's. */
+  session?: string | undefined;
+  /** Simulate this call (dry run); defaults to the client's `simulated`. */
+  simulated?: boolean | undefined;
+}
+
+/** The one set of defaults. */
+export const DEFAULTS = Object.freeze({
+  timeoutMs: 2000,
+  retries: 2,
+  maxResponseBytes: 65536,
+  simulated: false,
+  permitAlgorithms: Object.freeze(['EdDSA', 'ES256']) as readonly string[],
+  clockToleranceSec: 5,
+  /** Backoff base: retry n waits at most `backoffBaseMs * 2^(n-1)` ms (jittered). */
+  backoffBaseMs: 100,
+  /** Longest permit lifetime (`exp - iat`) accepted, in seconds. */
+  maxPermitLifetimeSec: 300,
+});
+
+/** Options after validation and defaults. @internal */
+export interface ResolvedOptions {
+  origin: string;
+  path: string;
+  agentId: string;
+  session: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+  attemptTimeoutMs: number;
+  retries: number;
+  maxResponseBytes: number;
+  permits: PermitsOptions | false | undefined;
+  simulated: boolean;
+  dispatcher: Dispatcher | undefined;
+  connections: number | undefined;
+  onDecision: ((event: DecisionEvent) => void) | undefined;
+}
+
+const HMAC_OR_NONE = /^(none|HS\d+)$/i;
+
+function fail(what: string): never {
+  throw new TypeError(`agent-pep: invalid option ${what}`);
+}
+
+function nonEmptyString(v: unknown, name: string): string {
+  if (typeof v !== 'string' || v.trim().length === 0) fail(`${name}: expected a non-empty string`);
+  if (!v.isWellFormed()) fail(`${name}: contains a lone surrogate`);
+  return v;
+}
+
+function positiveInt(v: unknown, name: string, dflt: number, allowZero = false): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || (!allowZero && v === 0)) {
+    fail(`${name}: expected ${allowZero ? 'a non-negative' : 'a positive'} integer`);
+  }
+  return v;
+}
+
+/** Validates a session id (also used for per-call and `withSession` sessions). @internal */
+export function validateSession(v: unknown, name = 'session'): string {
+  return nonEmptyString(v, name);
+}
+
+/** Validates `permits` options. @internal */
+export function validatePermitsOptions(p: unknown, name = 'permits'): PermitsOptions {
+  if (typeof p !== 'object' || p === null) fail(`${name}: expected { keys, issuer } or false`);
+  const o = p as Record<string, unknown>;
+  const keys = o.keys;
+  if (typeof keys === 'string' || keys instanceof URL) {
+    let u: URL;
+    try {
+      u = new URL(String(keys));
+    } catch {
+      fail(`${name}.keys: not a valid URL`);
+    }
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') fail(`${name}.keys: URL must be http(s)`);
+  } else if (typeof keys !== 'object' || keys === null) {
+    fail(`${name}.keys: expected a JWKS URL, a JWKS object, or a key`);
+  }
+  nonEmptyString(o.issuer, `${name}.issuer`);
+  if (o.algorithms !== undefined) {
+    if (!Array.isArray(o.algorithms) || o.algorithms.length === 0) fail(`${name}.algorithms: expected a non-empty array`);
+    for (const a of o.algorithms) {
+      if (typeof a !== 'string' || HMAC_OR_NONE.test(a)) fail(`${name}.algorithms: 'none' and HMAC are never allowed`);
+    }
+  }
+  if (o.clockToleranceSec !== undefined) {
+    const c = o.clockToleranceSec;
+    if (typeof c !== 'number' || !Number.isFinite(c) || c < 0 || c > 300) {
+      fail(`${name}.clockToleranceSec: expected seconds between 0 and 300`);
+    }
+  }
+  return o as unknown as PermitsOptions;
+}
+
+/**
+ * Validates options and applies {@link DEFAULTS}.
+ * @throws TypeError naming the first bad option (never its value, which may be a secret)
+ * @internal
+ */
+export function resolveOptions(options: PepOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) fail('options: expected an object');
+  const raw = options.pdpUrl;
+  if (typeof raw !== 'string' && !(raw instanceof URL)) fail('pdpUrl: expected an http(s) URL');
+  let url: URL;
+  try {
+    url = new URL(String(raw));
+  } catch {
+    fail('pdpUrl: not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('pdpUrl: must be http: or https:');
+  if (url.username !== '' || url.password !== '') fail('pdpUrl: must not carry credentials; use apiKey');
+  if (url.search !== '' || url.hash !== '') fail('pdpUrl: must not have a query or fragment');
+  const base = url.pathname.replace(/\/+$/, '');
+  const agentId = nonEmptyString(options.agentId, 'agentId');
+  const session = nonEmptyString(options.session, 'session');
+  let apiKey: string | undefined;
+  if (options.apiKey !== undefined) {
+    if (typeof options.apiKey !== 'string' || options.apiKey.length === 0) fail('apiKey: expected a non-empty string');
+    if (!/^[\x21-\x7e]+$/.test(options.apiKey)) fail('apiKey: must be printable ASCII without spaces');
+    apiKey = options.apiKey;
+  }
+  const timeoutMs = positiveInt(options.timeoutMs, 'timeoutMs', DEFAULTS.timeoutMs);
+  const attemptTimeoutMs = positiveInt(options.attemptTimeoutMs, 'attemptTimeoutMs', timeoutMs);
+  const retries = positiveInt(options.retries, 'retries', DEFAULTS.retries, true);
+  if (retries > 10) fail('retries: at most 10');
+  const maxResponseBytes = positiveInt(options.maxResponseBytes, 'maxResponseBytes', DEFAULTS.maxResponseBytes);
+  let permits: PermitsOptions | false | undefined;
+  if (options.permits === false || options.permits === undefined) permits = options.permits;
+  else permits = validatePermitsOptions(options.permits);
+  if (options.simulated !== undefined && typeof options.simulated !== 'boolean') fail('simulated: expected a boolean');
+  const d = options.dispatcher;
+  if (d !== undefined && (typeof d !== 'object' || d === null || typeof (d as Dispatcher).request !== 'function')) {
+    fail('dispatcher: expected an undici Dispatcher');
+  }
+  const connections = options.connections === undefined ? undefined : positiveInt(options.connections, 'connections', 1);
+  if (options.onDecision !== undefined && typeof options.onDecision !== 'function') fail('onDecision: expected a function');
+  return {
+    origin: url.origin,
+    path: `${base}/api/policy/authorize`,
+    agentId,
+    session,
+    apiKey,
+    timeoutMs,
+    attemptTimeoutMs,
+    retries,
+    maxResponseBytes,
+    permits,
+    simulated: options.simulated ?? DEFAULTS.simulated,
+    dispatcher: d,
+    connections,
+    onDecision: options.onDecision,
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * Tool-name normalization (CONTRACT.md section 4).
+ * @packageDocumentation
+ */
+
+const CAMEL_BOUNDARY = /([a-z0-9])([A-Z])/g;
+const NON_ALNUM_RUN = /[^a-z0-9]+/g;
+const EDGE_UNDERSCORES = /^_+|_+$/g;
+
+/**
+ * Normalizes a tool name so that spellings of one tool compare equal.
+ *
+ * Steps, in order: Unicode NFKC; an `_` between an ASCII `[a-z0-9]` and the ASCII `[A-Z]` after it;
+ * `toLowerCase()`; every run of characters outside `[a-z0-9]` becomes one `_`; leading and trailing
+ * `_` removed.
+ *
+ * @param name - the tool name as the agent proposed it
+ * @returns the normalized name, matching `^[a-z0-9]+(_[a-z0-9]+)*$`
+ * @throws TypeError when `name` is not a string or normalizes to the empty string
+ * @example
+ * ```ts
+ * normalizeToolName('refundPayment');     // 'refund_payment'
+ * normalizeToolName(' refund.payment ');  // 'refund_payment'
+ * normalizeToolName('ＲｅｆｕｎｄPayment'); // 'refund_payment' (full-width letters via NFKC)
+ * ```
+ */
+export function normalizeToolName(name: string): string {
+  if (typeof name !== 'string') throw new TypeError('tool name must be a string');
+  const out = name
+    .normalize('NFKC')
+    .replace(CAMEL_BOUNDARY, '$1_$2')
+    .toLowerCase()
+    .replace(NON_ALNUM_RUN, '_')
+    .replace(EDGE_UNDERSCORES, '');
+  if (out.length === 0) throw new TypeError('tool name normalizes to nothing');
+  return out;
+}
