@@ -3,7 +3,7 @@
  * @packageDocumentation
  */
 import type { KeyObject } from 'node:crypto';
-import type { JSONWebKeySet } from 'jose';
+import type { CryptoKey, JSONWebKeySet } from 'jose';
 import type { Dispatcher } from 'undici';
 import type { PolicyDecision, Stage } from './decision.js';
 

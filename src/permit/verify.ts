@@ -1,6 +1,6 @@
 // STUB: replaced by the permits work (issue 3).
 import type { KeyObject } from 'node:crypto';
-import type { JSONWebKeySet } from 'jose';
+import type { CryptoKey, JSONWebKeySet } from 'jose';
 import type { PermitsOptions } from '../options.js';
 import type { ReplayStore } from '../replay/types.js';
 
