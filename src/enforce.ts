@@ -1,0 +1,104 @@
+/**
+ * Enforceability checks (CONTRACT.md section 3, rules 4 and 5): a schema-valid answer becomes a
+ * decision only when it is unambiguous and every field is where it may be.
+ * @internal
+ */
+import { decodeJwt } from 'jose';
+import type { PolicyDecision, Stage } from './decision.js';
+import { AttemptFailure } from './internal/failure.js';
+import { snapshotJsonObject } from './internal/json.js';
+import { actionHashOfSnapshot } from './permit/hash.js';
+import type { AuthorizeResponse } from './wire.js';
+
+/** What was asked, for comparing echoes and the permit binding. */
+export interface SentRequest {
+  stage: Stage;
+  requestId: string;
+  agentId: string;
+  session: string;
+  simulated: boolean;
+  /** Normalized tool name (action). */
+  tool?: string;
+  /** The args snapshot that was sent (action). */
+  args?: Record<string, unknown>;
+}
+
+function ambiguous(what: string): never {
+  throw new AttemptFailure('ambiguous_decision', `PDP decision is ambiguous: ${what}`);
+}
+
+/**
+ * Applies rule 4 (and rule 5 when `checkPermitBinding`) and builds the decision.
+ * @throws AttemptFailure `ambiguous_decision`
+ */
+export function toDecision(
+  res: AuthorizeResponse,
+  raw: Record<string, unknown>,
+  sent: SentRequest,
+  responseRequestId: string | string[] | undefined,
+  checkPermitBinding: boolean,
+): PolicyDecision {
+  const { verdict } = res;
+  if (Object.hasOwn(raw, 'error')) ambiguous('the PDP reported an error');
+  const errors = raw.errors;
+  if (errors !== undefined && !(Array.isArray(errors) && errors.length === 0)) ambiguous('the PDP reported errors');
+  if (res.obligations !== undefined && res.obligations.length > 0) ambiguous('obligations this PEP cannot fulfil');
+  if (res.requestId !== undefined && res.requestId !== sent.requestId) ambiguous('requestId echo differs');
+  if (res.stage !== undefined && res.stage !== sent.stage) ambiguous('stage echo differs');
+  if (responseRequestId !== undefined && responseRequestId !== sent.requestId) ambiguous('x-request-id differs');
+  if (res.simulated === true && !sent.simulated) ambiguous('simulated answer to a real request');
+
+  const decision: PolicyDecision = { verdict, stage: sent.stage, requestId: sent.requestId };
+  if (res.decisionId !== undefined) decision.decisionId = res.decisionId;
+  if (res.reason !== undefined) decision.reason = res.reason;
+  if (res.latches !== undefined) decision.latches = res.latches;
+  if (res.escalationId !== undefined) decision.escalationId = res.escalationId;
+  if (sent.simulated) decision.simulated = true;
+
+  const permitting = verdict === 'ALLOW' || verdict === 'WARN';
+  if (sent.stage === 'action') {
+    if (res.transformedContent !== undefined) ambiguous('transformedContent on an action');
+    if (res.transformedArgs !== undefined && verdict !== 'WARN') ambiguous('transformedArgs outside an action WARN');
+    if (res.permitId !== undefined && !permitting) ambiguous('permitId on a BLOCK or ESCALATE');
+    if (res.transformedArgs !== undefined) {
+      try {
+        decision.transformedArgs = snapshotJsonObject(res.transformedArgs);
+      } catch {
+        ambiguous('transformedArgs is not a JSON object');
+      }
+    }
+    if (permitting && !sent.simulated) {
+      if (res.permitId === undefined) ambiguous('an action ALLOW or WARN without a permit');
+      decision.permitId = res.permitId;
+      if (checkPermitBinding) checkBinding(res.permitId, decision.transformedArgs ?? sent.args ?? {}, sent);
+    }
+    // A simulated request gets no permit; one that comes anyway is dropped.
+  } else {
+    if (res.permitId !== undefined) ambiguous('permitId on a text stage');
+    if (res.transformedArgs !== undefined) ambiguous('transformedArgs on a text stage');
+    if (verdict === 'WARN') {
+      if (res.transformedContent === undefined) ambiguous('a text WARN without transformedContent');
+      decision.transformedContent = res.transformedContent;
+    } else if (res.transformedContent !== undefined) {
+      ambiguous('transformedContent outside a text WARN');
+    }
+  }
+  return decision;
+}
+
+/**
+ * Rule 5: the permit decodes (without trust) to the tool, args, agent and session asked about.
+ * The signature is not checked here; `guardTool` and the service verify it.
+ */
+function checkBinding(permit: string, args: Record<string, unknown>, sent: SentRequest): void {
+  let claims: Record<string, unknown>;
+  try {
+    claims = decodeJwt(permit);
+  } catch {
+    ambiguous('the permit does not decode');
+  }
+  if (claims.tool !== sent.tool) ambiguous('the permit is for another tool');
+  if (claims.sub !== sent.agentId) ambiguous('the permit is for another agent');
+  if (claims.sid !== sent.session) ambiguous('the permit is for another session');
+  if (claims.act_hash !== actionHashOfSnapshot(sent.tool as string, args)) ambiguous('the permit is for other args');
+}

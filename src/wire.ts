@@ -1,0 +1,93 @@
+/**
+ * The wire protocol (CONTRACT.md section 3): the request body and the response schema.
+ * The only zod import for the protocol.
+ * @internal
+ */
+import { z } from 'zod';
+import type { Stage } from './decision.js';
+import { AttemptFailure } from './internal/failure.js';
+import { hasDuplicateMemberNames, isIJsonValue } from './internal/ijson.js';
+
+/** The request body sent to `POST {pdpUrl}/api/policy/authorize`. */
+export interface AuthorizeRequest {
+  agentId: string;
+  session: string;
+  stage: Stage;
+  requestId: string;
+  content?: string;
+  tool?: string;
+  args?: Record<string, unknown>;
+  simulated?: true;
+}
+
+const VerdictSchema = z.enum(['ALLOW', 'WARN', 'BLOCK', 'ESCALATE']);
+
+/** A plain JSON object (not an array, not null). */
+const JsonObjectSchema = z.custom<Record<string, unknown>>(
+  (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+  'expected a JSON object',
+);
+
+/**
+ * The PDP's answer. Unknown members are ignored (`loose`); a known member of the wrong type fails.
+ * `error` and `errors` are read only to refuse a PDP that reports an error (rule 4).
+ */
+export const AuthorizeResponseSchema = z.looseObject({
+  verdict: VerdictSchema,
+  decisionId: z.string().optional(),
+  reason: z.string().optional(),
+  latches: z.array(z.string()).optional(),
+  permitId: z.string().min(1).optional(),
+  transformedContent: z.string().optional(),
+  transformedArgs: JsonObjectSchema.optional(),
+  escalationId: z.string().optional(),
+  simulated: z.boolean().optional(),
+  requestId: z.string().optional(),
+  stage: z.string().optional(),
+  obligations: z.array(z.unknown()).optional(),
+});
+
+/** A schema-valid PDP answer. */
+export type AuthorizeResponse = z.infer<typeof AuthorizeResponseSchema>;
+
+/** Serializes a request body. `simulated` is sent only when true. */
+export function encodeRequest(req: AuthorizeRequest): string {
+  return JSON.stringify(req);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Decodes and validates a whole response body: valid UTF-8, JSON, I-JSON (RFC 7493: no duplicate
+ * member names, no unpaired surrogates, finite numbers), an object matching {@link AuthorizeResponseSchema}.
+ * @throws AttemptFailure `invalid_response`
+ */
+export function parseResponse(body: Uint8Array): { response: AuthorizeResponse; raw: Record<string, unknown> } {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    throw new AttemptFailure('invalid_response', 'PDP response is not valid UTF-8');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AttemptFailure('invalid_response', 'PDP response is not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new AttemptFailure('invalid_response', 'PDP response is not a JSON object');
+  }
+  if (hasDuplicateMemberNames(text)) {
+    throw new AttemptFailure('invalid_response', 'PDP response is not I-JSON: duplicate member names');
+  }
+  if (!isIJsonValue(parsed)) {
+    throw new AttemptFailure('invalid_response', 'PDP response is not I-JSON: unpaired surrogate or non-finite number');
+  }
+  const result = AuthorizeResponseSchema.safeParse(parsed);
+  if (!result.success) {
+    const where = result.error.issues[0]?.path.join('.') || '(root)';
+    throw new AttemptFailure('invalid_response', `PDP response fails the schema at ${where}`);
+  }
+  return { response: result.data, raw: parsed as Record<string, unknown> };
+}
