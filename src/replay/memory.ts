@@ -1,6 +1,112 @@
-// STUB: replaced by the permits work (issue 3).
+/**
+ * The in-process replay store: the default of `createPermitVerifier`, right for one process.
+ * @packageDocumentation
+ */
 import type { ReplayStore } from './types.js';
-export interface MemoryReplayStoreOptions { maxEntries?: number }
-export function createMemoryReplayStore(_options: MemoryReplayStoreOptions = {}): ReplayStore {
-  throw new Error('not implemented');
+
+/** Options of {@link createMemoryReplayStore}. */
+export interface MemoryReplayStoreOptions {
+  /**
+   * Most unexpired permit ids held at once; a claim beyond it is refused (rejects), never
+   * evicting a live entry. @defaultValue 100000
+   */
+  maxEntries?: number | undefined;
+}
+
+/** Defaults of the memory store. @internal */
+export const MEMORY_STORE_DEFAULTS = Object.freeze({
+  maxEntries: 100_000,
+  /** Entries examined (oldest first) for expiry on every claim. */
+  sweepStep: 16,
+  /** A full sweep runs on a claim at most this often, in milliseconds (and always when full). */
+  fullSweepIntervalMs: 10_000,
+});
+
+/** Thrown (as a rejection) by a full memory store; the verifier answers `permit_store_unavailable`. */
+export class ReplayStoreFullError extends Error {
+  override readonly name = 'ReplayStoreFullError';
+}
+
+/**
+ * Creates a bounded, in-memory {@link ReplayStore}.
+ *
+ * @param options - `maxEntries?`: most unexpired entries held (a positive integer; default 100000)
+ * @returns a store whose `claim(key, expiresAtMs)` resolves true for the first claim of a key until
+ *   `expiresAtMs` (Unix epoch milliseconds), false afterwards
+ * @throws TypeError synchronously, for a bad `maxEntries`
+ * @throws ReplayStoreFullError (as a rejection of `claim`) when `maxEntries` unexpired entries are held
+ * @throws TypeError (as a rejection of `claim`) for a key that is not a string or an `expiresAtMs`
+ *   that is not a finite number
+ * @remarks
+ * - Only for a single process: replicas of a service each holding their own memory store would each
+ *   accept a permit once. Share `createRedisReplayStore` between replicas.
+ * - Bounded: expired entries are swept a few at a time on every claim, fully every 10 s, and fully
+ *   when the store is full. When it is full of unexpired entries it refuses (rejects, so the verifier
+ *   says `permit_store_unavailable`) rather than evict a live entry, which would let that permit be
+ *   replayed. Size `maxEntries` for your permit rate times the permit lifetime.
+ * - A claim whose `expiresAtMs` is already past resolves false and stores nothing: an expired key
+ *   protects nothing, and refusing it means no expired permit ever counts as a first use. (The
+ *   verifier never asks for such a key: it checks `exp` before it claims.) The Redis store does the same.
+ * - No timers: the store never keeps the process alive.
+ * @example
+ * ```ts
+ * const verifier = createPermitVerifier({ keys, issuer, audience: 'payments', replayStore: createMemoryReplayStore({ maxEntries: 10_000 }) });
+ * ```
+ */
+export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}): ReplayStore {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('agent-pep: invalid option createMemoryReplayStore: expected an object');
+  }
+  const maxEntries = options.maxEntries ?? MEMORY_STORE_DEFAULTS.maxEntries;
+  if (typeof maxEntries !== 'number' || !Number.isSafeInteger(maxEntries) || maxEntries <= 0) {
+    throw new TypeError('agent-pep: invalid option maxEntries: expected a positive integer');
+  }
+  /** key -> expiresAtMs, in insertion order (roughly expiry order, as lifetimes are similar). */
+  const entries = new Map<string, number>();
+  let lastFullSweep = Date.now();
+
+  function sweepSome(now: number): void {
+    let n = 0;
+    for (const [key, exp] of entries) {
+      if (n++ >= MEMORY_STORE_DEFAULTS.sweepStep) break;
+      if (exp <= now) entries.delete(key);
+    }
+  }
+
+  function sweepAll(now: number): void {
+    for (const [key, exp] of entries) if (exp <= now) entries.delete(key);
+    lastFullSweep = now;
+  }
+
+  function claimSync(key: string, expiresAtMs: number): boolean {
+    if (typeof key !== 'string') throw new TypeError('replay key must be a string');
+    if (typeof expiresAtMs !== 'number' || !Number.isFinite(expiresAtMs)) {
+      throw new TypeError('expiresAtMs must be a finite number');
+    }
+    const now = Date.now();
+    const held = entries.get(key);
+    if (held !== undefined) {
+      if (held > now) return false;
+      entries.delete(key);
+    }
+    if (expiresAtMs <= now) return false;
+    sweepSome(now);
+    if (now - lastFullSweep >= MEMORY_STORE_DEFAULTS.fullSweepIntervalMs) sweepAll(now);
+    if (entries.size >= maxEntries) {
+      sweepAll(now);
+      if (entries.size >= maxEntries) throw new ReplayStoreFullError('replay store is full of unexpired entries');
+    }
+    entries.set(key, expiresAtMs);
+    return true;
+  }
+
+  return {
+    claim(key: string, expiresAtMs: number): Promise<boolean> {
+      try {
+        return Promise.resolve(claimSync(key, expiresAtMs));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+  };
 }

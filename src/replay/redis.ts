@@ -1,7 +1,222 @@
-// STUB: replaced by the permits work (issue 3).
+/**
+ * `agent-pep/redis`: a replay store shared by every replica of a service, on ioredis.
+ * The only import of ioredis (an optional peer dependency: only users of this entry install it).
+ * @packageDocumentation
+ */
+import { type Cluster, Redis } from 'ioredis';
 import type { ReplayStore } from './types.js';
+
 export type { ReplayStore } from './types.js';
-export interface RedisReplayStoreOptions { url?: string; client?: unknown; prefix?: string }
-export function createRedisReplayStore(_options: RedisReplayStoreOptions): ReplayStore & { close(): Promise<void> } {
-  throw new Error('not implemented');
+
+/** Options of {@link createRedisReplayStore}: exactly one of `url` and `client`. */
+export interface RedisReplayStoreOptions {
+  /** A `redis://` or `rediss://` URL; the store opens (and `close()` closes) its own connection. */
+  url?: string | undefined;
+  /**
+   * An ioredis `Redis` or `Cluster` the caller owns (and closes). Best created with
+   * `enableOfflineQueue: false` so that nothing queues while Redis is away.
+   */
+  client?: Redis | Cluster | undefined;
+  /** Prepended to every key. @defaultValue `'agent-pep:permit:'` */
+  prefix?: string | undefined;
+  /**
+   * Deadline of one claim, waiting for the connection included, in milliseconds; a claim that takes
+   * longer rejects. @defaultValue 500
+   */
+  commandTimeoutMs?: number | undefined;
+  /** Deadline of one connection attempt (`url` only), in milliseconds. @defaultValue 1000 */
+  connectTimeoutMs?: number | undefined;
+}
+
+/** A {@link ReplayStore} on Redis; `close()` releases a connection the store opened itself. */
+export interface RedisReplayStore extends ReplayStore {
+  /** Closes the connection made from `url`; does nothing to a `client` the caller passed in. */
+  close(): Promise<void>;
+}
+
+/** Defaults of the Redis store. @internal */
+export const REDIS_STORE_DEFAULTS = Object.freeze({
+  prefix: 'agent-pep:permit:',
+  commandTimeoutMs: 500,
+  connectTimeoutMs: 1000,
+  /** Longest wait between reconnection attempts, in milliseconds. */
+  maxReconnectDelayMs: 2000,
+});
+
+/** Why a Redis claim did not answer: not connected, too slow, closed, or an unexpected reply. */
+export class RedisReplayStoreError extends Error {
+  override readonly name = 'RedisReplayStoreError';
+}
+
+type Client = Redis | Cluster;
+
+function fail(what: string): never {
+  throw new TypeError(`agent-pep: invalid option ${what}`);
+}
+
+function positiveMs(v: unknown, name: string, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > 600_000) {
+    fail(`${name}: expected a positive integer number of milliseconds`);
+  }
+  return v;
+}
+
+/** Resolves when `client` is ready, rejects at `deadline` (epoch ms) or when it has ended. */
+function whenReady(client: Client, deadline: number): Promise<void> {
+  if (client.status === 'ready' || client.status === 'wait') return Promise.resolve();
+  if (client.status === 'end') return Promise.reject(new RedisReplayStoreError('the Redis connection is closed'));
+  return new Promise<void>((resolve, reject) => {
+    const onReady = (): void => {
+      cleanup();
+      resolve();
+    };
+    const onEnd = (): void => {
+      cleanup();
+      reject(new RedisReplayStoreError('the Redis connection is closed'));
+    };
+    const timer = setTimeout(
+      () => {
+        cleanup();
+        reject(new RedisReplayStoreError('Redis is not connected'));
+      },
+      Math.max(0, deadline - Date.now()),
+    );
+    function cleanup(): void {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('end', onEnd);
+    }
+    client.once('ready', onReady);
+    client.once('end', onEnd);
+  });
+}
+
+/** Rejects when `promise` has not settled by `deadline` (epoch ms). */
+function before<T>(promise: Promise<T>, deadline: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new RedisReplayStoreError('Redis did not answer in time')),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Creates a {@link ReplayStore} on Redis, for many replicas of a service sharing one set of used
+ * permit ids (CONTRACT.md section 4).
+ *
+ * @param options - exactly one of `url` (`redis://` / `rediss://`) and `client` (a connected ioredis
+ *   `Redis` or `Cluster`); `prefix?` (default `'agent-pep:permit:'`); `commandTimeoutMs?` (ms, default
+ *   500); `connectTimeoutMs?` (ms, default 1000, `url` only)
+ * @returns a store with `claim(key, expiresAtMs)` and `close()`
+ * @throws TypeError synchronously, for bad options (neither or both of `url` and `client`, a non-Redis
+ *   URL, a bad number)
+ * @throws RedisReplayStoreError (as a rejection of `claim`) when Redis is not connected, does not
+ *   answer within `commandTimeoutMs`, or replies unexpectedly; any ioredis error is passed through.
+ *   The verifier turns every rejection into `permit_store_unavailable`.
+ * @remarks
+ * - One atomic command per claim: `SET <prefix><key> 1 NX PXAT <expiresAtMs>` (Redis 6.2 or later),
+ *   true only when Redis answers `OK`; `nil` (the key exists) is false. Redis removes the key itself
+ *   at `expiresAtMs`, so nothing needs sweeping.
+ * - Fails closed in bounded time: a connection made from `url` uses `enableOfflineQueue: false`,
+ *   `maxRetriesPerRequest: 0`, `commandTimeout` and `connectTimeout`, and keeps reconnecting in the
+ *   background; every claim, for either kind of client, rejects once `commandTimeoutMs` has passed,
+ *   waiting for the connection included. A claim never resolves true unless Redis said `OK`.
+ *   A claim that timed out may still reach Redis later and use the key up; the permit has been
+ *   refused either way.
+ * - A claim whose `expiresAtMs` is already past (by this process's clock) resolves false without
+ *   asking Redis, as the memory store does: an expired permit never counts as a first use.
+ * - Connection errors of a store-owned connection are swallowed (not logged); a claim reports them.
+ * @example
+ * ```ts
+ * import { createPermitVerifier } from 'agent-pep';
+ * import { createRedisReplayStore } from 'agent-pep/redis';
+ *
+ * const replayStore = createRedisReplayStore({ url: process.env.REDIS_URL });
+ * const verifier = createPermitVerifier({ keys: jwksUrl, issuer, audience: 'payments', replayStore });
+ * // on shutdown
+ * await replayStore.close();
+ * ```
+ */
+export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisReplayStore {
+  if (typeof options !== 'object' || options === null) fail('createRedisReplayStore: expected an object');
+  const { url, client: given } = options;
+  if ((url === undefined) === (given === undefined)) fail('createRedisReplayStore: give exactly one of url and client');
+  const prefix = options.prefix ?? REDIS_STORE_DEFAULTS.prefix;
+  if (typeof prefix !== 'string') fail('prefix: expected a string');
+  const commandTimeoutMs = positiveMs(
+    options.commandTimeoutMs,
+    'commandTimeoutMs',
+    REDIS_STORE_DEFAULTS.commandTimeoutMs,
+  );
+  const connectTimeoutMs = positiveMs(
+    options.connectTimeoutMs,
+    'connectTimeoutMs',
+    REDIS_STORE_DEFAULTS.connectTimeoutMs,
+  );
+
+  let client: Client;
+  let owned: boolean;
+  if (url !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      fail('url: not a valid URL');
+    }
+    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') fail('url: expected redis:// or rediss://');
+    const redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: commandTimeoutMs,
+      connectTimeout: connectTimeoutMs,
+      retryStrategy: (times: number) =>
+        Math.min(50 * 2 ** Math.min(times, 10), REDIS_STORE_DEFAULTS.maxReconnectDelayMs),
+    });
+    // without a listener ioredis logs every connection error; claims report them instead
+    redis.on('error', () => {});
+    client = redis;
+    owned = true;
+  } else {
+    const c = given as Partial<Client> | null;
+    if (typeof c !== 'object' || c === null || typeof c.set !== 'function' || typeof c.status !== 'string') {
+      fail('client: expected an ioredis Redis or Cluster');
+    }
+    client = c as Client;
+    owned = false;
+  }
+  let closed = false;
+
+  async function claim(key: string, expiresAtMs: number): Promise<boolean> {
+    if (typeof key !== 'string') throw new TypeError('replay key must be a string');
+    if (typeof expiresAtMs !== 'number' || !Number.isFinite(expiresAtMs)) {
+      throw new TypeError('expiresAtMs must be a finite number');
+    }
+    if (closed) throw new RedisReplayStoreError('the store is closed');
+    if (expiresAtMs <= Date.now()) return false;
+    const deadline = Date.now() + commandTimeoutMs;
+    await whenReady(client, deadline);
+    const reply: unknown = await before(client.set(prefix + key, '1', 'PXAT', Math.ceil(expiresAtMs), 'NX'), deadline);
+    if (reply === 'OK') return true;
+    if (reply === null) return false;
+    throw new RedisReplayStoreError('unexpected reply from Redis');
+  }
+
+  return {
+    claim,
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      if (!owned) return;
+      try {
+        await before(client.quit(), Date.now() + commandTimeoutMs);
+      } catch {
+        // not connected or too slow: drop the connection
+      }
+      client.disconnect();
+    },
+  };
 }
