@@ -32,6 +32,8 @@ export class AbortReason extends Error {
   }
 }
 
+function ignore(): void {}
+
 const RETRYABLE_STATUS = new Set([408, 429, 502, 503, 504]);
 
 const UNREACHABLE_RETRYABLE = new Set([
@@ -176,6 +178,8 @@ export class HttpTransport {
       throw classifyError(err, signal);
     }
     const { statusCode, headers: resHeaders, body: stream } = res;
+    // destroy() without an error makes undici's body emit RequestAbortedError; it is ours, not news.
+    stream.on('error', ignore);
     try {
       if (statusCode !== 200) {
         // Read a little so the connection can be reused, never more; dump() destroys past the limit.
