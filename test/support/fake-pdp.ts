@@ -5,6 +5,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface Received {
+  method: string;
+  path: string;
   headers: IncomingMessage['headers'];
   body: Record<string, unknown>;
   raw: string;
@@ -46,7 +48,7 @@ export async function startFakePdp(handler: Handler = allowEcho): Promise<FakePd
       } catch {
         // leave empty
       }
-      const r: Received = { headers: req.headers, body, raw };
+      const r: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, raw };
       received.push(r);
       Promise.resolve(state.handler(r, res, req.socket)).catch(() => res.destroy());
     });
