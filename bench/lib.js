@@ -1,0 +1,160 @@
+// Measurement helpers: interleaved, time-boxed batches recorded into perf_hooks histograms.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { createHistogram, performance } from 'node:perf_hooks';
+
+export const HOST = '127.0.0.1';
+
+/** A latency histogram (nanoseconds) plus the op count and busy time that ops/s is computed from. */
+export function createCell() {
+  return { hist: createHistogram(), ops: 0, errors: 0, elapsedMs: 0, lastError: undefined };
+}
+
+function recordMs(cell, ms) {
+  cell.hist.record(Math.max(1, Math.round(ms * 1e6)));
+}
+
+/**
+ * Runs `call` from `concurrency` workers until `durationMs` has passed (or `maxOps` calls started),
+ * recording each call's latency. `call` resolves `true` for a valid answer; anything else is an error.
+ */
+export async function runBatch(call, concurrency, durationMs, cell, maxOps = Number.POSITIVE_INFINITY) {
+  const t0 = performance.now();
+  const end = t0 + durationMs;
+  let started = 0;
+  const worker = async () => {
+    while (started < maxOps && performance.now() < end) {
+      started++;
+      const s = performance.now();
+      let ok = false;
+      try {
+        ok = (await call()) === true;
+      } catch (err) {
+        if (cell) cell.lastError = err;
+      }
+      if (cell) {
+        recordMs(cell, performance.now() - s);
+        cell.ops++;
+        if (!ok) cell.errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  if (cell) cell.elapsedMs += performance.now() - t0;
+}
+
+/** Runs `call` exactly `count` times from `concurrency` workers, recording `measure(result, ms)` ms values. */
+export async function runCount(call, concurrency, count, cell, measure = (_r, ms) => ms) {
+  const t0 = performance.now();
+  let started = 0;
+  const worker = async () => {
+    while (started < count) {
+      started++;
+      const s = performance.now();
+      let r;
+      try {
+        r = await call();
+      } catch (err) {
+        r = err;
+      }
+      const value = measure(r, performance.now() - s);
+      if (value === undefined) {
+        cell.errors++;
+      } else {
+        cell.hist.record(Math.max(1, Math.round(value * 1e6)));
+      }
+      cell.ops++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  cell.elapsedMs += performance.now() - t0;
+}
+
+const round3 = (x) => (x === null || !Number.isFinite(x) ? null : Math.round(x * 1000) / 1000);
+
+/** One results.json row from a cell. */
+export function rowOf(scenario, client, concurrency, cell, extra = {}) {
+  const has = cell.ops - cell.errors > 0 && cell.hist.count > 0;
+  return {
+    scenario,
+    client,
+    concurrency,
+    p50_ms: has ? round3(cell.hist.percentile(50) / 1e6) : null,
+    p99_ms: has ? round3(cell.hist.percentile(99) / 1e6) : null,
+    ops_per_s: cell.elapsedMs > 0 && cell.ops > 0 ? Math.round((cell.ops / cell.elapsedMs) * 1000) : null,
+    samples: cell.ops,
+    errors: cell.errors,
+    ...extra,
+  };
+}
+
+export function skippedRow(scenario, client, concurrency, note) {
+  return { scenario, client, concurrency, p50_ms: null, p99_ms: null, ops_per_s: null, skipped: true, note };
+}
+
+/** A loopback port that nothing listens on (connecting to it is refused). */
+export function closedPort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, HOST, () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Spawns `redis-server` on a free loopback port without persistence.
+ * @returns {Promise<{ url: string, version: string, stop(): Promise<void> } | { missing: true, message: string }>}
+ */
+export async function spawnRedis() {
+  const port = await closedPort();
+  const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'];
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c) => {
+    if (out.length < 65536) out += c;
+  });
+  child.stderr.on('data', (c) => {
+    if (out.length < 65536) out += c;
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const started = await new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('timeout'), 10_000);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      resolve(err);
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve('exit');
+    });
+    const check = () => {
+      if (/Ready to accept connections/i.test(out)) {
+        clearTimeout(timer);
+        resolve('ready');
+      } else if (child.exitCode === null) setTimeout(check, 20);
+    };
+    check();
+  });
+  if (started !== 'ready') {
+    await stop();
+    const missing = started instanceof Error && started.code === 'ENOENT';
+    return {
+      missing: true,
+      message: missing
+        ? 'redis-server not found; install it with `apt-get install -y redis-server` (or `brew install redis`)'
+        : `redis-server did not start (${started instanceof Error ? started.message : started}): ${out.slice(-300)}`,
+    };
+  }
+  const version = /v=([\d.]+)/.exec(out)?.[1] ?? 'unknown';
+  return { url: `redis://${HOST}:${port}`, version, pid: child.pid, stop };
+}

@@ -1,0 +1,797 @@
+// agent-pep benchmark (issue 6): the cost of enforcement against the bare floor and against peer SDKs.
+//
+//   npm run bench               full run (a few minutes)
+//   npm run bench -- --quick    the same scenarios, shorter (under 60 s)
+//
+// Starts its own loopback PDP stub (bench/stub.js, a child process) and redis-server, stops both on the
+// way out, prints a table and writes bench/results.json. See BENCHMARKS.md.
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { jwtVerify, SignJWT } from 'jose';
+import { Pool, request } from 'undici';
+import { closedPort, createCell, HOST, rowOf, runBatch, runCount, skippedRow, spawnRedis } from './lib.js';
+import { loadActionHash, spawnStub } from './stub.js';
+
+const THIS_FILE = fileURLToPath(import.meta.url);
+const ROOT = new URL('../', import.meta.url);
+
+export const PROFILES = {
+  quick: {
+    name: 'quick',
+    rounds: 3,
+    batchMs: 200,
+    warmupMs: 300,
+    concurrency: [1, 16, 64],
+    verifyPool: 2000,
+    verifyRounds: 2,
+    refusedSamples: 300,
+    refusedDefaultSamples: 48,
+    hungSamples: 12,
+    memory: [10_000, 200_000],
+  },
+  full: {
+    name: 'full',
+    rounds: 8,
+    batchMs: 800,
+    warmupMs: 1500,
+    concurrency: [1, 16, 64],
+    verifyPool: 6000,
+    verifyRounds: 4,
+    refusedSamples: 1500,
+    refusedDefaultSamples: 192,
+    hungSamples: 48,
+    memory: [10_000, 200_000],
+  },
+  smoke: {
+    name: 'smoke',
+    rounds: 1,
+    batchMs: 40,
+    warmupMs: 40,
+    concurrency: [1, 16, 64],
+    verifyPool: 60,
+    verifyRounds: 1,
+    refusedSamples: 5,
+    refusedDefaultSamples: 4,
+    hungSamples: 2,
+    memory: [500, 2000],
+  },
+};
+
+const AGENT_ID = 'support-ai';
+const SESSION = 'sess_bench_0001';
+const TOOL = 'refund_payment';
+const ARGS = Object.freeze({ orderId: 'ord_1842', amount: 129.5, currency: 'EUR', reason: 'damaged on arrival' });
+const CONTENT =
+  'Hi, my order ord_1842 arrived damaged. The box was crushed and the ceramic mug inside is broken. ' +
+  'Could you please refund it to my card, or send a replacement? I attached photos to my earlier email. Thanks, Ana';
+const AUTHORIZE_PATH = '/api/policy/authorize';
+const HUNG_TIMEOUT_MS = 200;
+
+/* ------------------------------------------------------------------------------------------------ */
+/* agent-pep, loaded through the package self-reference (dist/, built by `npm run bench`)            */
+/* ------------------------------------------------------------------------------------------------ */
+
+async function loadAgentPep() {
+  const out = { pep: null, redis: null, version: 'unknown', why: '' };
+  try {
+    out.version = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')).version;
+  } catch {}
+  try {
+    out.pep = await import('agent-pep');
+  } catch (err) {
+    out.why = `agent-pep not importable (run \`npm run build\`): ${err.message}`;
+  }
+  try {
+    out.redis = await import('agent-pep/redis');
+  } catch {}
+  return out;
+}
+
+function versionOf(pkg) {
+  try {
+    return JSON.parse(readFileSync(new URL(`node_modules/${pkg}/package.json`, ROOT), 'utf8')).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Section 1: the decision clients                                                                  */
+/* ------------------------------------------------------------------------------------------------ */
+
+/** Headers and body exactly as agent-pep sends them (CONTRACT.md section 3), built once: the floor. */
+function floorRequest(stage, version) {
+  const requestId = randomUUID();
+  const body =
+    stage === 'action'
+      ? JSON.stringify({ agentId: AGENT_ID, session: SESSION, stage, requestId, tool: TOOL, args: ARGS })
+      : JSON.stringify({ agentId: AGENT_ID, session: SESSION, stage, requestId, content: CONTENT });
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    'x-request-id': requestId,
+    'user-agent': `agent-pep/${version}`,
+  };
+  return { body, headers };
+}
+
+function pepOptions(stub, extra = {}) {
+  return {
+    pdpUrl: stub.url,
+    agentId: AGENT_ID,
+    session: SESSION,
+    permits: { keys: stub.jwks, issuer: stub.issuer },
+    ...extra,
+  };
+}
+
+async function probePep(ap, stub) {
+  if (!ap.pep) return ap.why;
+  try {
+    const pep = ap.pep.createPep(pepOptions(stub));
+    const a = await pep.checkInput(CONTENT);
+    const b = await pep.authorizeAction(TOOL, { ...ARGS });
+    await pep.close();
+    if (a.verdict !== 'ALLOW' || a.synthesized) return `checkInput answered ${a.verdict} ${a.synthesized?.code ?? ''}`;
+    if (b.verdict !== 'ALLOW' || !b.permitId)
+      return `authorizeAction answered ${b.verdict} ${b.synthesized?.code ?? ''}`;
+    return '';
+  } catch (err) {
+    return `agent-pep createPep failed: ${err.message}`;
+  }
+}
+
+async function decisionClients(stub, ap, pepWhy) {
+  const { OPAClient } = await import('@open-policy-agent/opa');
+  const { HTTP } = await import('@cerbos/http');
+  const url = `${stub.url}${AUTHORIZE_PATH}`;
+  const text = floorRequest('input', ap.version);
+  const action = floorRequest('action', ap.version);
+
+  const pool = new Pool(stub.url);
+  const poolAction = new Pool(stub.url);
+  const clients = [
+    {
+      name: 'undici.request',
+      call: async () => {
+        const res = await request(url, { method: 'POST', headers: text.headers, body: text.body, dispatcher: pool });
+        const d = await res.body.json();
+        return res.statusCode === 200 && d.verdict === 'ALLOW';
+      },
+      close: () => pool.close(),
+    },
+    {
+      name: 'undici.request (action)',
+      call: async () => {
+        const res = await request(url, {
+          method: 'POST',
+          headers: action.headers,
+          body: action.body,
+          dispatcher: poolAction,
+        });
+        const d = await res.body.json();
+        return res.statusCode === 200 && d.verdict === 'ALLOW' && typeof d.permitId === 'string';
+      },
+      close: () => poolAction.close(),
+    },
+    {
+      name: 'fetch',
+      call: async () => {
+        const res = await fetch(url, { method: 'POST', headers: text.headers, body: text.body });
+        const d = await res.json();
+        return res.status === 200 && d.verdict === 'ALLOW';
+      },
+      close: async () => {},
+    },
+  ];
+
+  if (pepWhy) {
+    clients.push({ name: 'agent-pep checkInput', skip: pepWhy }, { name: 'agent-pep authorizeAction', skip: pepWhy });
+  } else {
+    const pepText = ap.pep.createPep(pepOptions(stub));
+    const pepAction = ap.pep.createPep(pepOptions(stub));
+    clients.push(
+      {
+        name: 'agent-pep checkInput',
+        call: async () => {
+          const d = await pepText.checkInput(CONTENT);
+          return d.verdict === 'ALLOW' && d.synthesized === undefined;
+        },
+        close: () => pepText.close(),
+      },
+      {
+        name: 'agent-pep authorizeAction',
+        call: async () => {
+          const d = await pepAction.authorizeAction(TOOL, ARGS);
+          return d.verdict === 'ALLOW' && d.synthesized === undefined && typeof d.permitId === 'string';
+        },
+        close: () => pepAction.close(),
+      },
+    );
+  }
+
+  const opa = new OPAClient(stub.url);
+  const opaInput = { agentId: AGENT_ID, session: SESSION, stage: 'input', content: CONTENT };
+  const cerbos = new HTTP(stub.url);
+  const cerbosRequest = {
+    principal: { id: AGENT_ID, roles: ['agent'], attr: { session: SESSION } },
+    resource: { kind: 'input', id: 'msg', attr: { content: CONTENT } },
+    actions: ['check'],
+  };
+  clients.push(
+    {
+      name: 'opa evaluate',
+      call: async () => {
+        const r = await opa.evaluate('agentpep/decision', opaInput);
+        return r.allow === true;
+      },
+      close: async () => {},
+    },
+    {
+      name: 'cerbos checkResource',
+      call: async () => {
+        const r = await cerbos.checkResource(cerbosRequest);
+        return r.isAllowed('check') === true;
+      },
+      close: async () => {},
+    },
+  );
+  return clients;
+}
+
+async function benchDecisions(stub, ap, pepWhy, profile, rows, log) {
+  const clients = await decisionClients(stub, ap, pepWhy);
+  const live = clients.filter((c) => !c.skip);
+  const cells = new Map();
+  try {
+    log(`decisions: warm-up ${live.length} clients`);
+    for (const c of live) {
+      await runBatch(c.call, 16, profile.warmupMs, null);
+      for (const n of profile.concurrency) cells.set(`${c.name}|${n}`, createCell());
+    }
+    for (let r = 0; r < profile.rounds; r++) {
+      log(`decisions: round ${r + 1}/${profile.rounds}`);
+      for (const n of profile.concurrency) {
+        for (let i = 0; i < live.length; i++) {
+          const c = live[(i + r) % live.length];
+          await runBatch(c.call, n, profile.batchMs, cells.get(`${c.name}|${n}`));
+        }
+      }
+    }
+  } finally {
+    for (const c of live) await c.close().catch(() => {});
+  }
+  for (const c of clients) {
+    for (const n of profile.concurrency) {
+      if (c.skip) rows.push(skippedRow('decision', c.name, n, c.skip));
+      else {
+        const cell = cells.get(`${c.name}|${n}`);
+        const extra = cell.errors > 0 ? { note: `invalid answers: ${String(cell.lastError ?? 'wrong verdict')}` } : {};
+        rows.push(rowOf('decision', c.name, n, cell, extra));
+      }
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Section 2: permit verification                                                                   */
+/* ------------------------------------------------------------------------------------------------ */
+
+async function mintPermits(privateKey, count, issuer, audience) {
+  const actionHash = await loadActionHash();
+  const actHash = actionHash(TOOL, ARGS);
+  const iat = Math.floor(Date.now() / 1000);
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    out.push(
+      await new SignJWT({ sid: SESSION, tool: TOOL, act_hash: actHash, decision_id: `d${i}` })
+        .setProtectedHeader({ alg: 'EdDSA', kid: 'bench-verify-1', typ: 'permit+jwt' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setSubject(AGENT_ID)
+        .setJti(randomUUID())
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + 300)
+        .sign(privateKey),
+    );
+  }
+  return out;
+}
+
+async function benchVerify(ap, profile, rows, log, cleanups) {
+  const levels = [1, 16];
+  const clientNames = ['jose jwtVerify', 'verify (memory store)', 'verify (redis store)'];
+  const why = !ap.pep
+    ? ap.why
+    : typeof ap.pep.createPermitVerifier !== 'function' || typeof ap.pep.createMemoryReplayStore !== 'function'
+      ? 'agent-pep has no createPermitVerifier/createMemoryReplayStore yet'
+      : '';
+  const issuer = 'https://pdp.bench.invalid';
+  const audience = 'payments-service';
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  let pool;
+  let warm;
+  try {
+    log(`verify: minting ${profile.verifyPool} permits (outside the timed region)`);
+    pool = await mintPermits(privateKey, profile.verifyPool, issuer, audience);
+    warm = await mintPermits(privateKey, 1, issuer, audience);
+  } catch (err) {
+    for (const c of clientNames) for (const n of levels) rows.push(skippedRow('verify', c, n, err.message));
+    return;
+  }
+  const joseOptions = { issuer, audience, algorithms: ['EdDSA'], typ: 'permit+jwt' };
+  const action = { tool: TOOL, args: ARGS };
+
+  // Redis: a real redis-server on a free port, and one ioredis connection shared by the stores.
+  let redisWhy = why || (ap.redis ? '' : 'agent-pep/redis not importable');
+  let redisClient;
+  if (!redisWhy) {
+    const redis = await spawnRedis();
+    if (redis.missing) {
+      redisWhy = redis.message;
+      log(`verify: ${redis.message}`);
+    } else {
+      cleanups.push(redis.stop);
+      const { Redis } = await import('ioredis');
+      redisClient = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      cleanups.push(async () => redisClient.disconnect());
+      await redisClient.connect();
+      ap.redisVersion = redis.version;
+    }
+  }
+
+  let batch = 0;
+  const makeVerifier = (kind) => {
+    batch++;
+    const replayStore =
+      kind === 'memory'
+        ? ap.pep.createMemoryReplayStore({ maxEntries: profile.verifyPool * 2 + 16 })
+        : ap.redis.createRedisReplayStore({ client: redisClient, prefix: `bench:${process.pid}:${batch}:` });
+    return ap.pep.createPermitVerifier({ keys: publicKey, issuer, audience, replayStore });
+  };
+  const clients = [
+    {
+      name: clientNames[0],
+      prepare: async () => (permit) =>
+        jwtVerify(permit, publicKey, joseOptions).then((r) => r.payload.jti !== undefined),
+    },
+    {
+      name: clientNames[1],
+      skip: why,
+      prepare: async () => {
+        const v = makeVerifier('memory');
+        await v.verify(warm[0], action);
+        return (permit) => v.verify(permit, action).then((c) => c.jti !== undefined);
+      },
+    },
+    {
+      name: clientNames[2],
+      skip: redisWhy,
+      prepare: async () => {
+        const v = makeVerifier('redis');
+        await v.verify(warm[0], action);
+        return (permit) => v.verify(permit, action).then((c) => c.jti !== undefined);
+      },
+    },
+  ];
+  const live = clients.filter((c) => !c.skip);
+  const cells = new Map();
+  for (const c of live) for (const n of levels) cells.set(`${c.name}|${n}`, createCell());
+  // warm-up: one pass of the pool per client (fresh stores, so every jti is new again)
+  for (const c of live) {
+    const fn = await c.prepare();
+    let i = 0;
+    await runCount(() => fn(pool[i++]), 16, pool.length, createCell());
+  }
+  for (let r = 0; r < profile.verifyRounds; r++) {
+    log(`verify: round ${r + 1}/${profile.verifyRounds}`);
+    for (const n of levels) {
+      for (let k = 0; k < live.length; k++) {
+        const c = live[(k + r) % live.length];
+        const fn = await c.prepare();
+        let i = 0;
+        const cell = cells.get(`${c.name}|${n}`);
+        await runCount(
+          () => fn(pool[i++]),
+          n,
+          pool.length,
+          cell,
+          (res, ms) => (res === true ? ms : undefined),
+        );
+      }
+    }
+  }
+  for (const c of clients) {
+    for (const n of levels) {
+      if (c.skip) rows.push(skippedRow('verify', c.name, n, c.skip));
+      else rows.push(rowOf('verify', c.name, n, cells.get(`${c.name}|${n}`)));
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Section 3: fail-closed latency                                                                   */
+/* ------------------------------------------------------------------------------------------------ */
+
+async function benchFailClosed(stub, ap, pepWhy, profile, rows, log) {
+  const port = await closedPort();
+  const refusedOrigin = `http://${HOST}:${port}`;
+  const refusedUrl = `${refusedOrigin}${AUTHORIZE_PATH}`;
+  const text = floorRequest('input', ap.version);
+
+  log(`fail-closed: refused connection (${refusedOrigin})`);
+  const pool = new Pool(refusedOrigin);
+  const bare = createCell();
+  try {
+    const call = () =>
+      request(refusedUrl, { method: 'POST', headers: text.headers, body: text.body, dispatcher: pool });
+    const isRefused = (e, ms) => (e instanceof Error && e.code === 'ECONNREFUSED' ? ms : undefined);
+    await runCount(call, 1, Math.min(50, profile.refusedSamples), createCell(), isRefused);
+    await runCount(call, 1, profile.refusedSamples, bare, isRefused);
+  } finally {
+    await pool.close().catch(() => {});
+  }
+  rows.push(rowOf('refused', 'undici.request error', 1, bare));
+
+  const blockUnreachable = (d, ms) =>
+    d && d.verdict === 'BLOCK' && d.synthesized?.code === 'pdp_unreachable' ? ms : undefined;
+  const variants = [
+    { name: 'agent-pep checkInput (retries 0)', opts: { retries: 0 }, n: profile.refusedSamples, c: 1 },
+    { name: 'agent-pep checkInput (defaults)', opts: {}, n: profile.refusedDefaultSamples, c: 8 },
+  ];
+  for (const v of variants) {
+    if (pepWhy) {
+      rows.push(skippedRow('refused', v.name, v.c, pepWhy));
+      continue;
+    }
+    const pep = ap.pep.createPep(pepOptions({ url: refusedOrigin, jwks: stub.jwks, issuer: stub.issuer }, v.opts));
+    const cell = createCell();
+    try {
+      await runCount(() => pep.checkInput(CONTENT), v.c, Math.min(v.n, 20), createCell(), blockUnreachable);
+      await runCount(() => pep.checkInput(CONTENT), v.c, v.n, cell, blockUnreachable);
+    } finally {
+      await pep.close().catch(() => {});
+    }
+    rows.push(rowOf('refused', v.name, v.c, cell));
+  }
+
+  log(`fail-closed: hung PDP (timeoutMs ${HUNG_TIMEOUT_MS})`);
+  const name = `agent-pep checkInput (timeoutMs ${HUNG_TIMEOUT_MS}), minus timeoutMs`;
+  if (pepWhy) {
+    rows.push(skippedRow('hung', name, 1, pepWhy));
+    return;
+  }
+  const pep = ap.pep.createPep(
+    pepOptions({ url: stub.hungUrl, jwks: stub.jwks, issuer: stub.issuer }, { timeoutMs: HUNG_TIMEOUT_MS }),
+  );
+  const cell = createCell();
+  try {
+    const overshoot = (d, ms) =>
+      d && d.verdict === 'BLOCK' && d.synthesized?.code === 'pdp_timeout'
+        ? Math.max(0.001, ms - HUNG_TIMEOUT_MS)
+        : undefined;
+    await runCount(() => pep.checkInput(CONTENT), 1, 2, createCell(), overshoot);
+    await runCount(() => pep.checkInput(CONTENT), 1, profile.hungSamples, cell, overshoot);
+  } finally {
+    await pep.close().catch(() => {});
+  }
+  // ops/s is meaningless here (every call waits timeoutMs); the percentiles are the overshoot past the deadline
+  rows.push({ ...rowOf('hung', name, 1, cell), ops_per_s: null });
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Section 4: memory, in a child process with --expose-gc (a clean heap)                            */
+/* ------------------------------------------------------------------------------------------------ */
+
+async function memoryChild() {
+  const { url, jwks, issuer, checkpoints } = JSON.parse(process.env.AGENT_PEP_BENCH_MEMORY ?? '{}');
+  const { createPep } = await import('agent-pep');
+  const gc = globalThis.gc;
+  const settle = async () => {
+    for (let i = 0; i < 4; i++) {
+      gc();
+      await new Promise((r) => setImmediate(r));
+    }
+  };
+  // Open sockets of this process: /proc/self/fd on Linux (idle keep-alive sockets are unref'd, so
+  // getActiveResourcesInfo() does not list them); elsewhere the ref'd TCP handles only.
+  const tcp = () => {
+    try {
+      return readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith('socket:');
+        } catch {
+          return false;
+        }
+      }).length;
+    } catch {
+      return process.getActiveResourcesInfo().filter((x) => x === 'TCPSocketWrap').length;
+    }
+  };
+  const socketsBefore = tcp();
+  const pep = createPep(pepOptions({ url, jwks, issuer }));
+  let done = 0;
+  let bad = 0;
+  const run = async (upTo) => {
+    const t0 = performance.now();
+    const start = done;
+    await Promise.all(
+      Array.from({ length: 64 }, async (_, w) => {
+        let k = w;
+        while (done < upTo) {
+          done++;
+          k++;
+          const d = k % 2 === 0 ? await pep.checkInput(CONTENT) : await pep.authorizeAction(TOOL, ARGS);
+          if (d.verdict !== 'ALLOW' || d.synthesized) bad++;
+        }
+      }),
+    );
+    return ((done - start) / (performance.now() - t0)) * 1000;
+  };
+  const points = [];
+  for (const n of checkpoints) {
+    const ops = await run(n);
+    await settle();
+    const m = process.memoryUsage();
+    points.push({ decisions: done, heapUsed: m.heapUsed, rss: m.rss, ops_per_s: Math.round(ops) });
+  }
+  const socketsOpen = tcp() - socketsBefore;
+  await pep.close();
+  await new Promise((r) => setTimeout(r, 100));
+  const socketsAfterClose = tcp() - socketsBefore;
+  process.stdout.write(`MEMORY_RESULT ${JSON.stringify({ points, bad, socketsOpen, socketsAfterClose })}\n`);
+}
+
+async function benchMemory(stub, pepWhy, profile, rows, log, cleanups) {
+  const name = 'agent-pep checkInput+authorizeAction';
+  if (pepWhy) {
+    for (const n of profile.memory) rows.push(skippedRow('memory', `${name} after ${n}`, 64, pepWhy));
+    rows.push(skippedRow('memory', 'agent-pep open sockets after close()', 64, pepWhy));
+    return null;
+  }
+  log(`memory: ${profile.memory.join(' and ')} decisions in a child process (--expose-gc)`);
+  const env = {
+    ...process.env,
+    AGENT_PEP_BENCH_MEMORY: JSON.stringify({
+      url: stub.url,
+      jwks: stub.jwks,
+      issuer: stub.issuer,
+      checkpoints: profile.memory,
+    }),
+  };
+  const child = spawn(process.execPath, ['--expose-gc', THIS_FILE, '--memory-child'], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  cleanups.push(kill);
+  let out = '';
+  child.stdout.on('data', (c) => {
+    out += c;
+  });
+  const code = await new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+    child.once('exit', (c) => {
+      clearTimeout(timer);
+      resolve(c);
+    });
+  });
+  const line = out.split('\n').find((l) => l.startsWith('MEMORY_RESULT '));
+  if (code !== 0 || !line) {
+    rows.push(skippedRow('memory', name, 64, `memory child failed (exit ${code})`));
+    return null;
+  }
+  const result = JSON.parse(line.slice('MEMORY_RESULT '.length));
+  const mb = (b) => Math.round((b / 1048576) * 10) / 10;
+  for (const p of result.points) {
+    rows.push({
+      scenario: 'memory',
+      client: `${name} after ${p.decisions}`,
+      concurrency: 64,
+      p50_ms: null,
+      p99_ms: null,
+      ops_per_s: p.ops_per_s,
+      heap_mb: mb(p.heapUsed),
+      rss_mb: mb(p.rss),
+      errors: result.bad,
+    });
+  }
+  rows.push({
+    scenario: 'memory',
+    client: 'agent-pep open sockets after close()',
+    concurrency: 64,
+    p50_ms: null,
+    p99_ms: null,
+    ops_per_s: null,
+    open_sockets: result.socketsAfterClose,
+    open_sockets_before_close: result.socketsOpen,
+  });
+  return result;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Ratios, table, main                                                                              */
+/* ------------------------------------------------------------------------------------------------ */
+
+function find(rows, scenario, client, concurrency) {
+  return rows.find((r) => r.scenario === scenario && r.client === client && r.concurrency === concurrency);
+}
+
+const div = (a, b) => (a == null || b == null || b === 0 ? null : Math.round((a / b) * 1000) / 1000);
+
+export function computeRatios(rows, memory) {
+  const d = (client, n) => find(rows, 'decision', client, n) ?? {};
+  const ci1 = d('agent-pep checkInput', 1);
+  const ci64 = d('agent-pep checkInput', 64);
+  const verifyMem = find(rows, 'verify', 'verify (memory store)', 1) ?? {};
+  const jose = find(rows, 'verify', 'jose jwtVerify', 1) ?? {};
+  const refused = find(rows, 'refused', 'agent-pep checkInput (retries 0)', 1) ?? {};
+  const bareErr = find(rows, 'refused', 'undici.request error', 1) ?? {};
+  const hung = rows.find((r) => r.scenario === 'hung') ?? {};
+  const pts = memory?.points ?? [];
+  return {
+    checkInput_p50_c1_vs_undici: div(ci1.p50_ms, d('undici.request', 1).p50_ms),
+    checkInput_ops_c64_vs_undici: div(ci64.ops_per_s, d('undici.request', 64).ops_per_s),
+    checkInput_ops_c64_vs_opa: div(ci64.ops_per_s, d('opa evaluate', 64).ops_per_s),
+    checkInput_ops_c64_vs_cerbos: div(ci64.ops_per_s, d('cerbos checkResource', 64).ops_per_s),
+    authorizeAction_ops_c64_vs_undici: div(
+      d('agent-pep authorizeAction', 64).ops_per_s,
+      d('undici.request (action)', 64).ops_per_s,
+    ),
+    verify_ops_vs_jose: div(verifyMem.ops_per_s, jose.ops_per_s),
+    refused_block_p99_vs_undici_error: div(refused.p99_ms, bareErr.p99_ms),
+    hung_overshoot_ms: hung.p99_ms ?? null,
+    heap_growth_ratio: pts.length >= 2 ? div(pts[pts.length - 1].heapUsed, pts[0].heapUsed) : null,
+  };
+}
+
+export const TARGETS = {
+  checkInput_p50_c1_vs_undici: { op: '<=', value: 1.15 },
+  checkInput_ops_c64_vs_undici: { op: '>=', value: 0.85 },
+  checkInput_ops_c64_vs_opa: { op: '>', value: 1 },
+  checkInput_ops_c64_vs_cerbos: { op: '>', value: 1 },
+  authorizeAction_ops_c64_vs_undici: { op: 'info', value: 0.85 },
+  verify_ops_vs_jose: { op: '>=', value: 0.8 },
+  refused_block_p99_vs_undici_error: { op: '<=', value: 1.5 },
+  hung_overshoot_ms: { op: '<=', value: 20 },
+  heap_growth_ratio: { op: '<=', value: 1.1 },
+};
+
+export function verdictOf(key, value) {
+  const t = TARGETS[key];
+  if (value === null || value === undefined) return 'n/a';
+  if (t.op === 'info') return 'info';
+  const ok = t.op === '<=' ? value <= t.value : t.op === '>=' ? value >= t.value : value > t.value;
+  return ok ? 'PASS' : 'MISS';
+}
+
+function pad(s, n, right = false) {
+  const t = s === null || s === undefined ? '-' : String(s);
+  return right ? t.padStart(n) : t.padEnd(n);
+}
+
+export function formatTable(results) {
+  const lines = [];
+  lines.push(
+    `agent-pep bench (${results.profile}) · node ${results.node} · ${results.cpus.count}x ${results.cpus.model}`,
+  );
+  lines.push('');
+  lines.push(
+    `${pad('scenario', 9)} ${pad('client', 52)} ${pad('conc', 4, true)} ${pad('p50 ms', 9, true)} ${pad('p99 ms', 9, true)} ${pad('ops/s', 8, true)}  notes`,
+  );
+  lines.push('-'.repeat(110));
+  for (const r of results.rows) {
+    const notes = [];
+    if (r.skipped) notes.push(`SKIPPED: ${String(r.note).slice(0, 90)}`);
+    else {
+      if (r.errors) notes.push(`${r.errors} invalid of ${r.samples ?? '?'}`);
+      if (r.note) notes.push(r.note);
+      if (r.heap_mb !== undefined) notes.push(`heap ${r.heap_mb} MB, rss ${r.rss_mb} MB`);
+      if (r.open_sockets !== undefined)
+        notes.push(`${r.open_sockets} open (${r.open_sockets_before_close} before close)`);
+    }
+    lines.push(
+      `${pad(r.scenario, 9)} ${pad(r.client, 52)} ${pad(r.concurrency, 4, true)} ${pad(r.p50_ms?.toFixed(3), 9, true)} ${pad(r.p99_ms?.toFixed(3), 9, true)} ${pad(r.ops_per_s, 8, true)}  ${notes.join('; ')}`,
+    );
+  }
+  lines.push('');
+  lines.push(`${pad('ratio', 36)} ${pad('value', 9, true)}  ${pad('target', 10)} result`);
+  lines.push('-'.repeat(70));
+  for (const [k, v] of Object.entries(results.ratios)) {
+    const t = TARGETS[k];
+    const target = t.op === 'info' ? `(ref ${t.value})` : `${t.op} ${t.value}`;
+    lines.push(`${pad(k, 36)} ${pad(v, 9, true)}  ${pad(target, 10)} ${verdictOf(k, v)}`);
+  }
+  const def = find(results.rows, 'refused', 'agent-pep checkInput (defaults)', 8);
+  const bare = find(results.rows, 'refused', 'undici.request error', 1);
+  if (def?.p99_ms != null && bare?.p99_ms) {
+    lines.push(
+      `  (refused with the default retries: 2, time to BLOCK p99 ${def.p99_ms} ms = ${div(def.p99_ms, bare.p99_ms)}x the bare error: the jittered backoff waits dominate)`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Runs every scenario with a profile; returns the results object (and writes it to `out` when given).
+ * @param {{ profile: object, out?: string | null, log?: (s: string) => void }} options
+ */
+export async function runBench({ profile, out = null, log = (s) => process.stderr.write(`· ${s}\n`) }) {
+  const t0 = performance.now();
+  const cleanups = [];
+  const cleanup = async () => {
+    while (cleanups.length > 0)
+      await cleanups
+        .pop()()
+        .catch(() => {});
+  };
+  const onSignal = (sig) => {
+    cleanup().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const rows = [];
+  const ap = await loadAgentPep();
+  let memory = null;
+  try {
+    const stub = await spawnStub();
+    cleanups.push(stub.stop);
+    log(`stub pid ${stub.pid} at ${stub.url} (hung: ${stub.hungUrl})`);
+    const pepWhy = await probePep(ap, stub);
+    if (pepWhy) log(`agent-pep rows skipped: ${pepWhy}`);
+    await benchDecisions(stub, ap, pepWhy, profile, rows, log);
+    await benchVerify(ap, profile, rows, log, cleanups);
+    await benchFailClosed(stub, ap, pepWhy, profile, rows, log);
+    memory = await benchMemory(stub, pepWhy, profile, rows, log, cleanups);
+  } finally {
+    await cleanup();
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+  const cpus = os.cpus();
+  const results = {
+    profile: profile.name,
+    node: process.version,
+    cpus: { count: os.availableParallelism?.() ?? cpus.length, model: cpus[0]?.model?.trim() ?? 'unknown' },
+    versions: {
+      'agent-pep': ap.version,
+      undici: versionOf('undici'),
+      'undici (node bundled, fetch)': process.versions.undici,
+      '@open-policy-agent/opa': versionOf('@open-policy-agent/opa'),
+      '@cerbos/http': versionOf('@cerbos/http'),
+      jose: versionOf('jose'),
+      ioredis: versionOf('ioredis'),
+      'redis-server': ap.redisVersion ?? 'not run',
+    },
+    duration_s: Math.round((performance.now() - t0) / 100) / 10,
+    rows,
+    ratios: computeRatios(rows, memory),
+  };
+  if (out) writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  return results;
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--memory-child')) {
+    await memoryChild();
+    return;
+  }
+  const profile = argv.includes('--quick') ? PROFILES.quick : PROFILES.full;
+  const out = fileURLToPath(new URL('results.json', import.meta.url));
+  const results = await runBench({ profile, out });
+  process.stdout.write(`${formatTable(results)}\n\nwrote bench/results.json in ${results.duration_s} s\n`);
+}
+
+if (process.argv[1] === THIS_FILE) {
+  main().catch((err) => {
+    process.stderr.write(`bench failed: ${err?.stack ?? err}\n`);
+    process.exit(1);
+  });
+}
