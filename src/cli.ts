@@ -1,4 +1,159 @@
 #!/usr/bin/env node
-// STUB: replaced by the dev-pdp work (issue 4).
-process.stderr.write('agent-pep: not implemented\n');
-process.exit(2);
+/**
+ * The `agent-pep` command line. `agent-pep dev-pdp --policy FILE` runs the local reference PDP
+ * (CONTRACT.md section 6) until SIGINT or SIGTERM.
+ *
+ * Exit codes: 0 on a clean stop, 2 for a usage error or a bad policy, 1 when the server cannot run.
+ * @packageDocumentation
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { PolicyError, startDevPdp } from './dev-pdp/index.js';
+
+const USAGE = `Usage: agent-pep dev-pdp --policy FILE [options]
+
+Runs the local reference PDP (agent-pep/dev-pdp) until SIGINT or SIGTERM.
+
+Options:
+  --policy FILE     policy JSON file (required); see schema/policy.schema.json
+  --host HOST       interface to listen on (default 127.0.0.1)
+  --port N          TCP port, 0 for any free port (default 8787)
+  --api-key KEY     require "authorization: Bearer KEY" (default: env PDP_API_KEY, else none)
+  --evidence FILE   also write the evidence log as JSON Lines to FILE (new or empty)
+  --audience AUD    the permits' aud claim (default agent-pep)
+  --ttl SEC         permit lifetime in seconds, 1-300 (default 60)
+  --key FILE        Ed25519 private key (JWK JSON or PKCS#8 PEM) instead of a fresh one
+  --quiet           do not log one line per decision
+  -h, --help        show this help
+`;
+
+class UsageError extends Error {}
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`agent-pep: ${message}\n`);
+  process.exit(code);
+}
+
+function integer(value: string | undefined, name: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
+  const n = Number(value);
+  if (n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+async function devPdp(argv: string[]): Promise<void> {
+  let values: ReturnType<typeof parse>['values'];
+  function parse(args: string[]) {
+    return parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        policy: { type: 'string' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'api-key': { type: 'string' },
+        evidence: { type: 'string' },
+        audience: { type: 'string' },
+        ttl: { type: 'string' },
+        key: { type: 'string' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  }
+  try {
+    values = parse(argv).values;
+  } catch (error) {
+    fail(`${error instanceof Error ? error.message : 'bad arguments'}\n\n${USAGE}`, 2);
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  let port: number | undefined;
+  let ttl: number | undefined;
+  try {
+    if (values.policy === undefined) throw new UsageError('--policy FILE is required');
+    port = integer(values.port, 'port', 0, 65535);
+    ttl = integer(values.ttl, 'ttl', 1, 300);
+  } catch (error) {
+    fail(`${(error as Error).message}\n\n${USAGE}`, 2);
+  }
+  let policyText: string;
+  try {
+    policyText = await readFile(values.policy, 'utf8');
+  } catch {
+    fail(`cannot read the policy file ${values.policy}`, 2);
+  }
+  let policy: unknown;
+  try {
+    policy = JSON.parse(policyText);
+  } catch {
+    fail(`the policy file ${values.policy} is not valid JSON`, 2);
+  }
+  const apiKey = values['api-key'] ?? (process.env.PDP_API_KEY || undefined);
+  const quiet = values.quiet === true;
+  let pdp: Awaited<ReturnType<typeof startDevPdp>>;
+  try {
+    pdp = await startDevPdp({
+      policy,
+      host: values.host ?? '127.0.0.1',
+      port: port ?? 8787,
+      ...(apiKey !== undefined ? { apiKey } : {}),
+      ...(values.evidence !== undefined ? { evidencePath: values.evidence } : {}),
+      ...(values.audience !== undefined ? { audience: values.audience } : {}),
+      ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
+      ...(values.key !== undefined ? { key: values.key } : {}),
+      onDecision: (record) => {
+        if (quiet) return;
+        const what = record.tool ?? record.stage;
+        const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
+        const simulated = record.simulated ? ' (simulated)' : '';
+        process.stdout.write(
+          `${record.seq} ${record.verdict} ${record.stage} ${what}${latches}${simulated} ${record.decisionId}\n`,
+        );
+      },
+    });
+  } catch (error) {
+    if (error instanceof PolicyError) {
+      fail(`invalid policy ${values.policy}:\n${error.issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`, 2);
+    }
+    if (error instanceof TypeError) fail(error.message, 2);
+    const code = (error as { code?: unknown } | null)?.code;
+    fail(`cannot start the dev PDP${typeof code === 'string' ? ` (${code})` : ''}: ${(error as Error).message}`, 1);
+  }
+  process.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
+  process.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);
+  process.stdout.write(`issuer: ${pdp.issuer}  audience: ${pdp.audience}  kid: ${pdp.kid}\n`);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${signal}: stopping\n`);
+    const force = setTimeout(() => process.exit(1), 5000);
+    force.unref();
+    pdp.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    if (command === undefined) fail(`a command is required\n\n${USAGE}`, 2);
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (command === 'dev-pdp') return devPdp(rest);
+  fail(`unknown command ${JSON.stringify(command)}\n\n${USAGE}`, 2);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  fail(error instanceof Error ? error.message : 'unexpected error', 1);
+});

@@ -1,0 +1,68 @@
+/**
+ * The evidence record (CONTRACT.md section 6) and its hash, shared by the dev PDP that writes the log
+ * and `verifyEvidence` that checks it.
+ * @packageDocumentation
+ */
+import { canonicalJson, sha256b64url } from '../permit/hash.js';
+
+/**
+ * One entry of a PDP's hash-chained, signed evidence log.
+ *
+ * @remarks Raw content and args never appear: `argsHash` is the `act_hash` and `contentHash` a keyed
+ * HMAC-SHA-256 of the content under a secret evidence key, so short personal data cannot be guessed back.
+ */
+export interface EvidenceRecord {
+  /** Position in the log, counting from 1. */
+  seq: number;
+  /** When the decision was made, RFC 3339. */
+  ts: string;
+  /** The PDP's id of the decision. */
+  decisionId: string;
+  /** The PEP's request id. */
+  requestId: string;
+  agentId: string;
+  session: string;
+  stage: string;
+  verdict: string;
+  /** Every engaged latch id, in policy order. */
+  latches: string[];
+  reason?: string;
+  /** Action: the normalized tool name. */
+  tool?: string;
+  /** Action: the `act_hash` of the args the decision was about. */
+  argsHash?: string;
+  /** Text stages: base64url HMAC-SHA-256 of the content under the PDP's secret evidence key. */
+  contentHash?: string;
+  /** True for a simulated (dry-run) request. */
+  simulated: boolean;
+  /** The previous record's `hash`; `null` for the first record. */
+  prevHash: string | null;
+  /** base64url SHA-256 of the RFC 8785 canonical JSON of this record without `hash` and `sig`. */
+  hash: string;
+  /** Compact JWS (EdDSA, with `kid`) by the PDP key whose payload is `hash`. */
+  sig: string;
+}
+
+/** A record before it is hashed and signed. */
+export type UnsignedEvidenceRecord = Omit<EvidenceRecord, 'hash' | 'sig'>;
+
+/**
+ * Computes a record's `hash`: base64url (no padding) SHA-256 over the UTF-8 of the RFC 8785 canonical
+ * JSON of every member of the record except `hash` and `sig` (so a member added later changes it too).
+ *
+ * @param record - a record, with or without `hash` and `sig`
+ * @returns 43 base64url characters
+ * @throws TypeError when the record holds something that is not JSON
+ * @example
+ * ```ts
+ * const ok = evidenceRecordHash(record) === record.hash;
+ * ```
+ */
+export function evidenceRecordHash(record: Readonly<Record<string, unknown>>): string {
+  const body: Record<string, unknown> = {};
+  for (const key of Object.keys(record)) {
+    if (key === 'hash' || key === 'sig') continue;
+    Object.defineProperty(body, key, { value: record[key], enumerable: true, writable: true, configurable: true });
+  }
+  return sha256b64url(canonicalJson(body));
+}
