@@ -59,6 +59,8 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   if (typeof value !== 'string') return undefined;
   const v = value.trim();
   if (/^\d+$/.test(v)) return Number(v) * 1000;
+  // An HTTP-date names its day and month; anything else (e.g. "-1", which Date.parse reads as a year) is ignored.
+  if (!/^[A-Za-z]{3},? /.test(v)) return undefined;
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
