@@ -62,34 +62,41 @@ function positiveMs(v: unknown, name: string, dflt: number): number {
   return v;
 }
 
-/** Resolves when `client` is ready, rejects at `deadline` (epoch ms) or when it has ended. */
-function whenReady(client: Client, deadline: number): Promise<void> {
-  if (client.status === 'ready' || client.status === 'wait') return Promise.resolve();
-  if (client.status === 'end') return Promise.reject(new RedisReplayStoreError('the Redis connection is closed'));
-  return new Promise<void>((resolve, reject) => {
-    const onReady = (): void => {
-      cleanup();
-      resolve();
-    };
-    const onEnd = (): void => {
-      cleanup();
-      reject(new RedisReplayStoreError('the Redis connection is closed'));
-    };
-    const timer = setTimeout(
-      () => {
-        cleanup();
-        reject(new RedisReplayStoreError('Redis is not connected'));
-      },
-      Math.max(0, deadline - Date.now()),
-    );
-    function cleanup(): void {
-      clearTimeout(timer);
-      client.off('ready', onReady);
-      client.off('end', onEnd);
+/**
+ * Waits for `client` to be ready, sharing one pair of listeners between every waiting claim.
+ * Refuses at once when the connection is known to be down (between reconnection attempts) or ended;
+ * waits (until the claim's deadline) only while a connection attempt is in progress.
+ */
+function readiness(client: Client): () => Promise<void> {
+  let pending: Promise<void> | undefined;
+  return () => {
+    const status = client.status;
+    if (status === 'ready' || status === 'wait') return Promise.resolve();
+    if (status === 'end') return Promise.reject(new RedisReplayStoreError('the Redis connection is closed'));
+    if (status !== 'connecting' && status !== 'connect') {
+      return Promise.reject(new RedisReplayStoreError('Redis is not connected'));
     }
-    client.once('ready', onReady);
-    client.once('end', onEnd);
-  });
+    pending ??= new Promise<void>((resolve, reject) => {
+      const onReady = (): void => {
+        cleanup();
+        resolve();
+      };
+      const onEnd = (): void => {
+        cleanup();
+        reject(new RedisReplayStoreError('the Redis connection is closed'));
+      };
+      function cleanup(): void {
+        pending = undefined;
+        client.off('ready', onReady);
+        client.off('end', onEnd);
+      }
+      client.once('ready', onReady);
+      client.once('end', onEnd);
+    });
+    // a rejection nobody awaits any more (every claim timed out) must not become unhandled
+    pending.catch(() => {});
+    return pending;
+  };
 }
 
 /** Rejects when `promise` has not settled by `deadline` (epoch ms). */
@@ -124,7 +131,8 @@ function before<T>(promise: Promise<T>, deadline: number): Promise<T> {
  * - Fails closed in bounded time: a connection made from `url` uses `enableOfflineQueue: false`,
  *   `maxRetriesPerRequest: 0`, `commandTimeout` and `connectTimeout`, and keeps reconnecting in the
  *   background; every claim, for either kind of client, rejects once `commandTimeoutMs` has passed,
- *   waiting for the connection included. A claim never resolves true unless Redis said `OK`.
+ *   waiting for the connection included. Between reconnection attempts (Redis known to be down) a
+ *   claim rejects at once. A claim never resolves true unless Redis said `OK`.
  *   A claim that timed out may still reach Redis later and use the key up; the permit has been
  *   refused either way.
  * - A claim whose `expiresAtMs` is already past (by this process's clock) resolves false without
@@ -189,6 +197,7 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisR
     owned = false;
   }
   let closed = false;
+  const whenReady = readiness(client);
 
   async function claim(key: string, expiresAtMs: number): Promise<boolean> {
     if (typeof key !== 'string') throw new TypeError('replay key must be a string');
@@ -198,7 +207,7 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisR
     if (closed) throw new RedisReplayStoreError('the store is closed');
     if (expiresAtMs <= Date.now()) return false;
     const deadline = Date.now() + commandTimeoutMs;
-    await whenReady(client, deadline);
+    await before(whenReady(), deadline);
     const reply: unknown = await before(client.set(prefix + key, '1', 'PXAT', Math.ceil(expiresAtMs), 'NX'), deadline);
     if (reply === 'OK') return true;
     if (reply === null) return false;
