@@ -1,0 +1,156 @@
+// Runs the built bin: build first with `npx tsc -p tsconfig.build.json` (npm test does).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const cli = join(root, 'dist', 'cli.js');
+const examplePolicy = join(root, 'examples', 'policy.json');
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const running: ChildProcess[] = [];
+
+function run(args: string[], env: Record<string, string> = {}): Run {
+  const child = spawn(process.execPath, [cli, ...args], {
+    cwd: root,
+    env: { ...process.env, PDP_API_KEY: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.push(child);
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString('utf8');
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+  return { child, stdout: () => out, stderr: () => err, exit };
+}
+
+async function urlsOf(r: Run): Promise<{ url: string; jwksUrl: string }> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const url = /listening on (http:\/\/\S+)/.exec(r.stdout())?.[1];
+    const jwksUrl = /JWKS: (http:\/\/\S+)/.exec(r.stdout())?.[1];
+    if (url && jwksUrl) return { url, jwksUrl };
+    if (r.child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`the CLI did not start; stderr: ${r.stderr()}`);
+}
+
+afterEach(() => {
+  for (const child of running.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+describe('agent-pep dev-pdp (the bin)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    expect(existsSync(cli), 'build first: npx tsc -p tsconfig.build.json').toBe(true);
+    dir = await mkdtemp(join(tmpdir(), 'agent-pep-cli-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('starts on port 0, prints the URL and JWKS URL, answers, and stops with exit 0 on SIGTERM', async () => {
+    const r = run(['dev-pdp', '--policy', examplePolicy, '--port', '0']);
+    const { url, jwksUrl } = await urlsOf(r);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(url).not.toMatch(/:0$/);
+    expect(jwksUrl).toBe(`${url}/.well-known/jwks.json`);
+    const jwks = (await (await fetch(jwksUrl)).json()) as { keys: unknown[] };
+    expect(jwks.keys).toHaveLength(1);
+    const res = await fetch(`${url}/api/policy/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'cli-1' },
+      body: JSON.stringify({
+        agentId: 'support-ai',
+        session: 's',
+        stage: 'action',
+        requestId: 'cli-1',
+        tool: 'refund_payment',
+        args: { orderId: 'ord_1', amount: 900 },
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { verdict: string }).verdict).toBe('ESCALATE');
+    r.child.kill('SIGTERM');
+    expect(await r.exit).toEqual({ code: 0, signal: null });
+    expect(r.stdout()).not.toContain('ord_1');
+  });
+
+  test('SIGINT stops it with exit 0; the API key comes from PDP_API_KEY; evidence goes to --evidence', async () => {
+    const evidence = join(dir, 'evidence.jsonl');
+    const r = run(['dev-pdp', '--policy', examplePolicy, '--port', '0', '--evidence', evidence], {
+      PDP_API_KEY: 'env-key',
+    });
+    const { url } = await urlsOf(r);
+    const body = JSON.stringify({ agentId: 'support-ai', session: 's', stage: 'output', content: 'call 555-123-4567' });
+    const noKey = await fetch(`${url}/api/policy/authorize`, { method: 'POST', body });
+    expect(noKey.status).toBe(401);
+    const withKey = await fetch(`${url}/api/policy/authorize`, {
+      method: 'POST',
+      body,
+      headers: { authorization: 'Bearer env-key' },
+    });
+    expect(((await withKey.json()) as { verdict: string }).verdict).toBe('WARN');
+    r.child.kill('SIGINT');
+    expect((await r.exit).code).toBe(0);
+    const { readFile } = await import('node:fs/promises');
+    const lines = (await readFile(evidence, 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain('555-123-4567');
+    expect(r.stdout()).not.toContain('env-key');
+  });
+
+  test.each<[string, string[]]>([
+    ['an unknown flag', ['dev-pdp', '--policy', examplePolicy, '--nope']],
+    ['no --policy', ['dev-pdp']],
+    ['a bad port', ['dev-pdp', '--policy', examplePolicy, '--port', 'abc']],
+    ['a ttl over 300', ['dev-pdp', '--policy', examplePolicy, '--ttl', '301']],
+    ['a missing policy file', ['dev-pdp', '--policy', '/nonexistent/policy.json']],
+    ['an unknown command', ['serve']],
+    ['no command', []],
+  ])('%s exits 2 with a message on stderr', async (_name, args) => {
+    const r = run(args);
+    expect((await r.exit).code).toBe(2);
+    expect(r.stderr()).toMatch(/agent-pep:/);
+  });
+
+  test('a bad policy exits 2 naming the problem by path', async () => {
+    const bad = join(dir, 'bad.json');
+    await writeFile(
+      bad,
+      JSON.stringify({ agents: ['a'], latches: [{ id: 'x', stage: 'input', content: '(', verdict: 'BLOCK' }] }),
+    );
+    const r = run(['dev-pdp', '--policy', bad, '--port', '0']);
+    expect((await r.exit).code).toBe(2);
+    expect(r.stderr()).toContain('latches[0].content');
+    const notJson = join(dir, 'not.json');
+    await writeFile(notJson, '{ agents');
+    const r2 = run(['dev-pdp', '--policy', notJson, '--port', '0']);
+    expect((await r2.exit).code).toBe(2);
+  });
+
+  test('--help prints usage and exits 0', async () => {
+    const r = run(['dev-pdp', '--help']);
+    expect((await r.exit).code).toBe(0);
+    expect(r.stdout()).toContain('--policy');
+  });
+});
