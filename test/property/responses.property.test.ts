@@ -8,6 +8,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPep, type Pep } from '../../src/index.js';
 import { type FakePdp, startFakePdp } from '../support/fake-pdp.js';
 
+type Sent = { requestId: string; stage: string };
+
 interface Scripted {
   status: number;
   contentType: string | undefined;
@@ -139,7 +141,7 @@ const echo = fc.constantFrom('right', 'right', 'absent', 'absent', 'wrong');
 const bodyArb: fc.Arbitrary<(req: { requestId: string; stage: string }) => Buffer> = fc.oneof(
   {
     weight: 6,
-    arbitrary: fc.tuple(decisionLike, echo, echo).map(([d, rid, st]) => (req) => {
+    arbitrary: fc.tuple(decisionLike, echo, echo).map(([d, rid, st]) => (req: Sent) => {
       const o: Record<string, unknown> = { ...d };
       if (rid === 'right') o.requestId = req.requestId;
       if (rid === 'wrong') o.requestId = 'x';
@@ -150,11 +152,13 @@ const bodyArb: fc.Arbitrary<(req: { requestId: string; stage: string }) => Buffe
   },
   {
     weight: 1,
-    arbitrary: fc.tuple(decisionLike, fc.constantFrom('verdict', 'permitId', 'requestId')).map(([d, dup]) => (req) => {
-      const o = { ...d, requestId: req.requestId } as Record<string, unknown>;
-      const text = JSON.stringify(o);
-      return Buffer.from(`{"${dup}":"BLOCK",${text.slice(1)}`.replace(',}', '}'));
-    }),
+    arbitrary: fc
+      .tuple(decisionLike, fc.constantFrom('verdict', 'permitId', 'requestId'))
+      .map(([d, dup]) => (req: Sent) => {
+        const o = { ...d, requestId: req.requestId } as Record<string, unknown>;
+        const text = JSON.stringify(o);
+        return Buffer.from(`{"${dup}":"BLOCK",${text.slice(1)}`.replace(',}', '}'));
+      }),
   },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => () => Buffer.from(b)) },
   { weight: 1, arbitrary: fc.json().map((j) => () => Buffer.from(j)) },

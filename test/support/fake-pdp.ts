@@ -12,7 +12,7 @@ export interface Received {
   raw: string;
 }
 
-export type Handler = (req: Received, res: ServerResponse, socket: Socket) => void | Promise<void>;
+export type Handler = (req: Received, res: ServerResponse, socket: Socket) => unknown;
 
 export interface FakePdp {
   url: string;
