@@ -703,6 +703,6 @@ describe('evidence', () => {
 
   test('a JWKS URL that cannot be fetched never passes', async () => {
     const result = await verifyEvidence(records, { keys: 'http://127.0.0.1:1/.well-known/jwks.json' });
-    expect(result.ok).toBe(false);
+    expect(result).toEqual({ ok: false, index: 0, reason: 'keys_unavailable' });
   });
 });
