@@ -6,20 +6,25 @@
  * closed as a synthesized BLOCK. See CONTRACT.md for the fixed public surface.
  * @packageDocumentation
  */
-export { createPep } from './client.js';
-export { createPermitVerifier } from './permit/verify.js';
-export { createMemoryReplayStore } from './replay/memory.js';
-export { normalizeToolName } from './permit/normalize.js';
-export { actionHash } from './permit/hash.js';
-export { verifyEvidence } from './evidence/verify.js';
-export { PolicyBlockedError, PolicyEscalatedError, PermitVerificationError } from './errors.js';
-export { DEFAULTS } from './options.js';
 
-export type { Pep, GuardedTool, ToolExecutionContext } from './client.js';
-export type { Verdict, Stage, TextStage, FailClosedCode, PolicyDecision, SynthesizedInfo } from './decision.js';
-export type { PepOptions, CallOptions, PermitsOptions, PermitKeySource, DecisionEvent } from './options.js';
+export type { GuardedTool, Pep, ToolExecutionContext } from './client.js';
+export { createPep } from './client.js';
+export type { FailClosedCode, PolicyDecision, Stage, SynthesizedInfo, TextStage, Verdict } from './decision.js';
 export type { PermitErrorCode } from './errors.js';
+export { PermitVerificationError, PolicyBlockedError, PolicyEscalatedError } from './errors.js';
+export type {
+  EvidenceFailureReason,
+  EvidenceRecord,
+  EvidenceVerification,
+  VerifyEvidenceOptions,
+} from './evidence/verify.js';
+export { verifyEvidence } from './evidence/verify.js';
+export type { CallOptions, DecisionEvent, PepOptions, PermitKeySource, PermitsOptions } from './options.js';
+export { DEFAULTS } from './options.js';
+export { actionHash } from './permit/hash.js';
+export { normalizeToolName } from './permit/normalize.js';
 export type { PermitClaims, PermitVerifier, PermitVerifierOptions } from './permit/verify.js';
-export type { ReplayStore } from './replay/types.js';
+export { createPermitVerifier } from './permit/verify.js';
 export type { MemoryReplayStoreOptions } from './replay/memory.js';
-export type { EvidenceRecord, EvidenceVerification } from './evidence/verify.js';
+export { createMemoryReplayStore } from './replay/memory.js';
+export type { ReplayStore } from './replay/types.js';
