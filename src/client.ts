@@ -187,6 +187,8 @@ export function createPep(options: PepOptions): Pep {
     closed: false,
     checker: undefined,
   };
+  // Built now so that a bad key (private, secret, unknown algorithm) is a TypeError at construction.
+  if (typeof opts.permits === 'object') shared.checker = createPermitChecker(opts.permits);
   return bindClient(shared, opts.session);
 }
 

@@ -26,5 +26,5 @@ export { normalizeToolName } from './permit/normalize.js';
 export type { PermitClaims, PermitVerifier, PermitVerifierOptions } from './permit/verify.js';
 export { createPermitVerifier } from './permit/verify.js';
 export type { MemoryReplayStoreOptions } from './replay/memory.js';
-export { createMemoryReplayStore } from './replay/memory.js';
+export { createMemoryReplayStore, ReplayStoreFullError } from './replay/memory.js';
 export type { ReplayStore } from './replay/types.js';

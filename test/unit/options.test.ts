@@ -64,6 +64,11 @@ describe('createPep options', () => {
     }
   });
 
+  it('throws TypeError at construction for a permits key the checker refuses (a secret JWK)', () => {
+    const secret = { keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'k1', alg: 'HS256' }] };
+    expect(() => createPep({ ...ok, permits: { keys: secret, issuer: 'x' } })).toThrow(TypeError);
+  });
+
   it('throws for non-object options', () => {
     expect(() => createPep(undefined as unknown as PepOptions)).toThrow(TypeError);
   });
