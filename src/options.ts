@@ -156,7 +156,8 @@ export function validatePermitsOptions(p: unknown, name = 'permits'): PermitsOpt
   }
   nonEmptyString(o.issuer, `${name}.issuer`);
   if (o.algorithms !== undefined) {
-    if (!Array.isArray(o.algorithms) || o.algorithms.length === 0) fail(`${name}.algorithms: expected a non-empty array`);
+    if (!Array.isArray(o.algorithms) || o.algorithms.length === 0)
+      fail(`${name}.algorithms: expected a non-empty array`);
     for (const a of o.algorithms) {
       if (typeof a !== 'string' || HMAC_OR_NONE.test(a)) fail(`${name}.algorithms: 'none' and HMAC are never allowed`);
     }
@@ -210,8 +211,10 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
   if (d !== undefined && (typeof d !== 'object' || d === null || typeof (d as Dispatcher).request !== 'function')) {
     fail('dispatcher: expected an undici Dispatcher');
   }
-  const connections = options.connections === undefined ? undefined : positiveInt(options.connections, 'connections', 1);
-  if (options.onDecision !== undefined && typeof options.onDecision !== 'function') fail('onDecision: expected a function');
+  const connections =
+    options.connections === undefined ? undefined : positiveInt(options.connections, 'connections', 1);
+  if (options.onDecision !== undefined && typeof options.onDecision !== 'function')
+    fail('onDecision: expected a function');
   return {
     origin: url.origin,
     path: `${base}/api/policy/authorize`,
