@@ -27,6 +27,7 @@ import {
 import { normalizeToolName } from './permit/normalize.js';
 import { createPermitChecker, type PermitChecker } from './permit/verify.js';
 import { withRetries } from './retry.js';
+import { Abort, type AbortLike } from './transport/abort.js';
 import { type AbortCause, AbortReason, HttpTransport } from './transport/http.js';
 import { VERSION } from './version.js';
 import { type AuthorizeRequest, encodeRequest, parseResponse } from './wire.js';
@@ -264,7 +265,8 @@ function bindClient(shared: Shared, session: string): Pep {
     if (opts.apiKey !== undefined) headers.authorization = `Bearer ${opts.apiKey}`;
 
     return new Promise<Outcome>((resolve) => {
-      const ctrl = new AbortController();
+      // Not an AbortController: see transport/abort.ts (this is the per-decision hot path).
+      const ctrl = new Abort();
       let attempts = 0;
       let done = false;
       const finish = (o: Outcome): void => {
@@ -289,16 +291,16 @@ function bindClient(shared: Shared, session: string): Pep {
 
       const attempt = async (n: number): Promise<PolicyDecision> => {
         attempts = n;
-        let attemptSignal = ctrl.signal;
+        let attemptSignal: AbortLike = ctrl;
         let attemptTimer: NodeJS.Timeout | undefined;
         let unlink: (() => void) | undefined;
         if (opts.attemptTimeoutMs < deadlineAt - performance.now()) {
-          const per = new AbortController();
-          const forward = (): void => per.abort(ctrl.signal.reason);
-          ctrl.signal.addEventListener('abort', forward, { once: true });
-          unlink = () => ctrl.signal.removeEventListener('abort', forward);
+          const per = new Abort();
+          const forward = (): void => per.abort(ctrl.reason);
+          ctrl.addEventListener('abort', forward);
+          unlink = () => ctrl.removeEventListener('abort', forward);
           attemptTimer = setTimeout(() => per.abort(new AbortReason('attempt_timeout')), opts.attemptTimeoutMs);
-          attemptSignal = per.signal;
+          attemptSignal = per;
         }
         try {
           const res = await shared.transport.send(body, headers, attemptSignal);
@@ -310,11 +312,11 @@ function bindClient(shared: Shared, session: string): Pep {
         }
       };
 
-      withRetries(attempt, { retries: opts.retries, deadlineAt, signal: ctrl.signal }).then(
+      withRetries(attempt, { retries: opts.retries, deadlineAt, signal: () => ctrl.signal }).then(
         (decision) => finish({ decision, attempts }),
         (err: unknown) => {
           if (err instanceof AttemptFailure) finish(block(err.code, err.message, attempts, err.status));
-          else if (ctrl.signal.aborted) stop('deadline');
+          else if (ctrl.aborted) stop('deadline');
           else finish(block('pdp_unreachable', 'PDP request failed', attempts));
         },
       );
