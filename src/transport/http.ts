@@ -165,7 +165,8 @@ export class HttpTransport {
    *
    * Uses undici's `dispatch` with a handler rather than `request`: no body stream, no async iterator
    * and no `AbortSignal` listener inside undici per attempt (together about a third of the client's
-   * CPU per decision on loopback, see BENCHMARKS.md). The checks are the same.
+   * CPU per decision on loopback, see BENCHMARKS.md). A non-200 settles on its status line and headers,
+   * and its connection is dropped, never drained.
    * @throws AttemptFailure classified (status, retryability, Retry-After)
    */
   send(body: string, headers: Record<string, string>, signal: AbortLike): Promise<HttpResponse> {
@@ -214,9 +215,17 @@ export class HttpTransport {
           if (signal.aborted) c.abort(signal.reason as Error);
         },
         onResponseStart(c, statusCode, h) {
+          if (statusCode < 200) return; // informational (RFC 9110 section 15.2): wait for the final response
           status = statusCode;
           resHeaders = h as Record<string, string | string[] | undefined>;
-          if (statusCode !== 200) return; // drained below (at most 4096 bytes) so the connection can be reused
+          if (statusCode !== 200) {
+            // Decided by the status alone: settle now and drop the connection, so a non-200 whose
+            // body hangs or never ends cannot hold the attempt (or a socket) until the deadline.
+            const f = statusFailure();
+            settle(f);
+            fail(c, f);
+            return;
+          }
           try {
             checkContentType(resHeaders['content-type']);
           } catch (err) {
@@ -230,21 +239,17 @@ export class HttpTransport {
         },
         onResponseData(c, chunk) {
           size += chunk.length;
-          if (status !== 200) {
-            if (size > 4096) fail(c, statusFailure());
-          } else if (size > max) {
+          if (size > max) {
             fail(c, new AttemptFailure('invalid_response', 'PDP response is larger than maxResponseBytes'));
           } else {
             chunks.push(chunk);
           }
         },
         onResponseEnd() {
-          if (status !== 200) settle(statusFailure());
-          else
-            settle(undefined, {
-              headers: resHeaders,
-              body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
-            });
+          settle(undefined, {
+            headers: resHeaders,
+            body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
+          });
         },
         onResponseError(_c, err) {
           settle(failure ?? err);

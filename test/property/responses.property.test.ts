@@ -138,7 +138,27 @@ const decisionLike = fc
 
 const echo = fc.constantFrom('right', 'right', 'absent', 'absent', 'wrong');
 
+/** A permitting decision shaped for the stage asked about, then 0-1 mutations to any value. */
+const enforceableThenMutated = fc
+  .tuple(
+    fc.constantFrom('ALLOW', 'WARN'),
+    fc.string({ maxLength: 8 }),
+    fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: mutations }),
+  )
+  .map(([verdict, text, muts]) => (req: Sent) => {
+    const o: Record<string, unknown> = { verdict, requestId: req.requestId };
+    if (req.stage === 'action') {
+      o.permitId = 'permit.jws.x';
+      if (verdict === 'WARN') o.transformedArgs = { a: 2 };
+    } else if (verdict === 'WARN') {
+      o.transformedContent = text;
+    }
+    for (const [k, v] of muts) o[k] = v;
+    return Buffer.from(JSON.stringify(o));
+  });
+
 const bodyArb: fc.Arbitrary<(req: { requestId: string; stage: string }) => Buffer> = fc.oneof(
+  { weight: 3, arbitrary: enforceableThenMutated },
   {
     weight: 6,
     arbitrary: fc.tuple(decisionLike, echo, echo).map(([d, rid, st]) => (req: Sent) => {
