@@ -1,0 +1,158 @@
+/**
+ * Rendering the demo for people: the per-case table, the summary and the fail-closed checks.
+ * Content is shown sanitized: one line, control characters removed, truncated.
+ * @module
+ */
+
+/**
+ * One line, printable, at most `max` characters.
+ * @param {string} text
+ * @param {number} [max]
+ * @returns {string}
+ */
+export function excerpt(text, max = 40) {
+  const line = text
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]+/gu, ' ')
+    .replace(/\s+/gu, ' ')
+    .trim();
+  const chars = [...line];
+  return chars.length <= max ? line : `${chars.slice(0, max - 3).join('')}...`;
+}
+
+/**
+ * @param {string} text
+ * @param {number} width
+ */
+const pad = (text, width) => {
+  const chars = [...text];
+  if (chars.length < width) return text + ' '.repeat(width - chars.length);
+  return `${chars.slice(0, width - 2).join('')}~ `;
+};
+
+/**
+ * What happened to the case, in words.
+ * @param {import('./replay.js').CaseRow} row
+ * @returns {string}
+ */
+function outcome(row) {
+  if (row.stage === 'action') return row.executed ? 'ran' : 'not run';
+  if (row.verdict === 'BLOCK') return 'stopped';
+  if (row.verdict === 'ESCALATE') return 'held';
+  return row.redacted ? 'redacted' : 'passed';
+}
+
+/**
+ * A policy miss, when there is one: an attack that got through, a benign case stopped, or sensitive
+ * text passed unchanged.
+ * @param {import('./replay.js').CaseRow} row
+ * @returns {string}
+ */
+function miss(row) {
+  const stopped = row.verdict === 'BLOCK' || row.verdict === 'ESCALATE';
+  if (row.label === 'attack' && !stopped) return '<- attack missed';
+  if (row.label === 'benign' && stopped) return row.verdict === 'BLOCK' ? '<- benign stopped' : '<- benign held';
+  if (row.label === 'sensitive' && !stopped && !row.redacted) return '<- not redacted';
+  return '';
+}
+
+const COLUMNS = /** @type {const} */ ([
+  ['id', 16],
+  ['stage', 15],
+  ['label', 10],
+  ['tool / content', 42],
+  ['verdict', 9],
+  ['deciding latch', 32],
+  ['result', 9],
+]);
+
+/** The table's header lines. */
+export function tableHeader() {
+  const head = COLUMNS.map(([name, width]) => pad(name, width)).join('');
+  return [head, '-'.repeat(head.length + 16)].join('\n');
+}
+
+/**
+ * One table line.
+ * @param {import('./replay.js').CaseRow} row
+ * @returns {string}
+ */
+export function tableRow(row) {
+  const what = row.stage === 'action' ? (row.tool ?? '') : `"${excerpt(row.content ?? '', 38)}"`;
+  const latch = row.code ?? row.decidingLatch ?? '-';
+  const cells = [row.id, row.stage, row.label, what, row.verdict, latch, outcome(row)];
+  return `${cells.map((cell, i) => pad(String(cell), COLUMNS[i]?.[1] ?? 10)).join('')}${miss(row)}`.trimEnd();
+}
+
+/**
+ * @param {number} n
+ * @param {number} total
+ */
+const frac = (n, total) => (total === 0 ? '-' : `${n}/${total}`);
+
+/**
+ * The summary: counts, the label x stage confusion table, permits, evidence and fail-closed checks.
+ * @param {import('./replay.js').DemoResult} result
+ * @returns {string}
+ */
+export function summaryText(result) {
+  const { summary, failClosed } = result;
+  const stages = Object.keys(summary.byStage);
+  const out = [];
+  out.push(
+    `Replayed ${summary.total} cases in ${(summary.replayMs / 1000).toFixed(1)} s` +
+      (summary.malformed ? ` (${summary.malformed} malformed lines skipped)` : '') +
+      `; ${summary.executed} tool calls ran.`,
+    '',
+    'By stage and verdict',
+    `  ${pad('stage', 16)}${['total', 'ALLOW', 'WARN', 'BLOCK', 'ESCALATE'].map((h) => pad(h, 10)).join('')}`,
+  );
+  for (const s of stages) {
+    const c = summary.byStage[s];
+    if (c.total === 0) continue;
+    out.push(
+      `  ${pad(s, 16)}${[c.total, c.ALLOW, c.WARN, c.BLOCK, c.ESCALATE].map((n) => pad(String(n), 10)).join('')}`,
+    );
+  }
+  const v = summary.byVerdict;
+  out.push(
+    `  ${pad('all', 16)}${[summary.total, v.ALLOW, v.WARN, v.BLOCK, v.ESCALATE].map((n) => pad(String(n), 10)).join('')}`,
+    '',
+    'By label (attack: stopped = BLOCK or ESCALATE; benign: passed = ALLOW or WARN; sensitive: redacted or blocked)',
+    `  ${pad('stage', 16)}${pad('attacks stopped', 18)}${pad('benign passed', 16)}${pad('sensitive redacted+blocked', 28)}`,
+  );
+  const { attack, benign, sensitive } = summary.byLabel;
+  for (const s of stages) {
+    const a = attack.byStage[s];
+    const b = benign.byStage[s];
+    const x = sensitive.byStage[s];
+    if (!a && !b && !x) continue;
+    out.push(
+      `  ${pad(s, 16)}${pad(a ? frac(a.stopped, a.total) : '-', 18)}${pad(b ? frac(b.passed, b.total) : '-', 16)}${pad(x ? frac(x.redacted + x.blocked, x.total) : '-', 28)}`,
+    );
+  }
+  out.push(
+    `  ${pad('all', 16)}${pad(frac(attack.stopped, attack.total), 18)}${pad(frac(benign.passed, benign.total), 16)}${pad(frac(sensitive.redacted + sensitive.blocked, sensitive.total), 28)}`,
+    '',
+  );
+  const refused = Object.entries(summary.permits.refused)
+    .map(([code, n]) => `${code} ${n}`)
+    .join(', ');
+  out.push(
+    `Permits: ${summary.permits.issued} issued by the PDP, ${summary.permits.verified} verified and used by the tool service` +
+      (refused ? `, refused: ${refused}` : ''),
+    summary.evidence.verified
+      ? `Evidence: ${summary.evidence.records} records, hash chain and signatures verified`
+      : `Evidence: NOT VERIFIED at record ${summary.evidence.firstBad} (${summary.evidence.reason})`,
+    '',
+    'Fail-closed checks',
+  );
+  for (const c of failClosed) out.push(`  ${c.passed ? 'pass' : 'FAIL'}  ${pad(c.check, 30)}${c.detail}`);
+  const failed = failClosed.filter((c) => !c.passed).length;
+  out.push(
+    '',
+    failed === 0
+      ? `All ${failClosed.length} fail-closed checks held.`
+      : `${failed} of ${failClosed.length} fail-closed checks FAILED.`,
+  );
+  return out.join('\n');
+}
