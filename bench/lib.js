@@ -155,6 +155,6 @@ export async function spawnRedis() {
         : `redis-server did not start (${started instanceof Error ? started.message : started}): ${out.slice(-300)}`,
     };
   }
-  const version = /v=([\d.]+)/.exec(out)?.[1] ?? 'unknown';
+  const version = /(?:version|v)=([\d.]+)/.exec(out)?.[1] ?? 'unknown';
   return { url: `redis://${HOST}:${port}`, version, pid: child.pid, stop };
 }

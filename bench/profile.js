@@ -1,0 +1,102 @@
+// Drives one client against the stub for a few seconds so it can be profiled:
+//
+//   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile.js checkInput 64 5
+//   node bench/cpuprofile-summary.js /tmp/prof/*.cpuprofile
+//
+// clients: undici, checkInput, authorizeAction, jose, verify
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { createMemoryReplayStore, createPep, createPermitVerifier } from 'agent-pep';
+import { jwtVerify, SignJWT } from 'jose';
+import { Pool, request } from 'undici';
+import { loadActionHash, spawnStub } from './stub.js';
+
+const [which = 'checkInput', conc = '64', secs = '5'] = process.argv.slice(2);
+const concurrency = Number(conc);
+const durationMs = Number(secs) * 1000;
+const CONTENT = 'x'.repeat(220);
+const ARGS = { orderId: 'ord_1842', amount: 129.5, currency: 'EUR', reason: 'damaged on arrival' };
+
+async function permits(n) {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const actionHash = await loadActionHash();
+  const iat = Math.floor(Date.now() / 1000);
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    out.push(
+      await new SignJWT({ sid: 's', tool: 'refund_payment', act_hash: actionHash('refund_payment', ARGS) })
+        .setProtectedHeader({ alg: 'EdDSA', kid: 'k', typ: 'permit+jwt' })
+        .setIssuer('https://i')
+        .setAudience('svc')
+        .setSubject('a')
+        .setJti(randomUUID())
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + 300)
+        .sign(privateKey),
+    );
+  }
+  return { out, publicKey };
+}
+
+const stub = await spawnStub();
+let call;
+let close = async () => {};
+try {
+  if (which === 'undici') {
+    const pool = new Pool(stub.url);
+    const body = JSON.stringify({
+      agentId: 'a',
+      session: 's',
+      stage: 'input',
+      requestId: randomUUID(),
+      content: CONTENT,
+    });
+    const headers = { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': randomUUID() };
+    call = async () =>
+      (
+        await request(`${stub.url}/api/policy/authorize`, { method: 'POST', headers, body, dispatcher: pool })
+      ).body.json();
+    close = () => pool.close();
+  } else if (which === 'checkInput' || which === 'authorizeAction') {
+    const pep = createPep({
+      pdpUrl: stub.url,
+      agentId: 'a',
+      session: 's',
+      permits: { keys: stub.jwks, issuer: stub.issuer },
+    });
+    call = which === 'checkInput' ? () => pep.checkInput(CONTENT) : () => pep.authorizeAction('refund_payment', ARGS);
+    close = () => pep.close();
+  } else {
+    const { out, publicKey } = await permits(30_000);
+    let i = 0;
+    if (which === 'jose') {
+      call = () =>
+        jwtVerify(out[i++ % out.length], publicKey, { issuer: 'https://i', audience: 'svc', typ: 'permit+jwt' });
+    } else {
+      const v = createPermitVerifier({
+        keys: publicKey,
+        issuer: 'https://i',
+        audience: 'svc',
+        replayStore: createMemoryReplayStore({ maxEntries: 100_000 }),
+      });
+      call = () => v.verify(out[i++ % out.length], { tool: 'refund_payment', args: ARGS });
+    }
+  }
+  const t0 = performance.now();
+  const end = t0 + durationMs;
+  let ops = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end && ops < 100_000) {
+        await call();
+        ops++;
+      }
+    }),
+  );
+  process.stdout.write(
+    `${which} c${concurrency}: ${Math.round((ops / (performance.now() - t0)) * 1000)} ops/s (${ops} ops)\n`,
+  );
+} finally {
+  await close();
+  await stub.stop();
+}
