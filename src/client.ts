@@ -103,6 +103,8 @@ interface Outcome {
   attempts: number;
 }
 
+const SIMULATED = 'a simulated decision can never be enforced';
+
 const ABORT_CODES: Record<AbortCause, FailClosedCode> = {
   deadline: 'pdp_timeout',
   attempt_timeout: 'pdp_timeout',
@@ -363,6 +365,24 @@ function bindClient(shared: Shared, session: string): Pep {
     return observe(outcome, started, tool);
   }
 
+  /**
+   * A BLOCK the guard helpers make from a PDP decision they refuse to enforce (simulated, or a permit
+   * that fails verification); observers see it too, after the PDP's decision.
+   */
+  function refuseLocally(
+    decision: PolicyDecision,
+    code: FailClosedCode,
+    message: string,
+    started: number,
+    tool?: string,
+  ): PolicyDecision {
+    const blocked = synthesizeBlock(decision.stage, decision.requestId, code, message, 0);
+    if (decision.decisionId !== undefined) blocked.decisionId = decision.decisionId;
+    if (decision.latches !== undefined) blocked.latches = decision.latches;
+    if (decision.simulated) blocked.simulated = true;
+    return observe({ decision: blocked, attempts: 0 }, started, tool);
+  }
+
   function checker(): PermitChecker {
     if (!shared.checker) {
       if (typeof opts.permits !== 'object') throw new TypeError('permits are not configured');
@@ -398,14 +418,12 @@ function bindClient(shared: Shared, session: string): Pep {
         } catch {
           // authorizeAction answers invalid_request without a network call
         }
+        const started = performance.now();
         const decision = await run('action', { tool: name, args }, callOpts, snapshot);
         if (decision.verdict === 'ESCALATE') throw new PolicyEscalatedError(decision, name);
         if (decision.verdict === 'BLOCK' || snapshot === undefined) throw new PolicyBlockedError(decision, name);
         if (decision.simulated) {
-          throw new PolicyBlockedError(
-            withSynthesized(decision, 'simulated', 'a simulated decision can never be enforced'),
-            name,
-          );
+          throw new PolicyBlockedError(refuseLocally(decision, 'simulated', SIMULATED, started, name), name);
         }
         const effective = decision.transformedArgs ?? snapshot;
         if (verifier) {
@@ -418,11 +436,10 @@ function bindClient(shared: Shared, session: string): Pep {
             });
           } catch (cause) {
             const code = (cause as { code?: unknown }).code;
-            throw new PolicyBlockedError(
-              withSynthesized(decision, 'permit_invalid', `permit failed verification (${String(code ?? 'error')})`),
-              name,
-              { cause },
-            );
+            const message = `permit failed verification (${String(code ?? 'error')})`;
+            throw new PolicyBlockedError(refuseLocally(decision, 'permit_invalid', message, started, name), name, {
+              cause,
+            });
           }
         }
         return execute(effective, {
@@ -436,14 +453,11 @@ function bindClient(shared: Shared, session: string): Pep {
     async guardText(stage, content, o) {
       if (!isTextStage(stage))
         throw new TypeError('guardText: stage must be input, context_egress, output or delivery');
+      const started = performance.now();
       const decision = await run(stage, { content }, o);
       if (decision.verdict === 'ESCALATE') throw new PolicyEscalatedError(decision);
       if (decision.verdict === 'BLOCK') throw new PolicyBlockedError(decision);
-      if (decision.simulated) {
-        throw new PolicyBlockedError(
-          withSynthesized(decision, 'simulated', 'a simulated decision can never be enforced'),
-        );
-      }
+      if (decision.simulated) throw new PolicyBlockedError(refuseLocally(decision, 'simulated', SIMULATED, started));
       return decision.verdict === 'WARN' ? (decision.transformedContent as string) : content;
     },
 
@@ -466,13 +480,4 @@ function bindClient(shared: Shared, session: string): Pep {
 function callSession(callOpts: unknown, fallback: string): string {
   const s = (callOpts as CallOptions | undefined)?.session;
   return typeof s === 'string' ? s : fallback;
-}
-
-/** A BLOCK the guard helpers synthesize from a PDP decision they refuse to enforce. */
-function withSynthesized(decision: PolicyDecision, code: FailClosedCode, message: string): PolicyDecision {
-  const blocked = synthesizeBlock(decision.stage, decision.requestId, code, message, 0);
-  if (decision.decisionId !== undefined) blocked.decisionId = decision.decisionId;
-  if (decision.latches !== undefined) blocked.latches = decision.latches;
-  if (decision.simulated) blocked.simulated = true;
-  return blocked;
 }

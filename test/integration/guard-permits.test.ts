@@ -171,3 +171,43 @@ describe('guardTool', () => {
     expect(await pending).toBe(129);
   });
 });
+
+describe('observers see the guard helpers own BLOCKs', () => {
+  it('a permit that fails verification is reported as BLOCK permit_invalid, after the PDP ALLOW', async () => {
+    const events: { verdict: string; code: string | undefined }[] = [];
+    const observed = createPep({
+      pdpUrl: pdp.url,
+      agentId: 'support-ai',
+      session: 'sess_1',
+      permits: { keys: { keys: [] }, issuer: ISS },
+      onDecision: (e) => events.push({ verdict: e.decision.verdict, code: e.decision.synthesized?.code }),
+    });
+    clients.push(observed);
+    pdpSends(async () => ({ verdict: 'ALLOW', permitId: await permit(bound()) }));
+    const err = await observed
+      .guardTool(
+        'refund_payment',
+        () => 'ran',
+      )(ARGS)
+      .catch((e: unknown) => e);
+    expect((err as PolicyBlockedError).code).toBe('permit_invalid');
+    expect(events).toEqual([
+      { verdict: 'ALLOW', code: undefined },
+      { verdict: 'BLOCK', code: 'permit_invalid' },
+    ]);
+  });
+
+  it('a simulated decision refused by guardText is reported as BLOCK simulated', async () => {
+    const events: (string | undefined)[] = [];
+    const observed = createPep({
+      pdpUrl: pdp.url,
+      agentId: 'support-ai',
+      session: 'sess_1',
+      onDecision: (e) => events.push(e.decision.synthesized?.code),
+    });
+    clients.push(observed);
+    pdpSends(async () => ({ verdict: 'ALLOW', simulated: true }));
+    await expect(observed.guardText('input', 'x', { simulated: true })).rejects.toBeInstanceOf(PolicyBlockedError);
+    expect(events).toEqual([undefined, 'simulated']);
+  });
+});
