@@ -3,7 +3,7 @@
  * The only import of `canonicalize` (RFC 8785).
  * @packageDocumentation
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { snapshotJsonObject } from '../internal/json.js';
 import { normalizeToolName } from './normalize.js';
@@ -24,9 +24,9 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
-/** base64url (no padding) SHA-256 of a UTF-8 string. @internal */
+/** base64url (no padding) SHA-256 of a UTF-8 string (one-shot `crypto.hash`, Node 20.12+). @internal */
 export function sha256b64url(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('base64url');
+  return hash('sha256', text, 'base64url');
 }
 
 /**
