@@ -16,7 +16,7 @@ import {
 import { type SentRequest, toDecision } from './enforce.js';
 import { PolicyBlockedError, PolicyEscalatedError } from './errors.js';
 import { AttemptFailure } from './internal/failure.js';
-import { snapshotJsonObject } from './internal/json.js';
+import { NotJsonError, snapshotJsonObject } from './internal/json.js';
 import {
   type CallOptions,
   type DecisionEvent,
@@ -129,6 +129,24 @@ function isAbortSignal(v: unknown): v is AbortSignal {
 
 class InvalidRequest extends Error {}
 
+/** Args read once: their snapshot, or why they could not be taken. */
+type Snapshot = { ok: true; args: Record<string, unknown> } | { ok: false; error: unknown };
+
+function takeSnapshot(args: unknown): Snapshot {
+  try {
+    return { ok: true, args: snapshotJsonObject(args) };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** Names the kind of value that is not JSON; never copies a message the args themselves threw. */
+function argsMessage(error: unknown): string {
+  return error instanceof NotJsonError
+    ? `args are not a plain object of JSON values: ${error.message}`
+    : 'args could not be read as a plain object of JSON values';
+}
+
 function readCallOptions(
   raw: unknown,
   defaults: { session: string; simulated: boolean },
@@ -199,12 +217,7 @@ function bindClient(shared: Shared, session: string): Pep {
   const { opts } = shared;
   const checkBinding = typeof opts.permits === 'object';
 
-  function decide(
-    stage: Stage,
-    payload: Payload,
-    rawOpts: unknown,
-    snapshot?: Record<string, unknown>,
-  ): Promise<Outcome> {
+  function decide(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<Outcome> {
     const started = performance.now();
     const requestId = randomUUID();
     const block = (code: FailClosedCode, message: string, attempts = 0, status?: number): Outcome => ({
@@ -232,25 +245,23 @@ function bindClient(shared: Shared, session: string): Pep {
         } catch {
           throw new InvalidRequest('tool name normalizes to nothing');
         }
-        let args: Record<string, unknown>;
-        try {
-          args = snapshot ?? snapshotJsonObject(payload.args);
-        } catch (err) {
-          throw new InvalidRequest(`args are not a plain object of JSON values: ${(err as Error).message}`);
-        }
+        // Args are read once: a snapshot guardTool already took (or failed to take) is never re-read.
+        const taken = snapshot ?? takeSnapshot(payload.args);
+        if (!taken.ok) throw new InvalidRequest(argsMessage(taken.error));
+        const args = taken.args;
         req.tool = tool;
         req.args = args;
         sent.tool = normalized;
         sent.args = args;
       }
       if (call.simulated) req.simulated = sent.simulated = true;
+      if (call.signal?.aborted) return Promise.resolve(block('aborted', 'aborted by the caller'));
     } catch (err) {
       const message = err instanceof InvalidRequest ? err.message : 'the call could not be turned into a request';
       return Promise.resolve(block('invalid_request', message));
     }
     if (shared.closed) return Promise.resolve(block('pdp_unreachable', 'client closed'));
     const { signal } = call;
-    if (signal?.aborted) return Promise.resolve(block('aborted', 'aborted by the caller'));
 
     let body: string;
     try {
@@ -274,10 +285,14 @@ function bindClient(shared: Shared, session: string): Pep {
       const finish = (o: Outcome): void => {
         if (done) return;
         done = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onCallerAbort);
-        shared.inflight.delete(stop);
         resolve(o);
+        clearTimeout(timer);
+        shared.inflight.delete(stop);
+        try {
+          signal?.removeEventListener('abort', onCallerAbort);
+        } catch {
+          // a caller's signal that throws here cannot keep the decision from resolving
+        }
       };
       // Ends the decision at once; the attempt in flight is aborted and its outcome ignored.
       const stop = (cause: AbortCause): void => {
@@ -287,8 +302,13 @@ function bindClient(shared: Shared, session: string): Pep {
       };
       const onCallerAbort = (): void => stop('caller');
       const timer = setTimeout(stop, opts.timeoutMs, 'deadline');
-      signal?.addEventListener('abort', onCallerAbort, { once: true });
       shared.inflight.add(stop);
+      try {
+        signal?.addEventListener('abort', onCallerAbort, { once: true });
+      } catch {
+        finish(block('invalid_request', 'signal must be an AbortSignal'));
+        return;
+      }
       const deadlineAt = started + opts.timeoutMs;
 
       const attempt = async (n: number): Promise<PolicyDecision> => {
@@ -347,12 +367,7 @@ function bindClient(shared: Shared, session: string): Pep {
     return decision;
   }
 
-  async function run(
-    stage: Stage,
-    payload: Payload,
-    rawOpts: unknown,
-    snapshot?: Record<string, unknown>,
-  ): Promise<PolicyDecision> {
+  async function run(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<PolicyDecision> {
     const started = performance.now();
     let outcome: Outcome;
     try {
@@ -412,20 +427,16 @@ function bindClient(shared: Shared, session: string): Pep {
       }
       const verifier = opts.permits === false ? undefined : checker();
       return async (args, callOpts) => {
-        let snapshot: Record<string, unknown> | undefined;
-        try {
-          snapshot = snapshotJsonObject(args);
-        } catch {
-          // authorizeAction answers invalid_request without a network call
-        }
+        // One read of the args: a failed snapshot is answered invalid_request without a network call.
+        const snapshot = takeSnapshot(args);
         const started = performance.now();
         const decision = await run('action', { tool: name, args }, callOpts, snapshot);
         if (decision.verdict === 'ESCALATE') throw new PolicyEscalatedError(decision, name);
-        if (decision.verdict === 'BLOCK' || snapshot === undefined) throw new PolicyBlockedError(decision, name);
+        if (decision.verdict === 'BLOCK' || !snapshot.ok) throw new PolicyBlockedError(decision, name);
         if (decision.simulated) {
           throw new PolicyBlockedError(refuseLocally(decision, 'simulated', SIMULATED, started, name), name);
         }
-        const effective = decision.transformedArgs ?? snapshot;
+        const effective = decision.transformedArgs ?? snapshot.args;
         if (verifier) {
           try {
             await verifier.check(decision.permitId as string, {

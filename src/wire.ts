@@ -55,7 +55,8 @@ export function encodeRequest(req: AuthorizeRequest): string {
   return JSON.stringify(req);
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a leading U+FEFF in the text, where JSON.parse refuses it (RFC 8259 section 8.1: senders MUST NOT add one).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Decodes and validates a whole response body: valid UTF-8, JSON, I-JSON (RFC 7493: no duplicate

@@ -89,3 +89,10 @@ describe('parseRetryAfter (RFC 9110 section 10.2.3)', () => {
     expect(parseRetryAfter(undefined)).toBeUndefined();
   });
 });
+
+describe('byte order mark', () => {
+  it('a body starting with a BOM is invalid_response (RFC 8259 section 8.1: senders MUST NOT add one)', () => {
+    const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('{"verdict":"ALLOW"}')]);
+    expect(() => parseResponse(bom)).toThrow(AttemptFailure);
+  });
+});
