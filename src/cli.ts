@@ -25,6 +25,10 @@ Options:
   --key FILE        Ed25519 private key (JWK JSON or PKCS#8 PEM) instead of a fresh one
   --quiet           do not log one line per decision
   -h, --help        show this help
+
+Environment:
+  PDP_API_KEY       the API key, when --api-key is not given
+  PDP_REVIEWER_KEY  a separate key for POST /api/escalations/{id} (default: the API key)
 `;
 
 class UsageError extends Error {}
@@ -94,6 +98,7 @@ async function devPdp(argv: string[]): Promise<void> {
     fail(`the policy file ${values.policy} is not valid JSON`, 2);
   }
   const apiKey = values['api-key'] ?? (process.env.PDP_API_KEY || undefined);
+  const reviewerApiKey = process.env.PDP_REVIEWER_KEY || undefined;
   const quiet = values.quiet === true;
   let pdp: Awaited<ReturnType<typeof startDevPdp>>;
   try {
@@ -102,6 +107,7 @@ async function devPdp(argv: string[]): Promise<void> {
       host: values.host ?? '127.0.0.1',
       port: port ?? 8787,
       ...(apiKey !== undefined ? { apiKey } : {}),
+      ...(reviewerApiKey !== undefined ? { reviewerApiKey } : {}),
       ...(values.evidence !== undefined ? { evidencePath: values.evidence } : {}),
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
       ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),

@@ -36,6 +36,11 @@ export interface DevPdpOptions {
   port?: number;
   /** When set, every request but the JWKS must carry `authorization: Bearer <apiKey>` (else 401). */
   apiKey?: string;
+  /**
+   * When set, `POST /api/escalations/{id}` demands `authorization: Bearer <reviewerApiKey>` instead of
+   * `apiKey`, so an agent holding the decision key cannot approve its own escalation. Default: `apiKey`.
+   */
+  reviewerApiKey?: string;
   /** The permits' `aud` claim: the service that executes the tool calls. @defaultValue 'agent-pep' */
   audience?: string;
   /** Permit lifetime `exp - iat`, in seconds, 1 to 300. @defaultValue 60 */
@@ -85,7 +90,8 @@ const MAX_PERMIT_TTL_SEC = 300;
 
 function checkOptions(options: DevPdpOptions): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
-  const { host, port, apiKey, audience, permitTtlSec, evidencePath, maxBodyBytes, onDecision } = options;
+  const { host, port, apiKey, reviewerApiKey, audience, permitTtlSec, evidencePath, maxBodyBytes, onDecision } =
+    options;
   if (host !== undefined && (typeof host !== 'string' || host.length === 0))
     throw new TypeError('host must be a non-empty string');
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
@@ -93,6 +99,10 @@ function checkOptions(options: DevPdpOptions): void {
   }
   if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey.length === 0))
     throw new TypeError('apiKey must be a non-empty string');
+  if (reviewerApiKey !== undefined && (typeof reviewerApiKey !== 'string' || reviewerApiKey.length === 0))
+    throw new TypeError('reviewerApiKey must be a non-empty string');
+  if (reviewerApiKey !== undefined && reviewerApiKey === apiKey)
+    throw new TypeError('reviewerApiKey must differ from apiKey');
   if (audience !== undefined && (typeof audience !== 'string' || audience.length === 0)) {
     throw new TypeError('audience must be a non-empty string');
   }
@@ -115,7 +125,7 @@ function checkOptions(options: DevPdpOptions): void {
 /**
  * Starts the local reference PDP.
  *
- * @param options - `{ policy, host?, port?, apiKey?, audience?, permitTtlSec?, evidencePath?, key? }`
+ * @param options - `{ policy, host?, port?, apiKey?, reviewerApiKey?, audience?, permitTtlSec?, evidencePath?, key? }`
  * @returns the running PDP: `url`, `jwksUrl`, `issuer`, `evidence()`, `setFault()`, `resolveEscalation()`, `close()`
  * @throws PolicyError (a TypeError) listing every problem of an invalid policy by path and reason
  * @throws TypeError for a bad option or key
@@ -153,6 +163,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     issuer: () => issuer,
     fault: () => fault,
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.reviewerApiKey !== undefined ? { reviewerApiKey: options.reviewerApiKey } : {}),
     ...(options.onDecision !== undefined ? { onDecision: options.onDecision } : {}),
   });
   const { server } = pdpServer;

@@ -38,6 +38,8 @@ export interface ServerConfig {
   evidence: EvidenceLog;
   escalations: EscalationBook;
   apiKey?: string;
+  /** Key for the escalation endpoint; `apiKey` when absent. */
+  reviewerApiKey?: string;
   audience: string;
   permitTtlSec: number;
   maxBodyBytes: number;
@@ -192,14 +194,15 @@ export function createPdpServer(config: ServerConfig): PdpServer {
   const timers = new Set<NodeJS.Timeout>();
   let closing: Promise<void> | undefined;
   const expectedKey = config.apiKey === undefined ? undefined : digest(config.apiKey);
+  const reviewerKey = config.reviewerApiKey === undefined ? expectedKey : digest(config.reviewerApiKey);
 
-  function authorized(req: IncomingMessage): boolean {
-    if (expectedKey === undefined) return true;
+  function authorized(req: IncomingMessage, expected = expectedKey): boolean {
+    if (expected === undefined) return true;
     const header = req.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer +(\S+)$/i.exec(header) : null;
     // compare fixed-length digests in constant time, so neither length nor prefix leaks
     const given = digest(match?.[1] ?? '');
-    return timingSafeEqual(given, expectedKey) && match !== null;
+    return timingSafeEqual(given, expected) && match !== null;
   }
 
   function send(
@@ -391,7 +394,7 @@ export function createPdpServer(config: ServerConfig): PdpServer {
 
   async function escalation(req: IncomingMessage, res: ServerResponse, id: string, requestId: string): Promise<void> {
     try {
-      if (!authorized(req)) throw new HttpError(401, 'unauthorized', 'a valid API key is required');
+      if (!authorized(req, reviewerKey)) throw new HttpError(401, 'unauthorized', 'a valid reviewer key is required');
       const body = parseJsonObject(await readBody(req, ESCALATION_BODY_LIMIT));
       const resolution = body.resolution;
       if (resolution !== 'approve' && resolution !== 'deny') throw invalid('resolution must be "approve" or "deny"');
