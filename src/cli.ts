@@ -114,11 +114,11 @@ async function devPdp(argv: string[]): Promise<void> {
       ...(values.key !== undefined ? { key: values.key } : {}),
       onDecision: (record) => {
         if (quiet) return;
-        const what = record.tool ?? record.stage;
+        const what = record.tool !== undefined ? ` ${record.tool}` : '';
         const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
         const simulated = record.simulated ? ' (simulated)' : '';
         process.stdout.write(
-          `${record.seq} ${record.verdict} ${record.stage} ${what}${latches}${simulated} ${record.decisionId}\n`,
+          `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${record.decisionId}\n`,
         );
       },
     });

@@ -173,11 +173,31 @@ export function validatePermitsOptions(p: unknown, name = 'permits'): PermitsOpt
 
 /**
  * Validates options and applies {@link DEFAULTS}.
- * @throws TypeError naming the first bad option (never its value, which may be a secret)
+ * @throws TypeError naming the first bad or unknown option (never its value, which may be a secret)
  * @internal
  */
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
+  'pdpUrl',
+  'agentId',
+  'session',
+  'apiKey',
+  'timeoutMs',
+  'attemptTimeoutMs',
+  'retries',
+  'maxResponseBytes',
+  'permits',
+  'simulated',
+  'dispatcher',
+  'connections',
+  'onDecision',
+]);
+
 export function resolveOptions(options: PepOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) fail('options: expected an object');
+  for (const key of Object.keys(options)) {
+    // A misspelt safety setting (timeout, retry, maxResponseSize) must not pass silently.
+    if (!KNOWN_OPTIONS.has(key)) fail(`${JSON.stringify(key.slice(0, 40))}: unknown option`);
+  }
   const raw = options.pdpUrl;
   if (typeof raw !== 'string' && !(raw instanceof URL)) fail('pdpUrl: expected an http(s) URL');
   let url: URL;

@@ -50,6 +50,8 @@ describe('createPep options', () => {
     ['non-boolean simulated', { simulated: 'yes' }],
     ['a dispatcher that is not one', { dispatcher: {} }],
     ['a non-function onDecision', { onDecision: 'log' }],
+    ['an unknown option (a typo of timeoutMs)', { timeout: 5 } as never],
+    ['an unknown option (a typo of retries)', { retry: 0 } as never],
   ];
   it.each(bad)('throws TypeError synchronously for %s', (_label, patch) => {
     expect(() => createPep({ ...ok, ...patch } as PepOptions)).toThrow(TypeError);
