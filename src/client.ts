@@ -437,15 +437,23 @@ function bindClient(shared: Shared, session: string): Pep {
           throw new PolicyBlockedError(refuseLocally(decision, 'simulated', SIMULATED, started, name), name);
         }
         const effective = decision.transformedArgs ?? snapshot.args;
+        const signal = readSignal(callOpts);
         if (verifier) {
           try {
-            await verifier.check(decision.permitId as string, {
+            const check = verifier.check(decision.permitId as string, {
               tool: name,
               args: effective,
               subject: opts.agentId,
               session: callSession(callOpts, session),
             });
+            await (signal ? untilAborted(check, signal) : check);
           } catch (cause) {
+            if (cause === CALLER_ABORTED) {
+              throw new PolicyBlockedError(
+                refuseLocally(decision, 'aborted', ABORT_MESSAGES.caller, started, name),
+                name,
+              );
+            }
             const code = (cause as { code?: unknown }).code;
             const message = `permit failed verification (${String(code ?? 'error')})`;
             throw new PolicyBlockedError(refuseLocally(decision, 'permit_invalid', message, started, name), name, {
@@ -453,11 +461,10 @@ function bindClient(shared: Shared, session: string): Pep {
             });
           }
         }
-        return execute(effective, {
-          permitId: decision.permitId,
-          decision,
-          signal: (callOpts as CallOptions | undefined)?.signal,
-        });
+        if (signal?.aborted) {
+          throw new PolicyBlockedError(refuseLocally(decision, 'aborted', ABORT_MESSAGES.caller, started, name), name);
+        }
+        return execute(effective, { permitId: decision.permitId, decision, signal });
       };
     },
 
@@ -486,6 +493,37 @@ function bindClient(shared: Shared, session: string): Pep {
     },
   };
   return client;
+}
+
+const CALLER_ABORTED = Symbol('caller aborted');
+
+/** `check`, or a rejection with {@link CALLER_ABORTED} as soon as `signal` fires. */
+function untilAborted<T>(check: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    check.catch(() => undefined);
+    return Promise.reject(CALLER_ABORTED);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(CALLER_ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    check.then(resolve, reject).finally(() => {
+      try {
+        signal.removeEventListener('abort', onAbort);
+      } catch {
+        // a caller's signal that throws here changes nothing
+      }
+    });
+  });
+}
+
+/** The caller's signal (already validated by the decision: an invalid one is an invalid_request BLOCK). */
+function readSignal(callOpts: unknown): AbortSignal | undefined {
+  try {
+    const s = (callOpts as CallOptions | undefined)?.signal;
+    return isAbortSignal(s) ? s : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function callSession(callOpts: unknown, fallback: string): string {

@@ -211,3 +211,28 @@ describe('observers see the guard helpers own BLOCKs', () => {
     expect(events).toEqual([undefined, 'simulated']);
   });
 });
+
+describe('guardTool and the caller signal during permit verification', () => {
+  it('a signal that fires while the JWKS hangs ends the call at once with aborted; execute never runs', async () => {
+    const hung = await startFakePdp(() => undefined);
+    const pep2 = createPep({
+      pdpUrl: pdp.url,
+      agentId: 'support-ai',
+      session: 'sess_1',
+      permits: { keys: `${hung.url}/.well-known/jwks.json`, issuer: ISS },
+    });
+    clients.push(pep2);
+    pdpSends(async () => ({ verdict: 'ALLOW', permitId: await permit(bound()) }));
+    const execute = vi.fn();
+    const ctrl = new AbortController();
+    const t0 = performance.now();
+    setTimeout(() => ctrl.abort(), 150);
+    const err = await pep2
+      .guardTool('refund_payment', execute)(ARGS, { signal: ctrl.signal })
+      .catch((e: unknown) => e);
+    expect((err as PolicyBlockedError).code).toBe('aborted');
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(execute).not.toHaveBeenCalled();
+    await hung.close();
+  });
+});
