@@ -8,6 +8,14 @@ const NON_ALNUM_RUN = /[^a-z0-9]+/g;
 const EDGE_UNDERSCORES = /^_+|_+$/g;
 
 /**
+ * Agents use a handful of tool names, normalized on every decision and every verification: remember
+ * the last few hundred (names only, never args). Cleared when full, so it stays bounded.
+ */
+const CACHE_MAX = 512;
+const CACHE_NAME_MAX = 128;
+const cache = new Map<string, string>();
+
+/**
  * Normalizes a tool name so that spellings of one tool compare equal.
  *
  * Steps, in order: Unicode NFKC; an `_` between an ASCII `[a-z0-9]` and the ASCII `[A-Z]` after it;
@@ -26,6 +34,8 @@ const EDGE_UNDERSCORES = /^_+|_+$/g;
  */
 export function normalizeToolName(name: string): string {
   if (typeof name !== 'string') throw new TypeError('tool name must be a string');
+  const cached = cache.get(name);
+  if (cached !== undefined) return cached;
   const out = name
     .normalize('NFKC')
     .replace(CAMEL_BOUNDARY, '$1_$2')
@@ -33,5 +43,9 @@ export function normalizeToolName(name: string): string {
     .replace(NON_ALNUM_RUN, '_')
     .replace(EDGE_UNDERSCORES, '');
   if (out.length === 0) throw new TypeError('tool name normalizes to nothing');
+  if (name.length <= CACHE_NAME_MAX) {
+    if (cache.size >= CACHE_MAX) cache.clear();
+    cache.set(name, out);
+  }
   return out;
 }

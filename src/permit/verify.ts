@@ -39,7 +39,7 @@ import {
 import { type PermitErrorCode, PermitVerificationError } from '../errors.js';
 import { snapshotJsonObject } from '../internal/json.js';
 import { DEFAULTS, type PermitKeySource, type PermitsOptions } from '../options.js';
-import { createMemoryReplayStore } from '../replay/memory.js';
+import { createMemoryReplayStore, SYNC_CLAIM } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
 import { actionHashOfSnapshot, sha256b64url } from './hash.js';
 import { normalizeToolName } from './normalize.js';
@@ -619,11 +619,15 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
     const expiresAtMs = Math.ceil(claims.exp * 1000 + toleranceMs);
     let first: unknown;
     try {
-      first = await withDeadline(
-        Promise.resolve().then(() => store.claim(key, expiresAtMs)),
-        storeTimeoutMs,
-        () => new Error('replay store deadline'),
-      );
+      const sync = (store as { [SYNC_CLAIM]?: (k: string, e: number) => boolean })[SYNC_CLAIM];
+      first =
+        typeof sync === 'function'
+          ? sync(key, expiresAtMs)
+          : await withDeadline(
+              Promise.resolve().then(() => store.claim(key, expiresAtMs)),
+              storeTimeoutMs,
+              () => new Error('replay store deadline'),
+            );
     } catch (e) {
       throw refuse('permit_store_unavailable', 'the replay store could not claim the permit', e);
     }

@@ -100,7 +100,7 @@ export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}):
     return true;
   }
 
-  return {
+  const store: ReplayStore & { [SYNC_CLAIM]?: typeof claimSync } = {
     claim(key: string, expiresAtMs: number): Promise<boolean> {
       try {
         return Promise.resolve(claimSync(key, expiresAtMs));
@@ -109,4 +109,13 @@ export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}):
       }
     },
   };
+  // The verifier calls this directly: an in-process claim needs no deadline timer.
+  Object.defineProperty(store, SYNC_CLAIM, { value: claimSync });
+  return store;
 }
+
+/**
+ * Key of the memory store's synchronous claim (same semantics as `claim`, throwing instead of rejecting).
+ * @internal
+ */
+export const SYNC_CLAIM: unique symbol = Symbol('agent-pep.replay.syncClaim');

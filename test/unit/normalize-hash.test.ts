@@ -158,3 +158,15 @@ describe('actionHash (CONTRACT section 4, RFC 8785)', () => {
     expect(() => actionHash('---', {})).toThrow(TypeError);
   });
 });
+
+describe('normalizeToolName cache', () => {
+  it('gives the same answer on repeated calls, and still throws for names that normalize to nothing', () => {
+    for (let i = 0; i < 3; i++) {
+      expect(normalizeToolName('refundPayment')).toBe('refund_payment');
+      expect(normalizeToolName(' refund.payment ')).toBe('refund_payment');
+      expect(() => normalizeToolName('..')).toThrow(TypeError);
+    }
+    for (let i = 0; i < 2000; i++) expect(normalizeToolName(`tool${i}X`)).toBe(`tool${i}_x`);
+    expect(normalizeToolName('x'.repeat(300))).toBe('x'.repeat(300));
+  });
+});
