@@ -11,17 +11,8 @@
  */
 import { createServer } from 'node:http';
 import { createMemoryReplayStore, createPermitVerifier, normalizeToolName, PermitVerificationError } from 'agent-pep';
+import { permitOf, readJsonObject, refusalStatus, send } from '../permit-http.js';
 
-const UNAUTHENTICATED = new Set([
-  'permit_missing',
-  'permit_malformed',
-  'permit_alg_not_allowed',
-  'permit_signature_invalid',
-  'permit_expired',
-  'permit_not_yet_valid',
-  'permit_claim_invalid',
-]);
-const UNAVAILABLE = new Set(['permit_keys_unavailable', 'permit_store_unavailable']);
 const MAX_BODY_BYTES = 64 * 1024;
 
 /**
@@ -39,38 +30,6 @@ const MAX_BODY_BYTES = 64 * 1024;
  * @property {Record<string, number>} refusals - refused calls, by PermitVerificationError code
  * @property {() => Promise<void>} close - stops listening and drops open connections
  */
-
-/**
- * @param {import('node:http').ServerResponse} res
- * @param {number} status
- * @param {unknown} body
- */
-function send(res, status, body) {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-  res.end(JSON.stringify(body));
-}
-
-/**
- * @param {import('node:http').IncomingMessage} req
- * @returns {Promise<{ args?: Record<string, unknown>, status?: number, error?: string }>}
- */
-async function readArgs(req) {
-  const chunks = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return { status: 413, error: 'body_too_large' };
-    chunks.push(chunk);
-  }
-  try {
-    const value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
-    if (typeof value !== 'object' || value === null || Array.isArray(value))
-      return { status: 400, error: 'args_not_object' };
-    return { args: value };
-  } catch {
-    return { status: 400, error: 'invalid_json' };
-  }
-}
 
 /**
  * Starts the tool service on 127.0.0.1.
@@ -99,9 +58,9 @@ export async function startToolService({ keys, issuer, audience, replayStore = c
       } catch {
         return send(res, 404, { error: 'unknown_tool' });
       }
-      const body = await readArgs(req);
-      if (!body.args) return send(res, body.status ?? 400, { error: body.error });
-      const permit = /^Permit\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+      const body = await readJsonObject(req, MAX_BODY_BYTES);
+      if (!('args' in body)) return send(res, body.status, { error: body.error });
+      const permit = permitOf(req);
       let claims;
       try {
         // Signature, alg, typ, iss, aud, time, lifetime, tool, act_hash; then the jti is claimed once.
@@ -109,8 +68,7 @@ export async function startToolService({ keys, issuer, audience, replayStore = c
       } catch (error) {
         if (!(error instanceof PermitVerificationError)) throw error;
         refusals[error.code] = (refusals[error.code] ?? 0) + 1;
-        const status = UNAUTHENTICATED.has(error.code) ? 401 : UNAVAILABLE.has(error.code) ? 503 : 403;
-        return send(res, status, { error: error.code });
+        return send(res, refusalStatus(error.code), { error: error.code });
       }
       ledger.push({ tool, args: body.args, jti: claims.jti, decisionId: claims.decision_id });
       return send(res, 200, { ok: true, tool, status: 'done' });

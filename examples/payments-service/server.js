@@ -23,17 +23,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { createPermitVerifier, normalizeToolName, PermitVerificationError } from 'agent-pep';
+import { permitOf, readJsonObject, refusalStatus, send } from '../permit-http.js';
 
-const UNAUTHENTICATED = new Set([
-  'permit_missing',
-  'permit_malformed',
-  'permit_alg_not_allowed',
-  'permit_signature_invalid',
-  'permit_expired',
-  'permit_not_yet_valid',
-  'permit_claim_invalid',
-]);
-const UNAVAILABLE = new Set(['permit_keys_unavailable', 'permit_store_unavailable']);
 const MAX_BODY_BYTES = 16 * 1024;
 
 /** The effects this service can perform, by normalized tool name. Each validates its own args. */
@@ -55,42 +46,6 @@ const TOOLS = {
     return { orderId: args.orderId, status: 'cancelled' };
   },
 };
-
-function send(res, status, body, headers = {}) {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-function statusFor(code) {
-  if (UNAUTHENTICATED.has(code)) return 401;
-  if (UNAVAILABLE.has(code)) return 503;
-  return 403;
-}
-
-async function readJsonObject(req) {
-  const chunks = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return { status: 413, error: 'body_too_large' };
-    chunks.push(chunk);
-  }
-  let value;
-  try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
-  } catch {
-    return { status: 400, error: 'invalid_json' };
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return { status: 400, error: 'args_not_object' };
-  return { args: value };
-}
-
-/** The permit from `authorization: Permit <jws>`, or undefined. */
-function permitOf(req) {
-  const match = /^Permit\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  return match?.[1];
-}
 
 /**
  * Starts the payments service.
@@ -136,7 +91,7 @@ export async function startPaymentsService({
       if (!/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
         return send(res, 415, { error: 'expected_json' });
       }
-      const body = await readJsonObject(req);
+      const body = await readJsonObject(req, MAX_BODY_BYTES);
       if (body.error) return send(res, body.status, { error: body.error });
 
       // No permit, no effect. The verifier checks signature, alg, typ, iss, aud, time, lifetime, tool,
@@ -146,7 +101,7 @@ export async function startPaymentsService({
         claims = await verifier.verify(permitOf(req), { tool, args: body.args });
       } catch (e) {
         if (e instanceof PermitVerificationError) {
-          const status = statusFor(e.code);
+          const status = refusalStatus(e.code);
           return send(res, status, { error: e.code }, status === 401 ? { 'www-authenticate': 'Permit' } : {});
         }
         throw e;
