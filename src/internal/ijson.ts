@@ -25,21 +25,17 @@ export function hasDuplicateMemberNames(text: string): boolean {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
-      let j = i + 1;
-      let escaped = false;
+      // Jump to the closing quote: the next '"' not preceded by an odd run of backslashes.
+      let j = text.indexOf('"', i + 1);
       for (;;) {
-        const d = text.charCodeAt(j);
-        if (d === BACKSLASH) {
-          escaped = true;
-          j += 2;
-        } else if (d === QUOTE) {
-          break;
-        } else {
-          j++;
-        }
+        let k = j - 1;
+        while (text.charCodeAt(k) === BACKSLASH) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+        j = text.indexOf('"', j + 1);
       }
       if (expectName) {
-        const name = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
+        const raw = text.slice(i + 1, j);
+        const name = raw.includes('\\') ? (JSON.parse(text.slice(i, j + 1)) as string) : raw;
         const names = stack[stack.length - 1];
         if (names) {
           if (names.has(name)) return true;
