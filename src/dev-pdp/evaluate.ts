@@ -37,9 +37,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
+const ARRAY_INDEX = /^(0|[1-9]\d{0,8})$/;
+
 /**
- * Walks a dotted path through own properties of plain objects only (never the prototype chain,
- * never into arrays or class instances).
+ * Walks a dotted path through own properties of plain objects, and through arrays by a decimal
+ * index (`args.to.0.domain`); never the prototype chain, never into class instances.
  */
 function lookup(
   args: Record<string, unknown> | undefined,
@@ -47,8 +49,14 @@ function lookup(
 ): { found: boolean; value?: unknown } {
   let current: unknown = args;
   for (const key of path) {
-    if (!isPlainObject(current) || !Object.hasOwn(current, key)) return { found: false };
-    current = current[key];
+    if (Array.isArray(current)) {
+      if (!ARRAY_INDEX.test(key) || Number(key) >= current.length) return { found: false };
+      current = current[Number(key)];
+    } else if (isPlainObject(current) && Object.hasOwn(current, key)) {
+      current = current[key];
+    } else {
+      return { found: false };
+    }
   }
   return { found: true, value: current };
 }

@@ -176,7 +176,15 @@ describe('when operators', () => {
     expect(probe('args.__proto__', { exists: true }, {})).toBe(false);
     expect(probe('args.a.constructor.name', { eq: 'Object' }, { a: {} })).toBe(false);
     expect(probe('args.a.length', { eq: 2 }, { a: 'xy' })).toBe(false);
-    expect(probe('args.a.0', { eq: 1 }, { a: [1] })).toBe(false); // arrays are not walked
+    // arrays are walked by a decimal index only: not by length, not by a signed or padded number
+    expect(probe('args.a.0', { eq: 1 }, { a: [1] })).toBe(true);
+    expect(
+      probe('args.to.1.domain', { eq: 'evil.example' }, { to: [{ domain: 'a.example' }, { domain: 'evil.example' }] }),
+    ).toBe(true);
+    expect(probe('args.a.1', { exists: true }, { a: [1] })).toBe(false);
+    expect(probe('args.a.length', { eq: 1 }, { a: [1] })).toBe(false);
+    expect(probe('args.a.01', { eq: 2 }, { a: [1, 2] })).toBe(false);
+    expect(probe('args.a.-1', { exists: true }, { a: [1] })).toBe(false);
     expect(probe('args.a.size', { exists: true }, { a: new Map([['size', 1]]) })).toBe(false);
     const inherited = Object.create({ hidden: 1 }) as Record<string, unknown>;
     expect(probe('args.o.hidden', { eq: 1 }, { o: inherited })).toBe(false);
