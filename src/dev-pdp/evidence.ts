@@ -61,7 +61,7 @@ export class EvidenceLog {
   append(entry: EvidenceEntry): Promise<EvidenceRecord> {
     // members in the contract's order (the hash does not depend on it: RFC 8785 sorts them)
     const unsigned: UnsignedEvidenceRecord = {
-      seq: ++this.#seq,
+      seq: this.#seq + 1,
       ts: new Date().toISOString(),
       decisionId: entry.decisionId,
       requestId: entry.requestId,
@@ -77,7 +77,9 @@ export class EvidenceLog {
       simulated: entry.simulated,
       prevHash: this.#lastHash,
     };
+    // Hash first: a record that cannot be hashed must not leave a gap in seq or the chain.
     const hash = evidenceRecordHash(unsigned as unknown as Record<string, unknown>);
+    this.#seq = unsigned.seq;
     this.#lastHash = hash;
     const run = this.#tail.then(async () => {
       if (this.#failure !== undefined) throw new Error('the evidence log failed earlier', { cause: this.#failure });

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { isTextStage, STAGES, type Stage, type Verdict } from '../decision.js';
 import type { EvidenceRecord } from '../evidence/record.js';
+import { hasDuplicateMemberNames, isIJsonValue } from '../internal/ijson.js';
 import { snapshotJsonObject } from '../internal/json.js';
 import { actionHashOfSnapshot } from '../permit/hash.js';
 import { normalizeToolName } from '../permit/normalize.js';
@@ -128,6 +129,9 @@ function parseJsonObject(body: Buffer): Record<string, unknown> {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw invalid('the body must be a JSON object');
+  // I-JSON (RFC 7493) in, so that nothing echoed or hashed can break the answer or the evidence log
+  if (!isIJsonValue(value)) throw invalid('the body is not I-JSON (an unpaired surrogate or a number out of range)');
+  if (hasDuplicateMemberNames(text)) throw invalid('the body is not I-JSON (a member name appears twice)');
   return value as Record<string, unknown>;
 }
 

@@ -178,6 +178,9 @@ const ASYMMETRIC_ALGS: ReadonlySet<string> = new Set([
 ]);
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
+
+/** How long after `exp` a claimed jti is remembered: the largest clock tolerance (300 s) plus 60 s of skew. */
+const REPLAY_MARGIN_SEC = 360;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 type VerifyKey = CryptoKey | KeyObject;
@@ -616,7 +619,9 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
   async function checkThenClaim(permit: string, expected: PermitExpectation, binding: Binding): Promise<PermitClaims> {
     const claims = await runChecks(core, permit, expected, binding);
     const key = sha256b64url(JSON.stringify([claims.iss, claims.jti]));
-    const expiresAtMs = Math.ceil(claims.exp * 1000 + toleranceMs);
+    // Remember the jti past any verifier's acceptance window: the store may be shared by verifiers
+    // with other tolerances (up to 300 s), and a clock between them may lag by a little.
+    const expiresAtMs = Math.ceil((claims.exp + REPLAY_MARGIN_SEC) * 1000);
     let first: unknown;
     try {
       const sync = (store as { [SYNC_CLAIM]?: (k: string, e: number) => boolean })[SYNC_CLAIM];
@@ -634,7 +639,7 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
     if (first === true) return claims;
     if (first === false) {
       // the permit may have expired between the checks and the claim: say so rather than "replayed"
-      if (Date.now() >= expiresAtMs) throw refuse('permit_expired', 'the permit has expired');
+      if (Date.now() >= claims.exp * 1000 + toleranceMs) throw refuse('permit_expired', 'the permit has expired');
       throw refuse('permit_replayed', 'the permit has already been used');
     }
     throw refuse('permit_store_unavailable', 'the replay store gave no boolean answer');

@@ -50,6 +50,17 @@ export class RedisReplayStoreError extends Error {
 
 type Client = Redis | Cluster;
 
+/**
+ * The claim, atomic on the server: `SET key 1 NX PXAT expiresAtMs`, refused (0) when that expiry is
+ * already past by Redis's own clock. Redis answers OK to a SET with a past PXAT and stores nothing, so
+ * without this check every claim of a permit near its expiry (or from a service whose clock lags
+ * Redis's) would count as the first one.
+ */
+const CLAIM_SCRIPT = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if tonumber(ARGV[1]) <= now then return 0 end
+return redis.call('SET', KEYS[1], '1', 'NX', 'PXAT', ARGV[1])`;
+
 function fail(what: string): never {
   throw new TypeError(`agent-pep: invalid option ${what}`);
 }
@@ -190,7 +201,7 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisR
     owned = true;
   } else {
     const c = given as Partial<Client> | null;
-    if (typeof c !== 'object' || c === null || typeof c.set !== 'function' || typeof c.status !== 'string') {
+    if (typeof c !== 'object' || c === null || typeof c.eval !== 'function' || typeof c.status !== 'string') {
       fail('client: expected an ioredis Redis or Cluster');
     }
     client = c as Client;
@@ -208,9 +219,12 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisR
     if (expiresAtMs <= Date.now()) return false;
     const deadline = Date.now() + commandTimeoutMs;
     await before(whenReady(), deadline);
-    const reply: unknown = await before(client.set(prefix + key, '1', 'PXAT', Math.ceil(expiresAtMs), 'NX'), deadline);
+    const reply: unknown = await before(
+      client.eval(CLAIM_SCRIPT, 1, prefix + key, String(Math.ceil(expiresAtMs))),
+      deadline,
+    );
     if (reply === 'OK') return true;
-    if (reply === null) return false;
+    if (reply === null || reply === 0) return false;
     throw new RedisReplayStoreError('unexpected reply from Redis');
   }
 

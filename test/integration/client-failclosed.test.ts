@@ -43,6 +43,8 @@ function validAllow(body: Record<string, unknown>): Record<string, unknown> {
 function expectSynth(d: PolicyDecision, code: string): void {
   expect(d.verdict).toBe('BLOCK');
   expect(d.synthesized?.code).toBe(code);
+  expect(typeof d.synthesized?.message).toBe('string');
+  expect(typeof d.synthesized?.attempts).toBe('number');
 }
 
 describe.each(STAGES)('stage $name', ({ name, call }) => {
@@ -84,6 +86,19 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
     pdp.handler = (_req, res) => res.socket?.destroy();
     const d = await call(client({ retries: 1 }));
     expectSynth(d, 'pdp_unreachable');
+    expect(pdp.received).toHaveLength(2);
+  });
+
+  it('retries a reset in the middle of the body, then succeeds', async () => {
+    let n = 0;
+    pdp.handler = (req, res) => {
+      if (n++ > 0) return answer(res, validAllow(req.body));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '200' });
+      res.write('{"verdict":"ALL');
+      setTimeout(() => res.socket?.destroy(), 10);
+    };
+    const d = await call(client());
+    expect(d.verdict).toBe('ALLOW');
     expect(pdp.received).toHaveLength(2);
   });
 
@@ -290,6 +305,9 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
     ['permitId on a BLOCK', () => ({ verdict: 'BLOCK', permitId: 'p' })],
     ['permitId on an ESCALATE', () => ({ verdict: 'ESCALATE', permitId: 'p' })],
     ['transformedArgs on a BLOCK', () => ({ verdict: 'BLOCK', transformedArgs: { a: 1 } })],
+    ['transformedArgs on an ESCALATE', () => ({ verdict: 'ESCALATE', transformedArgs: { a: 1 } })],
+    ['transformedContent on a BLOCK', () => ({ verdict: 'BLOCK', transformedContent: 'x' })],
+    ['transformedContent on an ESCALATE', () => ({ verdict: 'ESCALATE', transformedContent: 'x' })],
   ];
   it.each(ambiguous)('ambiguous_decision: %s', async (_label, make) => {
     pdp.handler = (req, res) => answer(res, make(req.body));

@@ -35,3 +35,54 @@ describe('package entry points', () => {
     for (const name of MAIN) expect(out.split(',').map((s) => s.trim())).toContain(name);
   });
 });
+
+describe('the main entry does not load the Redis client', () => {
+  it('import("agent-pep") leaves ioredis unloaded', () => {
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "import { createRequire } from 'node:module'; await import('agent-pep'); const r = createRequire(import.meta.url); const loaded = Object.keys(r.cache).some((k) => k.includes('/ioredis/')); console.log(loaded ? 'loaded' : 'not-loaded');",
+      ],
+      { cwd: root, encoding: 'utf8' },
+    );
+    expect(out.trim()).toBe('not-loaded');
+  });
+});
+
+describe('the agent-pep bin', () => {
+  it('runs as an executable through the package.json bin mapping, with --host and --port 0, and stops on SIGTERM', async () => {
+    const { spawn } = await import('node:child_process');
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { bin: Record<string, string> };
+    const bin = `${root}/${pkg.bin['agent-pep']}`;
+    const child = spawn(bin, ['dev-pdp', '--policy', 'examples/policy.json', '--host', '127.0.0.1', '--port', '0'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error('no URL printed')), 10_000);
+      child.stdout.on('data', () => {
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m?.[1]) {
+          clearTimeout(t);
+          resolve(m[1]);
+        }
+      });
+    });
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const res = await fetch(`${url}/.well-known/jwks.json`);
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    const code = await new Promise<number | null>((resolve) => {
+      child.on('exit', (c) => resolve(c));
+      child.kill('SIGTERM');
+    });
+    expect(code).toBe(0);
+  });
+});

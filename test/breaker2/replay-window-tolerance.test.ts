@@ -1,0 +1,62 @@
+/**
+ * Breaker probe: the replay key is held for `exp + this verifier's clockToleranceSec`, but a verifier
+ * sharing the store with a larger tolerance keeps accepting the permit after that. Once the key has
+ * lapsed, the second verifier's claim is a "first" claim again: one permit runs twice through one
+ * shared store (CONTRACT.md section 4: `jti` unique, one use; `ReplayStore.claim` true only for the
+ * first claim; the store is meant to be shared between every verifier of a service).
+ *
+ * Expected: a permit claimed once through a shared store is never accepted again by any verifier
+ * sharing that store, whatever its (valid, 0-300 s) tolerance.
+ */
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createPermitVerifier } from '../../src/permit/verify.js';
+import { createMemoryReplayStore } from '../../src/replay/memory.js';
+import { createTestIssuer, type TestIssuer } from '../support/permits.js';
+
+const AUDIENCE = 'payments-service';
+const TOOL = 'refund_payment';
+const ARGS = { orderId: 'ord_1842', amount: 129 };
+
+let pdp: TestIssuer;
+beforeAll(async () => {
+  pdp = await createTestIssuer();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('one shared memory store, two verifiers with different clock tolerances', () => {
+  it('a permit used on the strict verifier is not accepted again on the lenient one after exp', async () => {
+    const replayStore = createMemoryReplayStore();
+    const strict = createPermitVerifier({
+      keys: pdp.jwks,
+      issuer: pdp.issuer,
+      audience: AUDIENCE,
+      replayStore,
+      clockToleranceSec: 0,
+    });
+    const lenient = createPermitVerifier({
+      keys: pdp.jwks,
+      issuer: pdp.issuer,
+      audience: AUDIENCE,
+      replayStore,
+      clockToleranceSec: 60,
+    });
+    const t = Math.floor(Date.now() / 1000);
+    const permit = await pdp.mint(TOOL, ARGS, { iat: t - 10, exp: t + 2 });
+
+    await expect(strict.verify(permit, { tool: TOOL, args: ARGS })).resolves.toBeDefined();
+    await expect(lenient.verify(permit, { tool: TOOL, args: ARGS })).rejects.toMatchObject({
+      code: 'permit_replayed',
+    });
+
+    // 5 s later: past exp (and the strict verifier's hold), well inside the lenient verifier's window
+    const realNow = Date.now.bind(Date);
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 5000);
+    const again = await lenient.verify(permit, { tool: TOOL, args: ARGS }).then(
+      () => 'accepted',
+      (e: { code?: string }) => e.code,
+    );
+    expect(again).not.toBe('accepted');
+  });
+});
