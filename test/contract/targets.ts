@@ -7,6 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { exportJWK, generateKeyPair, type JSONWebKeySet, SignJWT } from 'jose';
 import { startDevPdp } from '../../src/dev-pdp/index.js';
 import { actionHash, normalizeToolName } from '../../src/index.js';
+import { REFUND_REVIEW } from '../support/policies.js';
 
 export type Fault =
   | { kind: 'hang' }
@@ -47,14 +48,7 @@ export const POLICY = {
       reason: 'phone numbers are redacted',
     },
     { id: 'no-transfers', stage: 'action', tool: 'transfer_*', verdict: 'BLOCK', reason: 'no money transfers' },
-    {
-      id: 'refund-review',
-      stage: 'action',
-      tool: 'refund_payment',
-      when: { 'args.amount': { gt: 500 } },
-      verdict: 'ESCALATE',
-      reason: 'refunds over 500 need review',
-    },
+    REFUND_REVIEW,
   ],
 };
 

@@ -9,18 +9,12 @@ import { compactVerify, createLocalJWKSet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevPdp, startDevPdp } from '../../src/dev-pdp/index.js';
 import { createPep, type Pep } from '../../src/index.js';
+import { REFUND_REVIEW } from '../support/policies.js';
 
 const POLICY = {
   agents: ['support-ai', 'ops-ai'],
   latches: [
-    {
-      id: 'refund-review',
-      stage: 'action',
-      tool: 'refund_payment',
-      when: { 'args.amount': { gt: 500 } },
-      verdict: 'ESCALATE',
-      reason: 'refunds over 500 need review',
-    },
+    REFUND_REVIEW,
     {
       id: 'upper-case-name',
       stage: 'action',

@@ -2,19 +2,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevPdp, startDevPdp } from '../../src/dev-pdp/index.js';
 import { createPep, type Pep } from '../../src/index.js';
+import { REFUND_REVIEW } from '../support/policies.js';
 
 const POLICY = {
   agents: ['support-ai'],
-  latches: [
-    {
-      id: 'refund-review',
-      stage: 'action',
-      tool: 'refund_payment',
-      when: { 'args.amount': { gt: 500 } },
-      verdict: 'ESCALATE',
-      reason: 'refunds over 500 need review',
-    },
-  ],
+  latches: [REFUND_REVIEW],
 };
 
 let pdp: DevPdp;

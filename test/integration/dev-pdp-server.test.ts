@@ -17,28 +17,15 @@ import { type DevPdp, type DevPdpOptions, EscalationError, startDevPdp } from '.
 import { evidenceRecordHash } from '../../src/evidence/record.js';
 import { type EvidenceRecord, verifyEvidence } from '../../src/evidence/verify.js';
 import { actionHash } from '../../src/permit/hash.js';
+import { PHONE_REDACTION, REFUND_REVIEW } from '../support/policies.js';
 
 const POLICY = {
   agents: ['support-ai', 'ops-ai'],
   latches: [
-    {
-      id: 'refund-review',
-      stage: 'action',
-      tool: 'refund_payment',
-      when: { 'args.amount': { gt: 500 } },
-      verdict: 'ESCALATE',
-      reason: 'refunds over 500 need review',
-    },
+    REFUND_REVIEW,
     { id: 'bank', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no banking tools' },
     { id: 'audit-note', stage: 'action', tool: 'export_*', verdict: 'WARN', reason: 'exports are logged' },
-    {
-      id: 'phone-redaction',
-      stage: ['output', 'delivery'],
-      content: '\\b\\d{3}[-.]\\d{3}[-.]\\d{4}\\b',
-      verdict: 'WARN',
-      redact: '[phone]',
-      reason: 'phone numbers are redacted',
-    },
+    PHONE_REDACTION,
     { id: 'tone', stage: 'output', content: 'guarantee', verdict: 'WARN', reason: 'no guarantees' },
     { id: 'injection', stage: 'input', content: 'ignore previous instructions', verdict: 'BLOCK', reason: 'injection' },
     { id: 'wire-review', stage: 'delivery', content: 'wire transfer', verdict: 'ESCALATE', reason: 'review' },
