@@ -5,16 +5,12 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { exportJWK, generateKeyPair, type JSONWebKeySet, SignJWT } from 'jose';
-import { startDevPdp } from '../../src/dev-pdp/index.js';
+import { type Fault, startDevPdp } from '../../src/dev-pdp/index.js';
 import { actionHash, normalizeToolName } from '../../src/index.js';
 import { REFUND_REVIEW } from '../support/policies.js';
 
-export type Fault =
-  | { kind: 'hang' }
-  | { kind: 'reset' }
-  | { kind: 'status'; status: number }
-  | { kind: 'garbage' }
-  | { kind: 'slow'; bytesPerSecond?: number };
+/** The dev PDP's faults; the scripted fake implements the same ones. */
+export type { Fault };
 
 export interface Target {
   url: string;
