@@ -113,8 +113,6 @@ export interface ResolvedOptions {
   onDecision: ((event: DecisionEvent) => void) | undefined;
 }
 
-const HMAC_OR_NONE = /^(none|HS\d+)$/i;
-
 function fail(what: string): never {
   throw new TypeError(`agent-pep: invalid option ${what}`);
 }
@@ -131,44 +129,6 @@ function positiveInt(v: unknown, name: string, dflt: number, allowZero = false):
     fail(`${name}: expected ${allowZero ? 'a non-negative' : 'a positive'} integer`);
   }
   return v;
-}
-
-/** Validates a session id (also used for per-call and `withSession` sessions). @internal */
-export function validateSession(v: unknown, name = 'session'): string {
-  return nonEmptyString(v, name);
-}
-
-/** Validates `permits` options. @internal */
-export function validatePermitsOptions(p: unknown, name = 'permits'): PermitsOptions {
-  if (typeof p !== 'object' || p === null) fail(`${name}: expected { keys, issuer } or false`);
-  const o = p as Record<string, unknown>;
-  const keys = o.keys;
-  if (typeof keys === 'string' || keys instanceof URL) {
-    let u: URL;
-    try {
-      u = new URL(String(keys));
-    } catch {
-      fail(`${name}.keys: not a valid URL`);
-    }
-    if (u.protocol !== 'https:' && u.protocol !== 'http:') fail(`${name}.keys: URL must be http(s)`);
-  } else if (typeof keys !== 'object' || keys === null) {
-    fail(`${name}.keys: expected a JWKS URL, a JWKS object, or a key`);
-  }
-  nonEmptyString(o.issuer, `${name}.issuer`);
-  if (o.algorithms !== undefined) {
-    if (!Array.isArray(o.algorithms) || o.algorithms.length === 0)
-      fail(`${name}.algorithms: expected a non-empty array`);
-    for (const a of o.algorithms) {
-      if (typeof a !== 'string' || HMAC_OR_NONE.test(a)) fail(`${name}.algorithms: 'none' and HMAC are never allowed`);
-    }
-  }
-  if (o.clockToleranceSec !== undefined) {
-    const c = o.clockToleranceSec;
-    if (typeof c !== 'number' || !Number.isFinite(c) || c < 0 || c > 300) {
-      fail(`${name}.clockToleranceSec: expected seconds between 0 and 300`);
-    }
-  }
-  return o as unknown as PermitsOptions;
 }
 
 /**
@@ -225,7 +185,11 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
   const maxResponseBytes = positiveInt(options.maxResponseBytes, 'maxResponseBytes', DEFAULTS.maxResponseBytes);
   let permits: PermitsOptions | false | undefined;
   if (options.permits === false || options.permits === undefined) permits = options.permits;
-  else permits = validatePermitsOptions(options.permits);
+  else if (typeof options.permits !== 'object' || options.permits === null)
+    fail('permits: expected { keys, issuer } or false');
+  // keys, issuer, algorithms and clockToleranceSec are validated by the permit checker, which
+  // createPep builds at once (src/permit/verify.ts): one set of rules, one place.
+  else permits = options.permits;
   if (options.simulated !== undefined && typeof options.simulated !== 'boolean') fail('simulated: expected a boolean');
   const d = options.dispatcher;
   if (d !== undefined && (typeof d !== 'object' || d === null || typeof (d as Dispatcher).request !== 'function')) {
