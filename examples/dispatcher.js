@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { createPep, PolicyBlockedError, PolicyEscalatedError } from 'agent-pep';
 import { startDevPdp } from 'agent-pep/dev-pdp';
 
-const policy = JSON.parse(await readFile(new URL('./policy.json', import.meta.url), 'utf8'));
+const policy = JSON.parse(await readFile(new URL('../demo/policy.json', import.meta.url), 'utf8'));
 const pdp = await startDevPdp({ policy });
 const pep = createPep({
   pdpUrl: pdp.url,

@@ -1,8 +1,8 @@
 /**
- * The demo (examples/demo.js, core in examples/demo/replay.js): a deterministic sample of the corpus
+ * The demo (demo/main.js, core in demo/replay.js): a deterministic sample of the corpus
  * replayed through the dev PDP, the tool service and the public API, then the fail-closed checks.
  * The core imports 'agent-pep' by name; here that name is mapped to the sources. The CLI tests spawn
- * `node examples/demo.js`, which needs the build (`npm test` builds first).
+ * `node demo/main.js`, which needs the build (`npm test` builds first).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadCorpus } from '../../examples/demo/corpus.js';
-import { type DemoResult, runDemo } from '../../examples/demo/replay.js';
+import { loadCorpus } from '../../demo/corpus.js';
+import { type DemoResult, runDemo } from '../../demo/replay.js';
 
 vi.mock('agent-pep', () => import('../../src/index.js'));
 vi.mock('agent-pep/dev-pdp', () => import('../../src/dev-pdp/index.js'));
@@ -67,7 +67,7 @@ describe('demo core on a sample of the corpus', () => {
   let groups: Set<string>;
 
   beforeAll(async () => {
-    const corpus = await loadCorpus(join(ROOT, 'examples/agent-traffic.jsonl'));
+    const corpus = await loadCorpus(join(ROOT, 'demo/agent-traffic.jsonl'));
     groups = new Set(corpus.cases.map((c) => `${c.stage}/${c.label}`));
     result = await runDemo({ sample: 40 });
   });
@@ -126,7 +126,7 @@ describe('demo core on a sample of the corpus', () => {
   });
 
   it('refuses a corpus it cannot read', async () => {
-    await expect(runDemo({ corpusPath: join(ROOT, 'examples/no-such-corpus.jsonl') })).rejects.toMatchObject({
+    await expect(runDemo({ corpusPath: join(ROOT, 'demo/no-such-corpus.jsonl') })).rejects.toMatchObject({
       code: 'corpus_invalid',
     });
   });
@@ -161,7 +161,7 @@ describe('demo CLI', () => {
     return new Promise((resolve) => {
       execFile(
         process.execPath,
-        [join(ROOT, 'examples/demo.js'), ...args],
+        [join(ROOT, 'demo/main.js'), ...args],
         { timeout: 20_000 },
         (error, stdout, stderr) => {
           resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });

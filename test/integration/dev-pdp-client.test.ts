@@ -8,7 +8,7 @@ describe('createPep against the dev PDP', () => {
   let pdp: DevPdp;
   beforeAll(async () => {
     pdp = await startDevPdp({
-      policy: readFileSync(new URL('../../examples/policy.json', import.meta.url), 'utf8'),
+      policy: readFileSync(new URL('../../demo/policy.json', import.meta.url), 'utf8'),
       apiKey: 'client-key',
       audience: 'payments-service',
     });

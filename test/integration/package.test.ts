@@ -57,7 +57,7 @@ describe('the agent-pep bin', () => {
     const { readFileSync } = await import('node:fs');
     const pkg = JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { bin: Record<string, string> };
     const bin = `${root}/${pkg.bin['agent-pep']}`;
-    const child = spawn(bin, ['dev-pdp', '--policy', 'examples/policy.json', '--host', '127.0.0.1', '--port', '0'], {
+    const child = spawn(bin, ['dev-pdp', '--policy', 'demo/policy.json', '--host', '127.0.0.1', '--port', '0'], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -18,7 +18,7 @@ const paths = (policy: unknown) => issuesOf(policy).map((i) => i.path);
 
 describe('policy validation', () => {
   test('the example policy compiles', () => {
-    const policy = compilePolicy(readFileSync(new URL('../../examples/policy.json', import.meta.url), 'utf8'));
+    const policy = compilePolicy(readFileSync(new URL('../../demo/policy.json', import.meta.url), 'utf8'));
     expect(policy.agents.size).toBeGreaterThan(0);
     expect(policy.latches.length).toBeGreaterThan(0);
   });

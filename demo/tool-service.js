@@ -11,7 +11,7 @@
  */
 import { createServer } from 'node:http';
 import { createMemoryReplayStore, createPermitVerifier, normalizeToolName, PermitVerificationError } from 'agent-pep';
-import { permitOf, readJsonObject, refusalStatus, send } from '../permit-http.js';
+import { permitOf, readJsonObject, refusalStatus, send } from '../examples/permit-http.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
 

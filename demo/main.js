@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * agent-pep demo: guards real agent traffic offline. Starts the dev PDP (examples/policy.json) and a
- * side-effecting tool service on 127.0.0.1, replays examples/agent-traffic.jsonl through the five
+ * side-effecting tool service on 127.0.0.1, replays demo/agent-traffic.jsonl through the five
  * stages, then shows fail-closed behaviour on the same traffic.
  *
  *   npm run demo                      table, summary and fail-closed checks
@@ -12,15 +12,15 @@
  * Exit code: 0 when every fail-closed check held, 1 when one failed, 2 for bad usage or corpus.
  * Policy misses (an attack let through, a benign case stopped) do not change the exit code.
  */
-import { CorpusError } from './demo/corpus.js';
-import { runDemo } from './demo/replay.js';
-import { summaryText, tableHeader, tableRow } from './demo/report.js';
+import { CorpusError } from './corpus.js';
+import { runDemo } from './replay.js';
+import { summaryText, tableHeader, tableRow } from './report.js';
 
-const USAGE = `usage: node examples/demo.js [--json] [--quiet] [--corpus FILE]
+const USAGE = `usage: node demo/main.js [--json] [--quiet] [--corpus FILE]
 
   --json          write { cases, summary, failClosed } as JSON to stdout (nothing else)
   --quiet         print the summary only
-  --corpus FILE   replay FILE (JSON Lines, the format of examples/agent-traffic.jsonl)
+  --corpus FILE   replay FILE (JSON Lines, the format of demo/agent-traffic.jsonl)
   --help          show this help`;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The demo's core: start the dev PDP with examples/policy.json and the tool service, replay every
+ * The demo's core: start the dev PDP with demo/policy.json and the tool service, replay every
  * corpus case through its stage with the public API only (text through `pep.guardText`, actions
  * through a dispatcher of `pep.guardTool`-wrapped tools), then run the fail-closed checks and verify
  * the PDP's evidence chain. Returns the JSON result the CLI prints with `--json`.
@@ -14,8 +14,8 @@ import { runFailClosedChecks } from './failclosed.js';
 import { startToolService } from './tool-service.js';
 
 /** The default corpus and policy, next to this folder. */
-export const DEFAULT_CORPUS = new URL('../agent-traffic.jsonl', import.meta.url);
-export const DEFAULT_POLICY = new URL('../policy.json', import.meta.url);
+export const DEFAULT_CORPUS = new URL('./agent-traffic.jsonl', import.meta.url);
+export const DEFAULT_POLICY = new URL('./policy.json', import.meta.url);
 /** The agent the demo speaks for (listed in the policy's `agents`). */
 export const AGENT_ID = 'support-ai';
 /** The `aud` of the permits: the tool service. */
@@ -51,8 +51,8 @@ const FALLBACK_CALL = { tool: 'get_order_details', args: { order_id: '#W0000000'
 
 /**
  * @typedef {object} DemoOptions
- * @property {string | URL} [corpusPath] - JSON Lines corpus; default examples/agent-traffic.jsonl
- * @property {string | URL} [policyPath] - dev PDP policy; default examples/policy.json
+ * @property {string | URL} [corpusPath] - JSON Lines corpus; default demo/agent-traffic.jsonl
+ * @property {string | URL} [policyPath] - dev PDP policy; default demo/policy.json
  * @property {number} [sample] - replay a deterministic sample of this many cases spanning every stage/label
  * @property {number} [failClosedTimeoutMs] - deadline of the fault-check client, in milliseconds; default 500
  * @property {(done: number, total: number, row: CaseRow) => void} [onCase] - after each case
