@@ -2,19 +2,19 @@
  * The agent side of the payments-service example: a tool dispatcher whose tools run only through
  * `pep.guardTool`, presenting the permit to the service, which verifies it before it acts.
  *
- *   npm run build && node examples/payments-service/agent.js
+ *   npm run example:payments
  *
  * Starts a local reference PDP (agent-pep/dev-pdp) and the payments service on free ports, then
  * plays a few tool calls a model might make, and a few attacks on the service that bypass the PEP.
  * Exits with status 1 if any outcome is not the expected one.
+ * @module
  */
-import { readFile } from 'node:fs/promises';
-import { createPep, normalizeToolName, PolicyBlockedError, PolicyEscalatedError } from 'agent-pep';
+import { createPep, type GuardedTool, normalizeToolName, PolicyBlockedError, PolicyEscalatedError } from 'agent-pep';
 import { startDevPdp } from 'agent-pep/dev-pdp';
+import policy from './policy.json' with { type: 'json' };
 import { startPaymentsService } from './server.js';
 
 const AUDIENCE = 'payments-service';
-const policy = JSON.parse(await readFile(new URL('./policy.json', import.meta.url), 'utf8'));
 
 const pdp = await startDevPdp({ policy, audience: AUDIENCE });
 const service = await startPaymentsService({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: AUDIENCE });
@@ -26,22 +26,27 @@ const pep = createPep({
 });
 
 /** Calls the service with the permit the PEP verified; the service verifies it again and consumes it. */
-async function callService(path, args, permitId, signal) {
+async function callService(
+  path: string,
+  args: Record<string, unknown>,
+  permitId: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Record<string, unknown>> {
   const res = await fetch(`${service.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Permit ${permitId}` },
     body: JSON.stringify(args),
-    signal,
+    signal: signal ?? null,
   });
-  const body = await res.json();
+  const body = (await res.json()) as Record<string, unknown>;
   if (!res.ok) throw new Error(`payments-service refused (${res.status} ${body.error})`);
   return body;
 }
 
-let lastPermit; // kept only so that the demo can attempt a replay below
+let lastPermit: string | undefined; // kept only so that the demo can attempt a replay below
 
 /** The agent's tools, by normalized name. Nothing runs without an ALLOW/WARN and a valid permit. */
-const tools = {
+const tools: Record<string, GuardedTool<Record<string, unknown>>> = {
   refund_payment: pep.guardTool('refund_payment', async (args, { permitId, signal }) => {
     lastPermit = permitId;
     return callService('/refund', args, permitId, signal);
@@ -52,10 +57,11 @@ const tools = {
 };
 
 /** What the model sees for a tool call: the result, or the policy's refusal as text. */
-async function dispatch(name, args) {
-  let tool;
+async function dispatch(name: string, args: Record<string, unknown>): Promise<string> {
+  let tool: GuardedTool<Record<string, unknown>> | undefined;
   try {
-    tool = tools[normalizeToolName(name)];
+    const normalized = normalizeToolName(name);
+    tool = Object.hasOwn(tools, normalized) ? tools[normalized] : undefined;
   } catch {
     tool = undefined;
   }
@@ -68,17 +74,21 @@ async function dispatch(name, args) {
   }
 }
 
-const outcomes = [];
-function expectThat(what, ok, detail) {
+const outcomes: boolean[] = [];
+function expectThat(what: string, ok: boolean, detail?: string): void {
   outcomes.push(ok);
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}${detail ? `\n       ${detail}` : ''}`);
 }
 
-async function raw(path, args, authorization) {
-  const headers = { 'content-type': 'application/json' };
+async function raw(
+  path: string,
+  args: Record<string, unknown>,
+  authorization?: string,
+): Promise<{ status: number; error: unknown }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (authorization) headers.authorization = authorization;
   const res = await fetch(`${service.url}${path}`, { method: 'POST', headers, body: JSON.stringify(args) });
-  return { status: res.status, error: (await res.json()).error };
+  return { status: res.status, error: ((await res.json()) as { error?: unknown }).error };
 }
 
 try {

@@ -1,16 +1,14 @@
 /**
- * Rendering the demo for people: the per-case table, the summary and the fail-closed checks.
- * Content is shown sanitized: one line, control characters removed, truncated.
+ * Rendering the demo for people: the summary, the per-case lines (`--verbose`), the progress line
+ * and the fail-closed checks. Content is shown sanitized: one line, control characters removed,
+ * truncated.
  * @module
  */
+import type { Stage } from 'agent-pep';
+import type { CaseRow, DemoResult } from './replay.js';
 
-/**
- * One line, printable, at most `max` characters.
- * @param {string} text
- * @param {number} [max]
- * @returns {string}
- */
-export function excerpt(text, max = 40) {
+/** One line, printable, at most `max` characters. */
+export function excerpt(text: string, max = 40): string {
   const line = text
     .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]+/gu, ' ')
     .replace(/\s+/gu, ' ')
@@ -19,22 +17,14 @@ export function excerpt(text, max = 40) {
   return chars.length <= max ? line : `${chars.slice(0, max - 3).join('')}...`;
 }
 
-/**
- * @param {string} text
- * @param {number} width
- */
-const pad = (text, width) => {
+const pad = (text: string, width: number): string => {
   const chars = [...text];
   if (chars.length < width) return text + ' '.repeat(width - chars.length);
   return `${chars.slice(0, width - 2).join('')}~ `;
 };
 
-/**
- * What happened to the case, in words.
- * @param {import('./replay.js').CaseRow} row
- * @returns {string}
- */
-function outcome(row) {
+/** What happened to the case, in words. */
+function outcome(row: CaseRow): string {
   if (row.stage === 'action') return row.executed ? 'ran' : 'not run';
   if (row.verdict === 'BLOCK') return 'stopped';
   if (row.verdict === 'ESCALATE') return 'held';
@@ -44,10 +34,8 @@ function outcome(row) {
 /**
  * A policy miss, when there is one: an attack that got through, a benign case stopped, or sensitive
  * text passed unchanged.
- * @param {import('./replay.js').CaseRow} row
- * @returns {string}
  */
-function miss(row) {
+function miss(row: CaseRow): string {
   const stopped = row.verdict === 'BLOCK' || row.verdict === 'ESCALATE';
   if (row.label === 'attack' && !stopped) return '<- attack missed';
   if (row.label === 'benign' && stopped) return row.verdict === 'BLOCK' ? '<- benign stopped' : '<- benign held';
@@ -55,7 +43,7 @@ function miss(row) {
   return '';
 }
 
-const COLUMNS = /** @type {const} */ ([
+const COLUMNS: readonly (readonly [string, number])[] = [
   ['id', 16],
   ['stage', 15],
   ['label', 10],
@@ -63,41 +51,37 @@ const COLUMNS = /** @type {const} */ ([
   ['verdict', 9],
   ['deciding latch', 32],
   ['result', 9],
-]);
+];
 
-/** The table's header lines. */
-export function tableHeader() {
+/** The per-case table's header lines. */
+export function tableHeader(): string {
   const head = COLUMNS.map(([name, width]) => pad(name, width)).join('');
   return [head, '-'.repeat(head.length + 16)].join('\n');
 }
 
-/**
- * One table line.
- * @param {import('./replay.js').CaseRow} row
- * @returns {string}
- */
-export function tableRow(row) {
+/** One per-case line. */
+export function tableRow(row: CaseRow): string {
   const what = row.stage === 'action' ? (row.tool ?? '') : `"${excerpt(row.content ?? '', 38)}"`;
   const latch = row.code ?? row.decidingLatch ?? '-';
   const cells = [row.id, row.stage, row.label, what, row.verdict, latch, outcome(row)];
   return `${cells.map((cell, i) => pad(String(cell), COLUMNS[i]?.[1] ?? 10)).join('')}${miss(row)}`.trimEnd();
 }
 
-/**
- * @param {number} n
- * @param {number} total
- */
-const frac = (n, total) => (total === 0 ? '-' : `${n}/${total}`);
+/** The progress line while replaying: `[done/total] stage id`. */
+export function progressText(done: number, total: number, row: Pick<CaseRow, 'stage' | 'id'>): string {
+  return `[${done}/${total}] ${row.stage} ${excerpt(row.id, 40)}`;
+}
+
+const frac = (n: number, total: number): string => (total === 0 ? '-' : `${n}/${total}`);
 
 /**
- * The summary: counts, the label x stage confusion table, permits, evidence and fail-closed checks.
- * @param {import('./replay.js').DemoResult} result
- * @returns {string}
+ * The summary: counts by stage and verdict, the label x stage table, permits and evidence, the
+ * policy misses (see `--verbose`).
  */
-export function summaryText(result) {
-  const { summary, failClosed } = result;
-  const stages = Object.keys(summary.byStage);
-  const out = [];
+export function summaryText(result: DemoResult): string {
+  const { summary } = result;
+  const stages = Object.keys(summary.byStage) as Stage[];
+  const out: string[] = [];
   out.push(
     `Replayed ${summary.total} cases in ${(summary.replayMs / 1000).toFixed(1)} s` +
       (summary.malformed ? ` (${summary.malformed} malformed lines skipped)` : '') +
@@ -121,13 +105,14 @@ export function summaryText(result) {
     `  ${pad('stage', 16)}${pad('attacks stopped', 18)}${pad('benign passed', 16)}${pad('sensitive redacted+blocked', 28)}`,
   );
   const { attack, benign, sensitive } = summary.byLabel;
+  const n = (counts: Record<string, number> | undefined, key: string): number => counts?.[key] ?? 0;
   for (const s of stages) {
     const a = attack.byStage[s];
     const b = benign.byStage[s];
     const x = sensitive.byStage[s];
     if (!a && !b && !x) continue;
     out.push(
-      `  ${pad(s, 16)}${pad(a ? frac(a.stopped, a.total) : '-', 18)}${pad(b ? frac(b.passed, b.total) : '-', 16)}${pad(x ? frac(x.redacted + x.blocked, x.total) : '-', 28)}`,
+      `  ${pad(s, 16)}${pad(a ? frac(n(a, 'stopped'), a.total) : '-', 18)}${pad(b ? frac(n(b, 'passed'), b.total) : '-', 16)}${pad(x ? frac(n(x, 'redacted') + n(x, 'blocked'), x.total) : '-', 28)}`,
     );
   }
   out.push(
@@ -135,7 +120,7 @@ export function summaryText(result) {
     '',
   );
   const refused = Object.entries(summary.permits.refused)
-    .map(([code, n]) => `${code} ${n}`)
+    .map(([code, count]) => `${code} ${count}`)
     .join(', ');
   out.push(
     `Permits: ${summary.permits.issued} issued by the PDP, ${summary.permits.verified} verified and used by the tool service` +
@@ -143,9 +128,16 @@ export function summaryText(result) {
     summary.evidence.verified
       ? `Evidence: ${summary.evidence.records} records, hash chain and signatures verified`
       : `Evidence: NOT VERIFIED at record ${summary.evidence.firstBad} (${summary.evidence.reason})`,
-    '',
-    'Fail-closed checks',
+    `Policy misses: ${attack.missed} attacks not stopped, ${benign.stopped} benign cases stopped or held, ` +
+      `${sensitive.passed} sensitive texts passed unchanged (--verbose shows every case).`,
   );
+  return out.join('\n');
+}
+
+/** The fail-closed checks, one line each, and the verdict line that ends the output. */
+export function failClosedText(result: DemoResult): string {
+  const { failClosed } = result;
+  const out = ['Fail-closed checks'];
   for (const c of failClosed) out.push(`  ${c.passed ? 'pass' : 'FAIL'}  ${pad(c.check, 30)}${c.detail}`);
   const failed = failClosed.filter((c) => !c.passed).length;
   out.push(

@@ -1,70 +1,81 @@
 /**
- * Reading the agent-traffic corpus (examples/agent-traffic.jsonl, see examples/CORPUS.md): one JSON
- * object a line. Malformed lines are reported and skipped, never fatal; a file that cannot be read,
- * or that holds no usable case, is a {@link CorpusError}.
+ * Reading the agent-traffic corpus (demo/agent-traffic.jsonl, see demo/CORPUS.md): one JSON object a
+ * line. Malformed lines are reported and skipped, never fatal; a file that cannot be read, or that
+ * holds no usable case, is a {@link CorpusError}.
  * @module
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import type { Stage } from 'agent-pep';
 
 /** The five stages, in the order a turn crosses them. */
-export const STAGES = Object.freeze(['input', 'context_egress', 'output', 'delivery', 'action']);
+export const STAGES: readonly Stage[] = Object.freeze(['input', 'context_egress', 'output', 'delivery', 'action']);
+
+/** What a case is: traffic that should pass, an attack that should be stopped, or text to redact. */
+export type Label = 'benign' | 'attack' | 'sensitive';
+
 /** The corpus labels. */
-export const LABELS = Object.freeze(['benign', 'attack', 'sensitive']);
+export const LABELS: readonly Label[] = Object.freeze(['benign', 'attack', 'sensitive']);
 
-/**
- * @typedef {object} CorpusCase
- * @property {string} id - `<source>-<nnnn>`
- * @property {'input'|'context_egress'|'output'|'delivery'|'action'} stage
- * @property {'benign'|'attack'|'sensitive'} label
- * @property {string} [tool] - action: the tool called; context_egress: the tool that produced the result
- * @property {Record<string, unknown>} [args] - action only: the call's JSON arguments
- * @property {string} [content] - text stages only: the text crossing the stage
- * @property {string} [note] - why the case has its label
- */
+/** One corpus line. */
+export interface CorpusCase {
+  /** `<source>-<nnnn>` */
+  id: string;
+  stage: Stage;
+  label: Label;
+  /** action: the tool called; context_egress: the tool that produced the result. */
+  tool?: string;
+  /** action only: the call's JSON arguments. */
+  args?: Record<string, unknown>;
+  /** text stages only: the text crossing the stage. */
+  content?: string;
+  /** Why the case has its label. */
+  note?: string;
+}
 
-/**
- * @typedef {object} MalformedLine
- * @property {number} line - 1-based line number
- * @property {string} reason - what is wrong (never quotes the line)
- */
+/** A line that was skipped. */
+export interface MalformedLine {
+  /** 1-based line number. */
+  line: number;
+  /** What is wrong (never quotes the line). */
+  reason: string;
+}
+
+/** A parsed corpus: the usable cases in file order, and the lines skipped. */
+export interface Corpus {
+  cases: CorpusCase[];
+  malformed: MalformedLine[];
+}
 
 /** The corpus file cannot be used at all (missing, unreadable, not UTF-8, no valid case). */
 export class CorpusError extends Error {
-  /**
-   * @param {string} message
-   * @param {ErrorOptions} [options]
-   */
-  constructor(message, options) {
+  /** Stable code. */
+  readonly code = 'corpus_invalid';
+
+  constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'CorpusError';
-    /** Stable code. */
-    this.code = 'corpus_invalid';
   }
 }
 
-/**
- * @param {unknown} value
- * @returns {value is Record<string, unknown>}
- */
-function isPlainObject(value) {
+function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
+  const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
 
+const isOneOf = <T extends string>(list: readonly T[], value: unknown): value is T =>
+  typeof value === 'string' && (list as readonly string[]).includes(value);
+
 /**
  * Checks one parsed line.
- * @param {unknown} value
- * @returns {string | undefined} the reason it is malformed, or undefined when it is a usable case
+ * @returns the reason it is malformed, or undefined when it is a usable case
  */
-export function caseProblem(value) {
+export function caseProblem(value: unknown): string | undefined {
   if (!isPlainObject(value)) return 'not a JSON object';
   if (typeof value.id !== 'string' || value.id.trim() === '') return 'id must be a non-empty string';
-  if (typeof value.stage !== 'string' || !STAGES.includes(value.stage))
-    return `stage must be one of ${STAGES.join(', ')}`;
-  if (typeof value.label !== 'string' || !LABELS.includes(value.label))
-    return `label must be one of ${LABELS.join(', ')}`;
+  if (!isOneOf(STAGES, value.stage)) return `stage must be one of ${STAGES.join(', ')}`;
+  if (!isOneOf(LABELS, value.label)) return `label must be one of ${LABELS.join(', ')}`;
   if (value.stage === 'action') {
     if (typeof value.tool !== 'string' || value.tool.trim() === '') return 'an action case needs a tool name';
     if (!isPlainObject(value.args)) return 'an action case needs args, a JSON object';
@@ -74,22 +85,15 @@ export function caseProblem(value) {
   return undefined;
 }
 
-/**
- * Parses corpus text.
- * @param {string} text - JSON Lines
- * @returns {{ cases: CorpusCase[], malformed: MalformedLine[] }}
- */
-export function parseCorpus(text) {
-  /** @type {CorpusCase[]} */
-  const cases = [];
-  /** @type {MalformedLine[]} */
-  const malformed = [];
-  const seen = new Set();
-  const lines = text.split(/\r?\n/);
-  lines.forEach((raw, index) => {
+/** Parses corpus text (JSON Lines). */
+export function parseCorpus(text: string): Corpus {
+  const cases: CorpusCase[] = [];
+  const malformed: MalformedLine[] = [];
+  const seen = new Set<string>();
+  text.split(/\r?\n/).forEach((raw, index) => {
     if (raw.trim() === '') return;
     const line = index + 1;
-    let value;
+    let value: unknown;
     try {
       value = JSON.parse(raw);
     } catch {
@@ -101,7 +105,7 @@ export function parseCorpus(text) {
       malformed.push({ line, reason: problem });
       return;
     }
-    const c = /** @type {CorpusCase} */ (value);
+    const c = value as CorpusCase;
     if (seen.has(c.id)) {
       malformed.push({ line, reason: 'duplicate id' });
       return;
@@ -114,19 +118,17 @@ export function parseCorpus(text) {
 
 /**
  * Reads and parses a corpus file.
- * @param {string | URL} path
- * @returns {Promise<{ cases: CorpusCase[], malformed: MalformedLine[] }>}
- * @throws {CorpusError} when the file cannot be read, is not UTF-8, or holds no usable case
+ * @throws CorpusError when the file cannot be read, is not UTF-8, or holds no usable case
  */
-export async function loadCorpus(path) {
-  let bytes;
+export async function loadCorpus(path: string | URL): Promise<Corpus> {
+  let bytes: Buffer;
   try {
     bytes = await readFile(path);
   } catch (cause) {
-    const code = /** @type {{ code?: string }} */ (cause).code ?? 'error';
+    const code = (cause as { code?: string }).code ?? 'error';
     throw new CorpusError(`cannot read the corpus file ${String(path)} (${code})`, { cause });
   }
-  let text;
+  let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (cause) {
@@ -145,25 +147,21 @@ export async function loadCorpus(path) {
  * A deterministic sample that spans every stage/label group present: groups are visited in turn,
  * each in the order of the SHA-256 of the case ids, until `size` cases are taken. The result keeps
  * the corpus order.
- * @param {CorpusCase[]} cases
- * @param {number} size
- * @returns {CorpusCase[]}
  */
-export function sampleCases(cases, size) {
+export function sampleCases(cases: readonly CorpusCase[], size: number): CorpusCase[] {
   if (!(size > 0) || size >= cases.length) return [...cases];
-  /** @type {Map<string, CorpusCase[]>} */
-  const groups = new Map();
+  const groups = new Map<string, CorpusCase[]>();
   for (const c of cases) {
     const key = `${c.stage}/${c.label}`;
     const group = groups.get(key) ?? [];
     group.push(c);
     groups.set(key, group);
   }
-  const hash = (/** @type {string} */ id) => createHash('sha256').update(id).digest('hex');
+  const hash = (id: string) => createHash('sha256').update(id).digest('hex');
   const queues = [...groups.keys()]
     .sort()
     .map((key) => [...(groups.get(key) ?? [])].sort((a, b) => (hash(a.id) < hash(b.id) ? -1 : 1)));
-  const picked = new Set();
+  const picked = new Set<CorpusCase>();
   while (picked.size < size) {
     for (const queue of queues) {
       const next = queue.shift();

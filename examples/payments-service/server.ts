@@ -1,5 +1,5 @@
 /**
- * A side-effecting service that refuses to act without a one-time permit (CONTRACT.md section 4).
+ * A side-effecting service that refuses to act without a one-time permit.
  *
  *   POST /refund            runs tool `refund_payment` with the JSON body as args
  *   POST /tools/:name       runs tool `:name` (any spelling; normalized): refund_payment, cancel_order
@@ -16,19 +16,31 @@
  *        it refuses rather than act unchecked
  *   400 / 404 / 405 / 413 / 415 for requests that are not a tool call at all (no permit is consumed)
  *
- * Run standalone: PDP_URL=http://127.0.0.1:8787 node examples/payments-service/server.js
+ * Run standalone: npm run build:examples && PDP_URL=http://127.0.0.1:8787 node build/examples/payments-service/server.js
  * (keys from `${PDP_URL}/.well-known/jwks.json`, issuer PDP_URL, audience `payments-service`).
+ * @module
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { createPermitVerifier, normalizeToolName, PermitVerificationError } from 'agent-pep';
-import { permitOf, readJsonObject, refusalStatus, send } from '../permit-http.js';
+import {
+  createPermitVerifier,
+  normalizeToolName,
+  type PermitClaims,
+  type PermitKeySource,
+  PermitVerificationError,
+  type ReplayStore,
+} from 'agent-pep';
+import { permitOf, readJsonObject, refusalStatus, send } from './permit-http.js';
 
 const MAX_BODY_BYTES = 16 * 1024;
 
+/** What an effect answers: its result, or why the args do not fit. */
+type EffectResult = Record<string, unknown> & { error?: string };
+
 /** The effects this service can perform, by normalized tool name. Each validates its own args. */
-const TOOLS = {
+const TOOLS: Record<string, (args: Record<string, unknown>) => EffectResult> = {
   refund_payment(args) {
     if (typeof args.orderId !== 'string' || args.orderId.length === 0)
       return { error: 'invalid_args', field: 'orderId' };
@@ -47,40 +59,58 @@ const TOOLS = {
   },
 };
 
-/**
- * Starts the payments service.
- * @param {object} options
- * @param {number} [options.port] - TCP port; 0 (default) picks a free one
- * @param {string} [options.host] - interface, default '127.0.0.1'
- * @param {string | URL | object} options.keys - the PDP's JWKS URL, a JWKS object or a public key
- * @param {string} options.issuer - the PDP's issuer (`iss`)
- * @param {string} [options.audience] - this service's name, the permits' `aud`; default 'payments-service'
- * @param {import('agent-pep').ReplayStore} [options.replayStore] - share one (e.g. Redis) between replicas
- * @returns {Promise<{ url: string, port: number, ledger: object[], close(): Promise<void> }>}
- */
-export async function startPaymentsService({
-  port = 0,
-  host = '127.0.0.1',
-  keys,
-  issuer,
-  audience = 'payments-service',
-  replayStore,
-}) {
-  const verifier = createPermitVerifier({ keys, issuer, audience, ...(replayStore ? { replayStore } : {}) });
+/** One effect the service performed. */
+export interface LedgerEntry {
+  tool: string;
+  args: Record<string, unknown>;
+  result: Record<string, unknown>;
+  permitJti: string;
+  decisionId: string | undefined;
+  agent: string;
+}
+
+/** Options of {@link startPaymentsService}. */
+export interface PaymentsServiceOptions {
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+  /** Interface to listen on. @defaultValue '127.0.0.1' */
+  host?: string;
+  /** The PDP's JWKS URL, a JWKS object or a public key. */
+  keys: PermitKeySource;
+  /** The PDP's issuer (`iss`). */
+  issuer: string;
+  /** This service's name, the permits' `aud`. @defaultValue 'payments-service' */
+  audience?: string;
+  /** Where used permits are remembered; share one (e.g. Redis) between replicas. @defaultValue a memory store */
+  replayStore?: ReplayStore;
+}
+
+/** A running payments service. */
+export interface PaymentsService {
+  url: string;
+  port: number;
   /** Every effect performed, in order. */
-  const ledger = [];
+  ledger: LedgerEntry[];
+  close(): Promise<void>;
+}
+
+/** Starts the payments service: no valid permit, no effect. */
+export async function startPaymentsService(options: PaymentsServiceOptions): Promise<PaymentsService> {
+  const { port = 0, host = '127.0.0.1', keys, issuer, audience = 'payments-service', replayStore } = options;
+  const verifier = createPermitVerifier({ keys, issuer, audience, ...(replayStore ? { replayStore } : {}) });
+  const ledger: LedgerEntry[] = [];
 
   const server = createServer(async (req, res) => {
     try {
       const { pathname } = new URL(req.url ?? '/', 'http://localhost');
       if (req.method === 'GET' && pathname === '/ledger') return send(res, 200, { ledger });
-      let toolName;
+      let toolName: string;
       if (pathname === '/refund') toolName = 'refund_payment';
       else if (pathname.startsWith('/tools/')) toolName = decodeURIComponent(pathname.slice('/tools/'.length));
       else return send(res, 404, { error: 'not_found' });
       if (req.method !== 'POST') return send(res, 405, { error: 'method_not_allowed' }, { allow: 'POST' });
 
-      let tool;
+      let tool: string;
       try {
         tool = normalizeToolName(toolName);
       } catch {
@@ -92,13 +122,13 @@ export async function startPaymentsService({
         return send(res, 415, { error: 'expected_json' });
       }
       const body = await readJsonObject(req, MAX_BODY_BYTES);
-      if (body.error) return send(res, body.status, { error: body.error });
+      if (!('args' in body)) return send(res, body.status, { error: body.error });
 
       // No permit, no effect. The verifier checks signature, alg, typ, iss, aud, time, lifetime, tool,
       // act_hash, and only then consumes the jti: a refused permit is never burnt.
-      let claims;
+      let claims: PermitClaims;
       try {
-        claims = await verifier.verify(permitOf(req), { tool, args: body.args });
+        claims = await verifier.verify(permitOf(req) ?? '', { tool, args: body.args });
       } catch (e) {
         if (e instanceof PermitVerificationError) {
           const status = refusalStatus(e.code);
@@ -125,24 +155,23 @@ export async function startPaymentsService({
     }
   });
 
-  await new Promise((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => resolve(undefined));
+    server.listen(port, host, () => resolve());
   });
-  const address = server.address();
-  const bound = typeof address === 'object' && address !== null ? address.port : port;
+  const bound = (server.address() as AddressInfo).port;
   return {
     url: `http://${host}:${bound}`,
     port: bound,
     ledger,
     close() {
       server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
+      return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
 
-// `node examples/payments-service/server.js`: serve until interrupted.
+// `node build/examples/payments-service/server.js`: serve until interrupted.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const pdpUrl = (process.env.PDP_URL ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
   const service = await startPaymentsService({

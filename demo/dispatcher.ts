@@ -4,48 +4,63 @@
  * side-effecting service, which verifies it again and uses it up.
  * @module
  */
-import { normalizeToolName, PolicyBlockedError, PolicyEscalatedError } from 'agent-pep';
-import { callToolService } from './tool-service.js';
+import {
+  type GuardedTool,
+  normalizeToolName,
+  type Pep,
+  PolicyBlockedError,
+  type PolicyDecision,
+  PolicyEscalatedError,
+} from 'agent-pep';
+import { callToolService, type ServiceAnswer } from './tool-service.js';
 
 /** The service refused the call (its `code` is the PermitVerificationError code it answered). */
 export class ToolServiceError extends Error {
-  /**
-   * @param {string} code
-   * @param {number} status
-   * @param {import('agent-pep').PolicyDecision} decision - the (permitting) decision the call had
-   */
-  constructor(code, status, decision) {
+  override readonly name = 'ToolServiceError';
+
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    /** The (permitting) decision the call had. */
+    readonly decision: PolicyDecision,
+  ) {
     super(`the tool service refused the call (${code})`);
-    this.name = 'ToolServiceError';
-    this.code = code;
-    this.status = status;
-    this.decision = decision;
   }
 }
 
-/**
- * @typedef {object} DispatchOutcome
- * @property {boolean} executed - the service performed the call
- * @property {import('agent-pep').PolicyDecision} decision - the decision the call got
- * @property {string} toolMessage - what the model would see
- * @property {string} [refusedBy] - set when the service refused (a PermitVerificationError code)
- */
+/** What one dispatched call came to. */
+export interface DispatchOutcome {
+  /** The service performed the call. */
+  executed: boolean;
+  /** The decision the call got. */
+  decision: PolicyDecision;
+  /** What the model would see. */
+  toolMessage: string;
+  /** Set when the service refused (a PermitVerificationError code). */
+  refusedBy?: string;
+}
+
+/** How a tool reaches the service. */
+export type ServiceCall = (
+  tool: string,
+  args: Record<string, unknown>,
+  permitId: string | undefined,
+) => Promise<ServiceAnswer>;
+
+/** A dispatcher of guarded tools. */
+export interface Dispatcher {
+  dispatch(name: string, args: Record<string, unknown>): Promise<DispatchOutcome>;
+}
 
 /**
- * Creates a dispatcher over a PEP client and the tool service.
- * @param {import('agent-pep').Pep} pep - configured with `permits`
- * @param {string} serviceUrl - the tool service's base URL
- * @param {(tool: string, args: Record<string, unknown>, permitId: string | undefined) => Promise<{ ok: boolean, status: number, error?: string }>} [call]
- *   how a tool reaches the service; the default posts the args with the permit unchanged
- * @returns {{ dispatch(name: string, args: Record<string, unknown>): Promise<DispatchOutcome> }}
+ * Creates a dispatcher over a PEP client (configured with `permits`) and the tool service.
+ * @param call - how a tool reaches the service; the default posts the args with the permit unchanged
  */
-export function createDispatcher(pep, serviceUrl, call) {
-  const reach = call ?? ((tool, args, permitId) => callToolService(serviceUrl, tool, args, permitId));
-  /** @type {Map<string, import('agent-pep').GuardedTool<{ decision: import('agent-pep').PolicyDecision }>>} */
-  const tools = new Map();
+export function createDispatcher(pep: Pep, serviceUrl: string, call?: ServiceCall): Dispatcher {
+  const reach: ServiceCall = call ?? ((tool, args, permitId) => callToolService(serviceUrl, tool, args, permitId));
+  const tools = new Map<string, GuardedTool<{ decision: PolicyDecision }>>();
 
-  /** @param {string} name */
-  function toolFor(name) {
+  function toolFor(name: string): GuardedTool<{ decision: PolicyDecision }> {
     let tool = tools.get(name);
     if (!tool) {
       tool = pep.guardTool(name, async (args, { permitId, decision }) => {
@@ -65,7 +80,7 @@ export function createDispatcher(pep, serviceUrl, call) {
       } catch {
         // guardTool refuses such a name; the PEP answers it with a synthesized BLOCK (invalid_request).
         const decision = await pep.authorizeAction(name, args);
-        return { executed: false, decision, toolMessage: `ERROR: Tool '${name}' denied by policy: invalid tool name` };
+        return { executed: false, decision, toolMessage: new PolicyBlockedError(decision, name).toolMessage };
       }
       try {
         const { decision } = await toolFor(name)(args);

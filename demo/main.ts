@@ -1,0 +1,186 @@
+/**
+ * agent-pep demo: guards real agent traffic offline. Starts the dev PDP (demo/policy.json) and a
+ * side-effecting tool service on 127.0.0.1, replays demo/agent-traffic.jsonl through the five
+ * stages, then shows fail-closed behaviour on the same traffic.
+ *
+ *   npm run demo                          summary, then the fail-closed checks
+ *   npm run demo -- --verbose             also one line per case
+ *   npm run demo -- --policy FILE         replay with another policy
+ *   npm run demo --silent -- --json       the result as JSON on stdout
+ *
+ * Exit code: 0 when every fail-closed check held, 1 when one failed, 2 for bad usage, corpus or policy.
+ * Policy misses (an attack let through, a benign case stopped) do not change the exit code.
+ * @module
+ */
+import { pathToFileURL } from 'node:url';
+import { CorpusError } from './corpus.js';
+import { type CaseRow, PolicyFileError, runDemo } from './replay.js';
+import { failClosedText, progressText, summaryText, tableHeader, tableRow } from './report.js';
+
+export const USAGE = `usage: npm run demo -- [--verbose | --quiet | --json] [--policy FILE] [--corpus FILE]
+
+  --verbose       also print one line per case (after the summary)
+  --quiet         print the summary and the fail-closed checks only (no progress line)
+  --json          write { cases, summary, failClosed } as JSON to stdout, nothing else
+  --policy FILE   replay with this dev PDP policy (it must list the agent "support-ai");
+                  default demo/policy.json
+  --corpus FILE   replay FILE (JSON Lines, the format of demo/agent-traffic.jsonl, see demo/CORPUS.md)
+  --sample N      replay a deterministic sample of N cases that spans every stage and label
+  --progress      show the progress line on stderr even when it is not a terminal
+  --no-progress   never show it (default: shown when stderr is a terminal, without --json or --quiet)
+  --help          show this help`;
+
+/** The parsed command line. */
+export interface DemoArgs {
+  json: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  /** true/false when forced by a flag, undefined to decide by the terminal. */
+  progress: boolean | undefined;
+  help: boolean;
+  corpus?: string;
+  policy?: string;
+  sample?: number;
+}
+
+/** Parses the command line, or says what is wrong with it (one line). */
+export function parseArgs(argv: readonly string[]): DemoArgs | { error: string } {
+  const opts: DemoArgs = { json: false, quiet: false, verbose: false, progress: undefined, help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
+    const value = (): string | undefined => inline ?? argv[++i];
+    switch (flag) {
+      case '--json':
+        opts.json = true;
+        break;
+      case '--quiet':
+        opts.quiet = true;
+        break;
+      case '--verbose':
+      case '-v':
+        opts.verbose = true;
+        break;
+      case '--progress':
+        opts.progress = true;
+        break;
+      case '--no-progress':
+        opts.progress = false;
+        break;
+      case '--help':
+      case '-h':
+        opts.help = true;
+        break;
+      case '--corpus':
+      case '--policy': {
+        const file = value();
+        if (!file) return { error: `${flag} needs a file` };
+        if (flag === '--corpus') opts.corpus = file;
+        else opts.policy = file;
+        break;
+      }
+      case '--sample': {
+        const n = Number(value());
+        if (!Number.isInteger(n) || n < 1) return { error: '--sample needs a whole number of cases, at least 1' };
+        opts.sample = n;
+        break;
+      }
+      default:
+        return { error: `unknown argument: ${arg}` };
+    }
+  }
+  return opts;
+}
+
+/** Where the demo writes: stdout for results, stderr for progress and problems. */
+export interface DemoIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+}
+
+/** A progress reporter on stderr: rewritten in place on a terminal, a line every tenth otherwise. */
+function progressReporter(stderr: DemoIo['stderr']) {
+  const tty = stderr.isTTY === true;
+  let lastTenth = -1;
+  return {
+    onCase(done: number, total: number, row: CaseRow): void {
+      if (tty) {
+        stderr.write(`\r\x1b[K${progressText(done, total, row)}`);
+        return;
+      }
+      const tenth = Math.floor((done * 10) / total);
+      if (tenth !== lastTenth) {
+        lastTenth = tenth;
+        stderr.write(`${progressText(done, total, row)}\n`);
+      }
+    },
+    onReplayed(): void {
+      stderr.write(tty ? '\r\x1b[Kfail-closed checks...' : 'fail-closed checks...\n');
+    },
+    clear(): void {
+      if (tty) stderr.write('\r\x1b[K');
+    },
+  };
+}
+
+/**
+ * Runs the demo command line.
+ * @returns the exit code: 0 every fail-closed check held, 1 one failed, 2 bad usage, corpus or policy
+ */
+export async function runCli(argv: readonly string[], io: DemoIo): Promise<number> {
+  const opts = parseArgs(argv);
+  if ('error' in opts) {
+    io.stderr.write(`demo: ${opts.error} (see --help)\n`);
+    return 2;
+  }
+  if (opts.help) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const showProgress = opts.progress ?? (io.stderr.isTTY === true && !opts.json && !opts.quiet);
+  const progress = showProgress ? progressReporter(io.stderr) : undefined;
+  const rows: CaseRow[] = [];
+  let result: Awaited<ReturnType<typeof runDemo>>;
+  try {
+    result = await runDemo({
+      ...(opts.corpus !== undefined ? { corpusPath: opts.corpus } : {}),
+      ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
+      ...(opts.sample !== undefined ? { sample: opts.sample } : {}),
+      onMalformed: (line, reason) => io.stderr.write(`corpus line ${line} skipped: ${reason}\n`),
+      onCase: (done, total, row) => {
+        if (opts.verbose && !opts.quiet && !opts.json) rows.push(row);
+        progress?.onCase(done, total, row);
+      },
+      onReplayed: () => progress?.onReplayed(),
+    });
+  } catch (error) {
+    progress?.clear();
+    if (error instanceof CorpusError || error instanceof PolicyFileError) {
+      io.stderr.write(`demo: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  progress?.clear();
+  if (opts.json) {
+    io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } else {
+    io.stdout.write(`${summaryText(result)}\n\n`);
+    if (rows.length > 0) io.stdout.write(`${tableHeader()}\n${rows.map(tableRow).join('\n')}\n\n`);
+    io.stdout.write(`${failClosedText(result)}\n`);
+  }
+  return result.failClosed.every((c) => c.passed) ? 0 : 1;
+}
+
+// `node build/demo/main.js` (what `npm run demo` runs).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

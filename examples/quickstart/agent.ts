@@ -1,0 +1,34 @@
+/**
+ * Quick start: guard one tool against a PDP. Start the local reference PDP first, in another terminal:
+ *
+ *   npx agent-pep dev-pdp --policy examples/quickstart/policy.json
+ *   npm run example:quickstart                  (or PDP_URL=http://127.0.0.1:PORT node build/examples/quickstart/agent.js)
+ *
+ * The refund of 129 runs; the refund of 900 is held for review, and the tool body never runs.
+ * @module
+ */
+// #region quickstart
+import { createPep, PolicyBlockedError, PolicyEscalatedError } from 'agent-pep';
+
+const pdpUrl = process.env.PDP_URL ?? 'http://127.0.0.1:8787';
+const pep = createPep({
+  pdpUrl,
+  agentId: 'support-ai',
+  session: 'sess_quickstart',
+  permits: { keys: `${pdpUrl}/.well-known/jwks.json`, issuer: pdpUrl },
+});
+
+// The tool body runs only after the PDP allowed this exact call and its permit verified.
+const refund = pep.guardTool('refund_payment', async (args) => ({ refunded: args.amount }));
+
+for (const amount of [129, 900]) {
+  try {
+    console.log(await refund({ orderId: 'ord_1842', amount }));
+  } catch (err) {
+    // A BLOCK, an outage or a hold for review: show the model this text instead of a result.
+    if (err instanceof PolicyBlockedError || err instanceof PolicyEscalatedError) console.log(err.toolMessage);
+    else throw err;
+  }
+}
+await pep.close();
+// #endregion quickstart
