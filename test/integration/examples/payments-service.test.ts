@@ -1,14 +1,16 @@
 /**
- * examples/payments-service/server.js: no valid permit, no effect. The example imports 'agent-pep'
- * by name; here that name is mapped to the sources, so no build is needed.
+ * examples/payments-service: the server refuses every call without a valid permit (no effect), and
+ * the agent beside it runs to the end with every outcome as expected. The server is imported with
+ * 'agent-pep' mapped to the sources; the agent runs compiled, as `npm run example:payments` runs it.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type PaymentsService, startPaymentsService } from '../../examples/payments-service/server.js';
-import { createTestIssuer, type TestIssuer } from '../support/permits.js';
+import { type PaymentsService, startPaymentsService } from '../../../examples/payments-service/server.js';
+import { createTestIssuer, type TestIssuer } from '../../support/permits.js';
+import { built, runNode } from '../../support/processes.js';
 
-vi.mock('agent-pep', () => import('../../src/index.js'));
+vi.mock('agent-pep', () => import('../../../src/index.js'));
 
 const ARGS = { orderId: 'ord_1842', amount: 129 };
 
@@ -40,7 +42,7 @@ async function post(
 describe('payments-service example', () => {
   it("runs against the sources ('agent-pep' is mapped to src)", async () => {
     const byName = await import('agent-pep');
-    const src = await import('../../src/index.js');
+    const src = await import('../../../src/index.js');
     expect(byName.createPermitVerifier).toBe(src.createPermitVerifier);
   });
 
@@ -139,5 +141,14 @@ describe('payments-service example', () => {
       await noKeys.close();
       await noStore.close();
     }
+  });
+});
+
+describe('payments-service example agent', () => {
+  it('runs every call through guardTool and the service, and exits 0 with every outcome as expected', async () => {
+    const { code, stdout } = await runNode(built('examples/payments-service/agent.js'));
+    expect(stdout).not.toMatch(/^FAIL/m);
+    expect(stdout.match(/^ok {3}/gm)).toHaveLength(8);
+    expect(code).toBe(0);
   });
 });

@@ -1,0 +1,14 @@
+/** examples/dispatcher.ts, compiled (`npm run example:dispatcher`): runs alone and enforces. */
+import { expect, it } from 'vitest';
+import { built, runNode } from '../../support/processes.js';
+
+it('runs the allowed tool calls, refuses the blocked and held ones, and exits 0', async () => {
+  const { code, stdout } = await runNode(built('examples/dispatcher.js'));
+  expect(code).toBe(0);
+  const lines = stdout.split('\n');
+  expect(lines[0]).toContain('{"orderId":"ord_1842","status":"shipped"}');
+  expect(lines[1]).toContain('"refunded":129');
+  expect(lines[2]).toMatch(/-> ERROR: Tool 'refund_payment' /);
+  expect(lines[3]).toMatch(/-> ERROR: Tool 'bank_transfer_funds' denied by policy: no money transfers$/);
+  expect(stdout).toContain('side effects that ran: 1 (refund_payment)');
+});

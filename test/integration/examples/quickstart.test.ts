@@ -1,0 +1,32 @@
+/**
+ * The README's quick start, as a newcomer runs it: `npx agent-pep dev-pdp --policy
+ * examples/quickstart/policy.json` (the package's bin, a real process), then the compiled
+ * examples/quickstart/agent.ts against it.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { built, type RunningProcess, runNode, startDevPdpProcess } from '../../support/processes.js';
+
+let pdp: RunningProcess;
+beforeAll(async () => {
+  pdp = await startDevPdpProcess('examples/quickstart/policy.json');
+});
+afterAll(() => pdp?.stop());
+
+it('runs the refund of 129, holds the refund of 900 without running the tool, and exits 0', async () => {
+  const { code, stdout } = await runNode(built('examples/quickstart/agent.js'), [], { PDP_URL: pdp.url });
+  expect(code).toBe(0);
+  const [first, second] = stdout.trim().split('\n');
+  expect(first).toBe('{ refunded: 129 }');
+  expect(second).toMatch(/^ERROR: Tool 'refund_payment' .*refunds over 500 need review$/);
+});
+
+it('fails closed when no PDP answers: the tool body does not run', async () => {
+  const { code, stdout } = await runNode(built('examples/quickstart/agent.js'), [], {
+    PDP_URL: 'http://127.0.0.1:9',
+  });
+  expect(code).toBe(0);
+  const lines = stdout.trim().split('\n');
+  expect(lines).toHaveLength(2);
+  // The synthesized BLOCK names the failure (`pdp_unreachable`); neither refund ran.
+  for (const line of lines) expect(line).toMatch(/^ERROR: Tool 'refund_payment' .*unreachable/i);
+});
