@@ -12,7 +12,6 @@
 
 // #region service
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createPermitVerifier, PermitVerificationError } from 'agent-pep';
 
 const pdpUrl = process.env.PDP_URL ?? 'http://127.0.0.1:8787';
@@ -48,7 +47,7 @@ server.listen(Number(process.env.PORT ?? 8790), '127.0.0.1');
 // #endregion service
 
 server.once('listening', () => {
-  console.log(`payments service on http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  console.log(`payments service on http://127.0.0.1:${(server.address() as { port: number }).port}`);
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
