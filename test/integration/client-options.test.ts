@@ -163,7 +163,7 @@ describe('permits', () => {
     );
     pdp.handler = (req, res) => answer(res, { verdict: 'ESCALATE', reason: 'held', requestId: req.body.requestId });
     const err2 = await pep.guardText('output', 'x').catch((e: unknown) => e);
-    expect((err2 as PolicyBlockedError).toolMessage).toBe('ERROR: output blocked by policy: held');
+    expect((err2 as PolicyBlockedError).toolMessage).toBe('ERROR: output is held for human review: held');
     pdp.handler = saved;
   });
 
