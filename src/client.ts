@@ -207,10 +207,13 @@ function bindClient(shared: Shared, session: string): Pep {
         }
       }
     }
-    return decide(ctx, p, { ...shared.headers, 'x-request-id': requestId }, deadlineAt);
+    const outcome = await decide(ctx, p, { ...shared.headers, 'x-request-id': requestId }, deadlineAt);
+    outcome.args = p.sent.args;
+    return outcome;
   }
 
-  async function run(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<PolicyDecision> {
+  /** One observed decision, with the args that were sent (what a permit binds). */
+  async function runStep(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<Outcome> {
     const started = performance.now();
     let outcome: Outcome;
     try {
@@ -220,8 +223,12 @@ function bindClient(shared: Shared, session: string): Pep {
       outcome = { decision: synthesizeBlock(stage, randomUUID(), 'invalid_request', 'internal error', 0), attempts: 0 };
     }
     const tool = 'tool' in payload && typeof payload.tool === 'string' ? payload.tool : undefined;
-    return observe(opts.onDecision, outcome, started, tool);
+    observe(opts.onDecision, outcome, started, tool);
+    return outcome;
   }
+
+  const run = async (stage: Stage, payload: Payload, rawOpts: unknown): Promise<PolicyDecision> =>
+    (await runStep(stage, payload, rawOpts)).decision;
 
   const guards = makeGuards({
     agentId: opts.agentId,
@@ -235,7 +242,7 @@ function bindClient(shared: Shared, session: string): Pep {
       }
       return shared.checker;
     },
-    run,
+    run: runStep,
     observe: (outcome, started, tool) => observe(opts.onDecision, outcome, started, tool),
     after: chains.action.after,
   });

@@ -17,6 +17,8 @@ import { type AbortCause, AbortReason, type HttpTransport } from './transport/ht
 export interface Outcome {
   decision: PolicyDecision;
   attempts: number;
+  /** The args that were sent (action), after any interceptor's replacement: what the permit binds. */
+  args?: Record<string, unknown> | undefined;
 }
 
 /** What a fail-closed end of each abort cause is called (the one table of abort causes). */

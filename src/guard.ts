@@ -53,7 +53,8 @@ export interface GuardDeps {
   /** `undefined` when `permits` is not configured, `false` when explicitly off. */
   readonly permits: 'on' | 'off' | undefined;
   checker(): PermitChecker;
-  run(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<PolicyDecision>;
+  /** One observed decision, with the args that were sent after the interceptors. */
+  run(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<Outcome>;
   observe(outcome: Outcome, started: number, tool: string | undefined): PolicyDecision;
   readonly after: readonly CompiledInterceptor[];
 }
@@ -145,7 +146,7 @@ export function makeGuards(deps: GuardDeps): {
 
   async function checkText(stage: TextStage, content: string, opts: EgressCallOptions | unknown, tool?: string) {
     const started = performance.now();
-    const decision = await deps.run(stage, { content }, opts);
+    const { decision } = await deps.run(stage, { content }, opts);
     enforce(decision, started, tool);
     return decision.verdict === 'WARN' ? (decision.transformedContent as string) : content;
   }
@@ -185,14 +186,15 @@ export function makeGuards(deps: GuardDeps): {
         // One read of the args: a failed snapshot is answered invalid_request without a network call.
         const snapshot = takeSnapshot(args);
         const started = performance.now();
-        const decision = await deps.run('action', { tool: name, args }, callOpts, snapshot);
+        const { decision, args: sentArgs } = await deps.run('action', { tool: name, args }, callOpts, snapshot);
         // An interceptor's substitute: its result, without running the tool or asking the PDP (section 7).
         if (decision.substitute !== undefined && decision.interceptor !== undefined) {
           return decision.substitute.result as R;
         }
-        if (!snapshot.ok && decision.verdict !== 'ESCALATE') throw new PolicyBlockedError(decision, name);
         enforce(decision, started, name);
-        const effective = decision.transformedArgs ?? (snapshot as { args: Record<string, unknown> }).args;
+        // The args the permit binds: transformedArgs, else what was sent (the snapshot, or an interceptor's replacement).
+        const effective = decision.transformedArgs ?? sentArgs;
+        if (effective === undefined) throw new PolicyBlockedError(decision, name);
         const { signal, session } = readCall(callOpts, deps.session);
         if (verifier) {
           try {

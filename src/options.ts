@@ -190,6 +190,8 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'onDecision',
 ]);
 
+const KNOWN_PERMITS_OPTIONS: ReadonlySet<string> = new Set(['keys', 'issuer', 'algorithms', 'clockToleranceSec']);
+
 /**
  * Validates options and applies {@link DEFAULTS}. `permits` is checked further by the permit checker,
  * which `createPep` builds at once (one set of rules, in `src/permit/`).
@@ -229,7 +231,10 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
   if (options.permits === false || options.permits === undefined) permits = options.permits;
   else if (typeof options.permits !== 'object' || options.permits === null)
     fail('permits', 'expected { keys, issuer } or false');
-  else permits = options.permits;
+  else {
+    refuseUnknownKeys(SCOPE, options.permits, KNOWN_PERMITS_OPTIONS, 'permits');
+    permits = options.permits;
+  }
   const simulated = optionalBoolean(options.simulated, 'simulated', DEFAULTS.simulated);
   const d = options.dispatcher;
   if (d !== undefined && (typeof d !== 'object' || d === null || typeof (d as Dispatcher).dispatch !== 'function')) {
