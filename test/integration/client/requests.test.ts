@@ -10,9 +10,9 @@ import {
   type PepOptions,
   PolicyBlockedError,
   PolicyEscalatedError,
-} from '../../src/index.js';
-import { VERSION } from '../../src/version.js';
-import { allowEcho, answer, type FakePdp, startFakePdp } from '../support/fake-pdp.js';
+} from '../../../src/index.js';
+import { VERSION } from '../../../src/version.js';
+import { allowEcho, answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
 const clients: Pep[] = [];

@@ -5,8 +5,8 @@
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { actionHash, createPep, type Pep, type PolicyBlockedError, type PolicyDecision } from '../../src/index.js';
-import { answer, type FakePdp, startFakePdp } from '../support/fake-pdp.js';
+import { actionHash, createPep, type Pep, type PolicyBlockedError, type PolicyDecision } from '../../../src/index.js';
+import { answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
 const clients: Pep[] = [];
