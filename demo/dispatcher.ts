@@ -8,9 +8,9 @@ import {
   type GuardedTool,
   normalizeToolName,
   type Pep,
-  PolicyBlockedError,
   type PolicyDecision,
-  PolicyEscalatedError,
+  PolicyEnforcementError,
+  toolMessage,
 } from 'agent-pep';
 import { callToolService, type ServiceAnswer } from './tool-service.js';
 
@@ -80,13 +80,13 @@ export function createDispatcher(pep: Pep, serviceUrl: string, call?: ServiceCal
       } catch {
         // guardTool refuses such a name; the PEP answers it with a synthesized BLOCK (invalid_request).
         const decision = await pep.authorizeAction(name, args);
-        return { executed: false, decision, toolMessage: new PolicyBlockedError(decision, name).toolMessage };
+        return { executed: false, decision, toolMessage: toolMessage(decision, name) };
       }
       try {
         const { decision } = await toolFor(name)(args);
         return { executed: true, decision, toolMessage: `${name}: done` };
       } catch (error) {
-        if (error instanceof PolicyBlockedError || error instanceof PolicyEscalatedError) {
+        if (error instanceof PolicyEnforcementError) {
           return { executed: false, decision: error.decision, toolMessage: error.toolMessage };
         }
         if (error instanceof ToolServiceError) {

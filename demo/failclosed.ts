@@ -10,9 +10,8 @@ import {
   createPep,
   type FailClosedCode,
   type Pep,
-  PolicyBlockedError,
   type PolicyDecision,
-  PolicyEscalatedError,
+  PolicyEnforcementError,
   type TextStage,
 } from 'agent-pep';
 import type { DevPdp } from 'agent-pep/dev-pdp';
@@ -240,7 +239,7 @@ async function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
   try {
     return { ok: true, value: await promise };
   } catch (error) {
-    if (error instanceof PolicyBlockedError || error instanceof PolicyEscalatedError) {
+    if (error instanceof PolicyEnforcementError) {
       return { ok: false, decision: error.decision, error: error.decision.synthesized?.code ?? error.decision.verdict };
     }
     return { ok: false, decision: undefined, error: error instanceof Error ? error.name : 'error' };

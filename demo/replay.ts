@@ -11,9 +11,8 @@ import {
   createPep,
   type DecisionEvent,
   type Pep,
-  PolicyBlockedError,
   type PolicyDecision,
-  PolicyEscalatedError,
+  PolicyEnforcementError,
   type Stage,
   type TextStage,
   type Verdict,
@@ -183,7 +182,7 @@ async function replayCase(
     const decision = lastEvent()?.decision ?? { verdict: redacted ? 'WARN' : 'ALLOW', stage, requestId: '' };
     return { decision, executed: false, redacted };
   } catch (error) {
-    if (!(error instanceof PolicyBlockedError || error instanceof PolicyEscalatedError)) throw error;
+    if (!(error instanceof PolicyEnforcementError)) throw error;
     return { decision: error.decision, executed: false, redacted: false };
   }
 }

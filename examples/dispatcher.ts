@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { createPep, type GuardedTool, PolicyBlockedError, PolicyEscalatedError } from 'agent-pep';
+import { createPep, type GuardedTool, PolicyEnforcementError } from 'agent-pep';
 import { startDevPdp } from 'agent-pep/dev-pdp';
 
 const policy = {
@@ -55,7 +55,7 @@ async function dispatch(name: string, args: Record<string, unknown>): Promise<st
   try {
     return JSON.stringify(await tool(args));
   } catch (err) {
-    if (err instanceof PolicyBlockedError || err instanceof PolicyEscalatedError) return err.toolMessage;
+    if (err instanceof PolicyEnforcementError) return err.toolMessage;
     throw err;
   }
 }

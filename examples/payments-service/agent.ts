@@ -9,7 +9,7 @@
  * Exits with status 1 if any outcome is not the expected one.
  * @module
  */
-import { createPep, type GuardedTool, normalizeToolName, PolicyBlockedError, PolicyEscalatedError } from 'agent-pep';
+import { createPep, type GuardedTool, normalizeToolName, PolicyEnforcementError } from 'agent-pep';
 import { startDevPdp } from 'agent-pep/dev-pdp';
 import policy from './policy.json' with { type: 'json' };
 import { startPaymentsService } from './server.js';
@@ -69,7 +69,7 @@ async function dispatch(name: string, args: Record<string, unknown>): Promise<st
   try {
     return JSON.stringify(await tool(args));
   } catch (e) {
-    if (e instanceof PolicyBlockedError || e instanceof PolicyEscalatedError) return e.toolMessage;
+    if (e instanceof PolicyEnforcementError) return e.toolMessage;
     return `ERROR: ${e instanceof Error ? e.message : String(e)}`;
   }
 }

@@ -8,7 +8,7 @@
  * @module
  */
 // #region quickstart
-import { createPep, PolicyBlockedError, PolicyEscalatedError } from 'agent-pep';
+import { createPep, PolicyEnforcementError } from 'agent-pep';
 
 const pdpUrl = process.env.PDP_URL ?? 'http://127.0.0.1:8787';
 const pep = createPep({
@@ -26,7 +26,7 @@ for (const amount of [129, 900]) {
     console.log(await refund({ orderId: 'ord_1842', amount }));
   } catch (err) {
     // A BLOCK, an outage or a hold for review: show the model this text instead of a result.
-    if (err instanceof PolicyBlockedError || err instanceof PolicyEscalatedError) console.log(err.toolMessage);
+    if (err instanceof PolicyEnforcementError) console.log(err.toolMessage);
     else throw err;
   }
 }
