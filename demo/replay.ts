@@ -213,8 +213,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   try {
     service = await startToolService({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: SERVICE_AUDIENCE });
     let lastEvent: DecisionEvent | undefined;
-    // Interceptors (contract section 7) join the demo here, as `createPep({ ..., interceptors })`,
-    // once they land in the core; the replay below then shows their decisions like the PDP's.
+    // Interceptors (docs/interceptors.md) join the demo here, as `createPep({ ..., interceptors })`:
+    // the replay then counts their decisions like the PDP's (`decision.interceptor` names the one
+    // that decided; report.ts would show it in the "deciding latch" column).
     pep = createPep({
       pdpUrl: pdp.url,
       agentId: AGENT_ID,
