@@ -143,6 +143,35 @@ describe('links', () => {
   });
 });
 
+describe('docs/api.md', () => {
+  /** The names an entry file exports (its `export { ... }` lists and exported declarations). */
+  function exportedNames(file: string): string[] {
+    const source = read(file);
+    const names = new Set<string>();
+    for (const m of source.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
+      for (const item of (m[1] ?? '').split(',')) {
+        const name = item
+          .trim()
+          .replace(/^type\s+/, '')
+          .split(/\s+as\s+/)
+          .pop();
+        if (name) names.add(name);
+      }
+    }
+    for (const m of source.matchAll(/export\s+(?:async\s+)?(?:function|const|class|interface|type)\s+(\w+)/g)) {
+      names.add(m[1] ?? '');
+    }
+    return [...names];
+  }
+
+  it.each(['src/index.ts', 'src/replay/redis.ts', 'src/dev-pdp/index.ts'])('names every export of %s', (file) => {
+    const api = read('docs/api.md');
+    const names = exportedNames(file);
+    expect(names.length).toBeGreaterThan(3);
+    expect(names.filter((name) => !new RegExp(`\\b${name}\\b`).test(api))).toEqual([]);
+  });
+});
+
 describe('commands', () => {
   it('every `npm run <script>` the docs name exists in package.json', () => {
     const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
