@@ -26,9 +26,6 @@ export interface TransportOptions {
   connections?: number | undefined;
 }
 
-// Kept for the modules that imported these from here; their home is ./abort.ts.
-export { type AbortCause, AbortReason } from './abort.js';
-
 // A caller's dispatcher timing out on its own (ours sets no undici timeouts).
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 const CLOSED_CODES = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'ERR_INVALID_STATE']);

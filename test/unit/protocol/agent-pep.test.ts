@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptFailure } from '../../src/internal/failure.js';
-import { hasDuplicateMemberNames, isIJsonValue } from '../../src/internal/ijson.js';
-import { parseResponse } from '../../src/wire.js';
+import { AttemptFailure } from '../../../src/internal/failure.js';
+import { hasDuplicateMemberNames, isIJsonValue } from '../../../src/internal/ijson.js';
+import { parseResponse } from '../../../src/protocol/agent-pep.js';
 
 describe('hasDuplicateMemberNames (RFC 7493 section 2.3)', () => {
   it.each([
