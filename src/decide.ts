@@ -10,8 +10,11 @@ import { AttemptFailure } from './internal/failure.js';
 import { encodeRequest, parseResponse } from './protocol/agent-pep.js';
 import type { Prepared } from './request.js';
 import { withRetries } from './retry.js';
-import { Abort, type AbortLike } from './transport/abort.js';
-import { type AbortCause, AbortReason, type HttpTransport } from './transport/http.js';
+import { ABORT_CAUSES, Abort, type AbortCause, type AbortLike, AbortReason } from './transport/abort.js';
+import type { HttpTransport } from './transport/http.js';
+
+/** What a fail-closed end of each abort cause is called: the one table, kept in `transport/abort.ts`. */
+export { ABORT_CAUSES };
 
 /** A decision and the HTTP attempts it took. */
 export interface Outcome {
@@ -20,14 +23,6 @@ export interface Outcome {
   /** The args that were sent (action), after any interceptor's replacement: what the permit binds. */
   args?: Record<string, unknown> | undefined;
 }
-
-/** What a fail-closed end of each abort cause is called (the one table of abort causes). */
-export const ABORT_CAUSES: Readonly<Record<AbortCause, { code: FailClosedCode; message: string }>> = Object.freeze({
-  deadline: { code: 'pdp_timeout', message: 'PDP decision deadline passed' },
-  attempt_timeout: { code: 'pdp_timeout', message: 'PDP attempt timed out' },
-  caller: { code: 'aborted', message: 'aborted by the caller' },
-  closed: { code: 'pdp_unreachable', message: 'client closed' },
-});
 
 /** What one client shares between its decisions (and its `withSession` clients). */
 export interface DecisionContext {

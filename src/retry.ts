@@ -1,12 +1,97 @@
 /**
- * Retry policy (CONTRACT.md section 3): the only p-retry import. Retries only transient failures,
- * waits a jittered backoff or the PDP's `Retry-After` when longer, and never waits past the deadline.
+ * Retry rules (CONTRACT.md section 3, "Retries"): the only p-retry import. The transport reports what
+ * happened on the wire ({@link AttemptFailure} facts); this module alone decides what is retried, how
+ * long to wait (a jittered backoff, or the PDP's `Retry-After` when longer), and never waits past the
+ * deadline.
  * @internal
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import { AttemptFailure } from './internal/failure.js';
 import { DEFAULTS } from './options.js';
+
+/**
+ * HTTP statuses that are retried: 408 Request Timeout, 429 Too Many Requests, 502 Bad Gateway,
+ * 503 Service Unavailable, 504 Gateway Timeout. Every other status but 200 (a 3xx included) ends the
+ * decision at once as `pdp_status`.
+ */
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
+
+/**
+ * Error codes of a connection or read that failed before a whole response came: connect errors and
+ * resets, and the header/body timeouts of a caller's dispatcher. Anything else (a closed pool, a
+ * malformed response) is not retried.
+ */
+export const RETRYABLE_ERROR_CODES: ReadonlySet<string> = new Set([
+  // could not connect
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  // reset before a whole response
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  // a caller's dispatcher timing out one attempt
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+/**
+ * Whether a failed attempt may be retried: a retryable status ({@link RETRYABLE_STATUSES}), a connect
+ * error or reset ({@link RETRYABLE_ERROR_CODES}), or a per-attempt timeout (`attemptTimeoutMs`).
+ * A failed check of a whole response (`invalid_response`, `ambiguous_decision`), the deadline, the
+ * caller's abort and `close()` are never retried.
+ * @param error anything an attempt threw
+ * @returns true only for an {@link AttemptFailure} whose facts say it was transient
+ */
+export function isRetryable(error: unknown): boolean {
+  if (!(error instanceof AttemptFailure)) return false;
+  if (error.status !== undefined) return RETRYABLE_STATUSES.has(error.status);
+  if (error.abortCause !== undefined) return error.abortCause === 'attempt_timeout';
+  return error.errorCode !== undefined && RETRYABLE_ERROR_CODES.has(error.errorCode);
+}
+
+const DELTA_SECONDS = /^\d+$/;
+// An HTTP-date starts with its day's name (IMF-fixdate `Sun, `, RFC 850 `Sunday, `, asctime `Sun `);
+// anything else (e.g. "-1", which Date.parse reads as a year) is ignored.
+const HTTP_DATE_START = /^[A-Za-z]{3,9},? /;
+
+/**
+ * Parses `Retry-After` (RFC 9110 section 10.2.3): delta-seconds or an HTTP-date.
+ * @param value the header as received (a repeated header, an array, is ignored)
+ * @param now the current time in epoch milliseconds
+ * @returns milliseconds from `now` (0 for a date in the past), or undefined when absent or unreadable
+ */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const v = value.trim();
+  if (DELTA_SECONDS.test(v)) return Number(v) * 1000;
+  if (!HTTP_DATE_START.test(v)) return undefined;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+/**
+ * The wait before retry `n` (1-based): uniformly jittered in [0, base x 2^(n-1)) ms ("full jitter"),
+ * or the PDP's `Retry-After` when that is longer.
+ * @param n the retry's number, from 1
+ * @param retryAfterMs the PDP's `Retry-After` in milliseconds, if it sent one
+ * @param baseMs the backoff base in milliseconds (100 by default)
+ * @param random a source of randomness in [0, 1)
+ * @returns milliseconds to wait
+ */
+export function backoffMs(n: number, retryAfterMs: number | undefined, baseMs: number, random: () => number): number {
+  const jittered = Math.floor(random() * baseMs * 2 ** (n - 1));
+  return retryAfterMs !== undefined && retryAfterMs > jittered ? retryAfterMs : jittered;
+}
 
 /** Retry settings of one decision. */
 export interface RetryPlan {
@@ -23,15 +108,8 @@ export interface RetryPlan {
   baseMs?: number;
   /** Source of randomness in [0, 1), for tests. @defaultValue Math.random */
   random?: () => number;
-}
-
-/**
- * The wait before retry `n` (1-based): uniformly jittered in [0, base x 2^(n-1)] ms ("full jitter"),
- * or the PDP's `Retry-After` when that is longer.
- */
-export function backoffMs(n: number, retryAfterMs: number | undefined, baseMs: number, random: () => number): number {
-  const jittered = Math.floor(random() * baseMs * 2 ** (n - 1));
-  return retryAfterMs !== undefined && retryAfterMs > jittered ? retryAfterMs : jittered;
+  /** Current epoch milliseconds, for reading an HTTP-date `Retry-After`, for tests. @defaultValue Date.now */
+  now?: () => number;
 }
 
 function signalOf(plan: RetryPlan): AbortSignal {
@@ -39,23 +117,31 @@ function signalOf(plan: RetryPlan): AbortSignal {
 }
 
 /**
- * Runs `attempt` until it succeeds, fails with a non-retryable {@link AttemptFailure}, runs out of
+ * Runs `attempt` until it succeeds, fails with an error that is not {@link isRetryable}, runs out of
  * retries, or the next wait would end past the deadline (then the last failure is thrown at once).
- * @throws AttemptFailure the last attempt's failure
+ * @param attempt one attempt; `n` counts from 1
+ * @param plan retries, deadline, signal and (for tests) randomness
+ * @returns the first successful attempt's value
+ * @throws AttemptFailure the last attempt's failure (or whatever a non-retryable attempt threw)
  */
 export async function withRetries<T>(attempt: (n: number) => Promise<T>, plan: RetryPlan): Promise<T> {
   const base = plan.baseMs ?? DEFAULTS.backoffBaseMs;
   const random = plan.random ?? Math.random;
+  const now = plan.now ?? Date.now;
+  // Waits before retry `n`, or throws `error` when that wait would end past the deadline.
+  const wait = async (n: number, error: AttemptFailure): Promise<void> => {
+    const ms = backoffMs(n, parseRetryAfter(error.retryAfter, now()), base, random);
+    if (performance.now() + ms >= plan.deadlineAt) throw error;
+    if (ms > 0) await sleep(ms, undefined, { signal: signalOf(plan) });
+  };
   if (plan.retries === 0) return attempt(1);
   // The first attempt runs outside p-retry: most decisions succeed at once, and p-retry's per-call
   // setup (options copy and checks, two more async frames) is then pure overhead on the hot path.
   try {
     return await attempt(1);
   } catch (error) {
-    if (!(error instanceof AttemptFailure) || !error.retryable) throw error;
-    const wait = backoffMs(1, error.retryAfterMs, base, random);
-    if (performance.now() + wait >= plan.deadlineAt) throw error;
-    if (wait > 0) await sleep(wait, undefined, { signal: signalOf(plan) });
+    if (!isRetryable(error)) throw error;
+    await wait(1, error as AttemptFailure);
   }
   return pRetry((n) => attempt(n + 1), {
     retries: plan.retries - 1,
@@ -66,11 +152,9 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, plan: R
     randomize: false,
     signal: signalOf(plan),
     onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
-      if (!(error instanceof AttemptFailure) || !error.retryable || retriesLeft === 0) return;
-      const wait = backoffMs(attemptNumber + 1, error.retryAfterMs, base, random);
-      if (performance.now() + wait >= plan.deadlineAt) throw error;
-      if (wait > 0) await sleep(wait, undefined, { signal: signalOf(plan) });
+      if (!isRetryable(error) || retriesLeft === 0) return;
+      await wait(attemptNumber + 1, error as AttemptFailure);
     },
-    shouldRetry: ({ error }) => error instanceof AttemptFailure && error.retryable,
+    shouldRetry: ({ error }) => isRetryable(error),
   });
 }

@@ -1,21 +1,51 @@
 /**
- * The one error type an HTTP attempt fails with, carrying its fail-closed code. Not public.
+ * The one error type an HTTP attempt or a check fails with: its fail-closed code, and the facts of
+ * what happened on the wire. Whether it is retried is decided in `retry.ts`, from those facts. Not public.
  * @internal
  */
 import type { FailClosedCode } from '../decision.js';
+import type { AbortCause } from '../transport/abort.js';
+
+/** What the transport saw when an attempt failed; `retry.ts` decides from these alone. */
+export interface AttemptFacts {
+  /** The status of a final response that was not 200. */
+  status?: number | undefined;
+  /** That response's `Retry-After` header, as sent (one header line; a repeated header is ignored). */
+  retryAfter?: string | undefined;
+  /** The system or undici error code of a connection or read that failed (`ECONNRESET`, `UND_ERR_SOCKET`). */
+  errorCode?: string | undefined;
+  /** Why the attempt was aborted, when it was. */
+  abortCause?: AbortCause | undefined;
+}
 
 /** A failed attempt or check, classified. Its message never contains content, args or secrets. */
 export class AttemptFailure extends Error {
   override readonly name = 'AttemptFailure';
+  /** The status of a final response that was not 200. */
+  readonly status: number | undefined;
+  /** That response's `Retry-After` header, as sent. */
+  readonly retryAfter: string | undefined;
+  /** The system or undici error code, when a connection or read failed. */
+  readonly errorCode: string | undefined;
+  /** Why the attempt was aborted, when it was. */
+  readonly abortCause: AbortCause | undefined;
+
+  /**
+   * @param code the fail-closed code of the synthesized BLOCK this failure gives
+   * @param message a short text naming no content, args or secret
+   * @param facts what happened on the wire (none for a body or decision that fails a check)
+   * @param options `cause`: the underlying error
+   */
   constructor(
     readonly code: FailClosedCode,
     message: string,
-    readonly retryable = false,
-    readonly status?: number,
-    /** A `Retry-After` the PDP sent, in milliseconds from now. */
-    readonly retryAfterMs?: number,
+    facts: AttemptFacts = {},
     options?: { cause?: unknown },
   ) {
     super(message, options);
+    this.status = facts.status;
+    this.retryAfter = facts.retryAfter;
+    this.errorCode = facts.errorCode;
+    this.abortCause = facts.abortCause;
   }
 }

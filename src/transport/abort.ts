@@ -1,7 +1,47 @@
 /**
- * A one-shot abort handle for one decision (the transport and the retry loop read it). Not public.
+ * Aborting one decision: why it was aborted ({@link AbortCause}), the one table that maps each cause
+ * to its fail-closed code and message ({@link ABORT_CAUSES}), and a one-shot abort handle that the
+ * transport and the retry loop read. Not public.
  * @internal
  */
+import type { FailClosedCode } from '../decision.js';
+
+/**
+ * Why an in-flight attempt or a decision was aborted:
+ * - `deadline`: the decision's `timeoutMs` passed;
+ * - `attempt_timeout`: one attempt's `attemptTimeoutMs` passed (retried while the deadline allows);
+ * - `caller`: the caller's `signal` aborted;
+ * - `closed`: `pep.close()` was called.
+ */
+export type AbortCause = 'deadline' | 'attempt_timeout' | 'caller' | 'closed';
+
+/**
+ * The one table from an {@link AbortCause} to the code and message of the synthesized BLOCK it gives
+ * (CONTRACT.md section 3, rule 1). Messages name no content, args or secret.
+ */
+export const ABORT_CAUSES: Readonly<Record<AbortCause, { readonly code: FailClosedCode; readonly message: string }>> =
+  Object.freeze({
+    deadline: Object.freeze({ code: 'pdp_timeout', message: 'PDP decision deadline passed' }),
+    attempt_timeout: Object.freeze({ code: 'pdp_timeout', message: 'PDP attempt timed out' }),
+    caller: Object.freeze({ code: 'aborted', message: 'aborted by the caller' }),
+    closed: Object.freeze({ code: 'pdp_unreachable', message: 'client closed' }),
+  });
+
+/** The reason an {@link Abort} (or a signal) is aborted with: it carries the {@link AbortCause}. */
+export class AbortReason extends Error {
+  override readonly name = 'AbortReason';
+  /**
+   * @param cause_ why the attempt or decision was aborted
+   */
+  constructor(readonly cause_: AbortCause) {
+    super(`aborted: ${cause_}`);
+  }
+}
+
+/** The {@link AbortCause} an abort `reason` carries; anything else is the caller's. */
+export function abortCauseOf(reason: unknown): AbortCause {
+  return reason instanceof AbortReason ? reason.cause_ : 'caller';
+}
 
 /** The part of `AbortSignal` that the transport and the retry loop read. An `AbortSignal` is one. */
 export interface AbortLike {

@@ -1,11 +1,15 @@
 /**
- * The HTTP transport: the only undici import. One pool per client with keep-alive, no redirects,
- * a byte cap on the body, and every body consumed or destroyed so no socket leaks.
+ * The HTTP transport: the only undici import. One pool per client with keep-alive; one request on the
+ * wire per attempt and never a redirect followed, whatever the dispatcher; status and header checks
+ * before the body is read; a byte cap on the body; every body consumed or the connection dropped, so
+ * no socket leaks. It reports what happened ({@link AttemptFailure} and its facts); `retry.ts` decides
+ * what is retried.
  * @internal
  */
 import { type Dispatcher, Pool } from 'undici';
 import { AttemptFailure } from '../internal/failure.js';
-import type { AbortLike } from './abort.js';
+import { ABORT_CAUSES, type AbortLike, abortCauseOf } from './abort.js';
+import { checkContentType, checkNoContentCoding } from './headers.js';
 
 /** A whole, status-200, size-checked response. */
 export interface HttpResponse {
@@ -22,113 +26,51 @@ export interface TransportOptions {
   connections?: number | undefined;
 }
 
-/** Why an in-flight attempt was aborted; read when undici reports the abort. */
-export type AbortCause = 'deadline' | 'attempt_timeout' | 'caller' | 'closed';
+// A caller's dispatcher timing out on its own (ours sets no undici timeouts).
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const CLOSED_CODES = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'ERR_INVALID_STATE']);
 
-/** Signal reason carrying an {@link AbortCause}. */
-export class AbortReason extends Error {
-  override readonly name = 'AbortReason';
-  constructor(readonly cause_: AbortCause) {
-    super(`aborted: ${cause_}`);
-  }
-}
-
-const RETRYABLE_STATUS = new Set([408, 429, 502, 503, 504]);
-
-const UNREACHABLE_RETRYABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'ETIMEDOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
-]);
-const TIMEOUT_RETRYABLE = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const CLOSED = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'ERR_INVALID_STATE']);
-
-/** Parses `Retry-After` (delta-seconds or an HTTP-date, RFC 9110 section 10.2.3) into milliseconds. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  // An HTTP-date names its day and month; anything else (e.g. "-1", which Date.parse reads as a year) is ignored.
-  if (!/^[A-Za-z]{3},? /.test(v)) return undefined;
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
-}
-
-/** Classifies anything undici (or a signal) threw into an {@link AttemptFailure}. */
+/**
+ * Classifies anything undici (or a signal) threw into an {@link AttemptFailure}: its fail-closed code,
+ * and the facts (abort cause, error code) that `retry.ts` decides from.
+ * @param err what undici reported, or the abort reason
+ * @param signal the attempt's signal: when it is aborted, its reason names the cause
+ */
 export function classifyError(err: unknown, signal: Pick<AbortLike, 'aborted' | 'reason'>): AttemptFailure {
   if (err instanceof AttemptFailure) return err;
   if (signal.aborted) {
-    const reason = signal.reason instanceof AbortReason ? signal.reason.cause_ : 'caller';
-    switch (reason) {
-      case 'attempt_timeout':
-        return new AttemptFailure('pdp_timeout', 'PDP attempt timed out', true, undefined, undefined, { cause: err });
-      case 'deadline':
-        return new AttemptFailure('pdp_timeout', 'PDP decision deadline passed', false, undefined, undefined, {
-          cause: err,
-        });
-      case 'closed':
-        return new AttemptFailure('pdp_unreachable', 'client closed', false, undefined, undefined, { cause: err });
-      default:
-        return new AttemptFailure('aborted', 'aborted by the caller', false, undefined, undefined, { cause: err });
-    }
+    const abortCause = abortCauseOf(signal.reason);
+    const { code, message } = ABORT_CAUSES[abortCause];
+    return new AttemptFailure(code, message, { abortCause }, { cause: err });
   }
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') {
-    if (UNREACHABLE_RETRYABLE.has(code)) {
-      return new AttemptFailure('pdp_unreachable', `PDP unreachable (${code})`, true, undefined, undefined, {
-        cause: err,
-      });
-    }
-    if (TIMEOUT_RETRYABLE.has(code)) {
-      return new AttemptFailure('pdp_timeout', `PDP timed out (${code})`, true, undefined, undefined, { cause: err });
-    }
-    if (CLOSED.has(code)) {
-      return new AttemptFailure('pdp_unreachable', 'connection pool closed', false, undefined, undefined, {
-        cause: err,
-      });
-    }
-    if (code.startsWith('HPE_') || code === 'UND_ERR_INFO' || code === 'UND_ERR_NOT_SUPPORTED') {
-      return new AttemptFailure(
-        'invalid_response',
-        `PDP sent a malformed HTTP response (${code})`,
-        false,
-        undefined,
-        undefined,
-        {
-          cause: err,
-        },
-      );
-    }
+  const errorCode = (err as { code?: unknown } | null)?.code;
+  if (typeof errorCode !== 'string') {
+    return new AttemptFailure('pdp_unreachable', 'PDP request failed', {}, { cause: err });
   }
-  return new AttemptFailure('pdp_unreachable', 'PDP request failed', false, undefined, undefined, { cause: err });
+  const facts = { errorCode };
+  if (TIMEOUT_CODES.has(errorCode)) {
+    return new AttemptFailure('pdp_timeout', `PDP timed out (${errorCode})`, facts, { cause: err });
+  }
+  if (CLOSED_CODES.has(errorCode)) {
+    return new AttemptFailure('pdp_unreachable', 'connection pool closed', facts, { cause: err });
+  }
+  if (errorCode.startsWith('HPE_') || errorCode === 'UND_ERR_INFO' || errorCode === 'UND_ERR_NOT_SUPPORTED') {
+    return new AttemptFailure('invalid_response', `PDP sent a malformed HTTP response (${errorCode})`, facts, {
+      cause: err,
+    });
+  }
+  return new AttemptFailure('pdp_unreachable', `PDP unreachable (${errorCode})`, facts, { cause: err });
 }
 
-const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
-const CHARSET = /;[ \t]*charset[ \t]*=[ \t]*"?([^";\s]+)"?/i;
-
 /**
- * Checks the response content type: `application/json`, with an optional `charset` that must be UTF-8.
- * @throws AttemptFailure `invalid_response`
+ * The failure for a request the dispatcher re-sent within one attempt: a redirect when undici's
+ * redirect handler says so (`context.history` lists the hops), else a re-send of its own.
  */
-export function checkContentType(value: string | string[] | undefined): void {
-  if (typeof value !== 'string' || !JSON_MEDIA_TYPE.test(value)) {
-    throw new AttemptFailure('invalid_response', 'PDP response is not application/json');
-  }
-  const charset = CHARSET.exec(value)?.[1];
-  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-    throw new AttemptFailure('invalid_response', 'PDP response charset is not UTF-8');
-  }
+function resent(context: unknown): AttemptFailure {
+  const history = (context as { history?: unknown } | null | undefined)?.history;
+  return Array.isArray(history) && history.length > 0
+    ? new AttemptFailure('pdp_status', 'PDP redirected; redirects are never followed')
+    : new AttemptFailure('pdp_unreachable', 'the dispatcher re-sent the request; only the PEP retries');
 }
 
 /** Sends one attempt and reads the whole response. */
@@ -161,13 +103,14 @@ export class HttpTransport {
   }
 
   /**
-   * POSTs `body` once. Resolves only with a status-200, JSON, size-checked, whole body.
+   * POSTs `body` once. Resolves only with a status-200, JSON, uncoded, size-checked, whole body.
    *
    * Uses undici's `dispatch` with a handler rather than `request`: no body stream, no async iterator
    * and no `AbortSignal` listener inside undici per attempt (together about a third of the client's
    * CPU per decision on loopback, see BENCHMARKS.md). A non-200 settles on its status line and headers,
    * and its connection is dropped, never drained.
-   * @throws AttemptFailure classified (status, retryability, Retry-After)
+   * @throws AttemptFailure classified: its code, and the facts (status, `Retry-After`, error code,
+   *   abort cause) that `retry.ts` decides from
    */
   send(body: string, headers: Record<string, string>, signal: AbortLike): Promise<HttpResponse> {
     const max = this.#max;
@@ -196,21 +139,28 @@ export class HttpTransport {
         failure = f;
         c.abort(f);
       };
-      const statusFailure = (): AttemptFailure =>
-        new AttemptFailure(
-          'pdp_status',
-          `PDP answered HTTP ${status}`,
-          RETRYABLE_STATUS.has(status),
+      const statusFailure = (): AttemptFailure => {
+        const retryAfter = resHeaders['retry-after'];
+        return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}`, {
           status,
-          parseRetryAfter(resHeaders['retry-after']),
-        );
+          retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+        });
+      };
       if (signal.aborted) {
         settle(signal.reason);
         return;
       }
       signal.addEventListener('abort', onAbort);
       const handler: Dispatcher.DispatchHandler = {
-        onRequestStart(c) {
+        onRequestStart(c, context: unknown) {
+          if (controller) {
+            // A second start of this request: the dispatcher re-sent it on its own, to follow a
+            // redirect or to retry. Refused here, before a byte of it is written (undici calls this
+            // before writing the request): one attempt is one request, and retries are the PEP's.
+            controller = c;
+            fail(c, resent(context));
+            return;
+          }
           controller = c;
           if (signal.aborted) c.abort(signal.reason as Error);
         },
@@ -228,6 +178,7 @@ export class HttpTransport {
           }
           try {
             checkContentType(resHeaders['content-type']);
+            checkNoContentCoding(resHeaders);
           } catch (err) {
             fail(c, err as AttemptFailure);
             return;
@@ -256,7 +207,17 @@ export class HttpTransport {
         },
       };
       try {
-        this.#dispatcher.dispatch({ origin: this.#origin, path: this.#path, method: 'POST', headers, body }, handler);
+        // `maxRedirections: 0` turns undici's redirect interceptor (and undici 6's built-in redirects)
+        // off for this request, so a 3xx reaches the handler above and is `pdp_status`.
+        const options: Dispatcher.DispatchOptions & { maxRedirections: 0 } = {
+          origin: this.#origin,
+          path: this.#path,
+          method: 'POST',
+          headers,
+          body,
+          maxRedirections: 0,
+        };
+        this.#dispatcher.dispatch(options, handler);
       } catch (err) {
         settle(err);
       }

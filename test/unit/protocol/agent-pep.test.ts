@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { AttemptFailure } from '../../../src/internal/failure.js';
 import { hasDuplicateMemberNames, isIJsonValue } from '../../../src/internal/ijson.js';
 import { parseResponse } from '../../../src/protocol/agent-pep.js';
-import { checkContentType, parseRetryAfter } from '../../../src/transport/http.js';
 
 describe('hasDuplicateMemberNames (RFC 7493 section 2.3)', () => {
   it.each([
@@ -56,37 +55,6 @@ describe('parseResponse', () => {
       expect(e).toBeInstanceOf(AttemptFailure);
       expect((e as AttemptFailure).code).toBe('invalid_response');
     }
-  });
-});
-
-describe('checkContentType', () => {
-  it.each(['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON;charset="UTF-8"'])(
-    'accepts %s',
-    (ct) => {
-      expect(() => checkContentType(ct)).not.toThrow();
-    },
-  );
-  it.each([
-    undefined,
-    'text/json',
-    'application/jsonx',
-    'application/problem+json',
-    'application/json; charset=utf-16',
-  ])('refuses %s', (ct) => {
-    expect(() => checkContentType(ct)).toThrow(AttemptFailure);
-  });
-});
-
-describe('parseRetryAfter (RFC 9110 section 10.2.3)', () => {
-  it('reads delta-seconds and HTTP dates', () => {
-    expect(parseRetryAfter('3')).toBe(3000);
-    expect(parseRetryAfter('0')).toBe(0);
-    const now = Date.parse('Sun, 29 Nov 2026 12:00:00 GMT');
-    expect(parseRetryAfter('Sun, 29 Nov 2026 12:00:02 GMT', now)).toBe(2000);
-    expect(parseRetryAfter('Sun, 29 Nov 2026 11:00:00 GMT', now)).toBe(0);
-    expect(parseRetryAfter('soon')).toBeUndefined();
-    expect(parseRetryAfter('-1')).toBeUndefined();
-    expect(parseRetryAfter(undefined)).toBeUndefined();
   });
 });
 
