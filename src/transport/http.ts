@@ -28,6 +28,34 @@ export interface TransportOptions {
 
 // A caller's dispatcher timing out on its own (ours sets no undici timeouts).
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Most bytes of a non-200 body read for its error `code` (a longer body is not read for one). */
+const ERROR_BODY_MAX = 1024;
+/** Longest wait for a non-200 body's error `code`, in milliseconds; then the status alone decides. */
+const ERROR_BODY_GRACE_MS = 25;
+/** What an error `code` may look like to be named in a message: a short identifier, never content. */
+const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** A non-200 that says it carries a short JSON body may name its error `code` (`{ code, message }`). */
+function mayCarryErrorCode(headers: Record<string, string | string[] | undefined>): boolean {
+  const type = headers['content-type'];
+  const length = headers['content-length'];
+  return (
+    typeof type === 'string' &&
+    /^application\/(problem\+)?json\b/i.test(type) &&
+    (length === undefined || (typeof length === 'string' && Number(length) <= ERROR_BODY_MAX))
+  );
+}
+
+/** The `code` member of a whole error body, when it is a short identifier; else undefined. */
+export function errorCodeOf(body: Buffer): string | undefined {
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { code?: unknown };
+    return typeof parsed?.code === 'string' && ERROR_CODE.test(parsed.code) ? parsed.code : undefined;
+  } catch {
+    return undefined;
+  }
+}
 const CLOSED_CODES = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'ERR_INVALID_STATE']);
 
 /**
@@ -139,12 +167,24 @@ export class HttpTransport {
         failure = f;
         c.abort(f);
       };
-      const statusFailure = (): AttemptFailure => {
+      const statusFailure = (code?: string): AttemptFailure => {
         const retryAfter = resHeaders['retry-after'];
-        return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}`, {
+        const named = code === undefined ? '' : ` (${code})`;
+        return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named}`, {
           status,
           retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
         });
+      };
+      // A non-200's body, read only for its error code (bounded in size and time).
+      let errorBody: { chunks: Buffer[]; size: number; timer: NodeJS.Timeout } | undefined;
+      const endErrorBody = (c: Dispatcher.DispatchController, whole: boolean): void => {
+        if (!errorBody) return;
+        clearTimeout(errorBody.timer);
+        const code = whole ? errorCodeOf(Buffer.concat(errorBody.chunks, errorBody.size)) : undefined;
+        errorBody = undefined;
+        const f = statusFailure(code);
+        settle(f);
+        if (!whole) fail(c, f);
       };
       if (signal.aborted) {
         settle(signal.reason);
@@ -169,11 +209,17 @@ export class HttpTransport {
           status = statusCode;
           resHeaders = h as Record<string, string | string[] | undefined>;
           if (statusCode !== 200) {
-            // Decided by the status alone: settle now and drop the connection, so a non-200 whose
-            // body hangs or never ends cannot hold the attempt (or a socket) until the deadline.
-            const f = statusFailure();
-            settle(f);
-            fail(c, f);
+            // Decided by the status alone. A short JSON error body (`{ code, message }`, as the dev PDP
+            // sends) is read for its code only, for at most ERROR_BODY_GRACE_MS; then the attempt settles
+            // and the connection is dropped, so a non-200 whose body hangs or never ends cannot hold the
+            // attempt (or a socket) until the deadline.
+            if (!mayCarryErrorCode(resHeaders)) {
+              const f = statusFailure();
+              settle(f);
+              fail(c, f);
+              return;
+            }
+            errorBody = { chunks: [], size: 0, timer: setTimeout(() => endErrorBody(c, false), ERROR_BODY_GRACE_MS) };
             return;
           }
           try {
@@ -189,6 +235,12 @@ export class HttpTransport {
           }
         },
         onResponseData(c, chunk) {
+          if (errorBody) {
+            errorBody.size += chunk.length;
+            if (errorBody.size > ERROR_BODY_MAX) endErrorBody(c, false);
+            else errorBody.chunks.push(chunk);
+            return;
+          }
           size += chunk.length;
           if (size > max) {
             fail(c, new AttemptFailure('invalid_response', 'PDP response is larger than maxResponseBytes'));
@@ -196,13 +248,23 @@ export class HttpTransport {
             chunks.push(chunk);
           }
         },
-        onResponseEnd() {
+        onResponseEnd(c) {
+          if (errorBody) {
+            endErrorBody(c, true);
+            return;
+          }
           settle(undefined, {
             headers: resHeaders,
             body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
           });
         },
         onResponseError(_c, err) {
+          if (errorBody) {
+            clearTimeout(errorBody.timer);
+            errorBody = undefined;
+            settle(failure ?? statusFailure());
+            return;
+          }
           settle(failure ?? err);
         },
       };
