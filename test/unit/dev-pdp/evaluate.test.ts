@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import type { Stage } from '../../src/decision.js';
-import { type EvaluationInput, evaluatePolicy } from '../../src/dev-pdp/evaluate.js';
-import { compilePolicy, type LatchSpec } from '../../src/dev-pdp/policy.js';
+import type { Stage } from '../../../src/decision.js';
+import { type EvaluationInput, evaluatePolicy } from '../../../src/dev-pdp/evaluate.js';
+import { compilePolicy, type LatchSpec } from '../../../src/dev-pdp/policy.js';
 
 function policyOf(...latches: LatchSpec[]) {
   return compilePolicy({ agents: ['support-ai'], latches });

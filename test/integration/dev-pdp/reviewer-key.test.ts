@@ -1,8 +1,8 @@
 /** A separate reviewer key for the dev PDP's escalation endpoint: the agent's key cannot approve. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevPdp, startDevPdp } from '../../src/dev-pdp/index.js';
-import { createPep, type Pep } from '../../src/index.js';
-import { REFUND_REVIEW } from '../support/policies.js';
+import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { createPep, type Pep } from '../../../src/index.js';
+import { REFUND_REVIEW } from '../../support/policies.js';
 
 const POLICY = {
   agents: ['support-ai'],
@@ -12,7 +12,7 @@ const POLICY = {
 let pdp: DevPdp;
 let pep: Pep;
 beforeAll(async () => {
-  pdp = await startDevPdp({ policy: POLICY, apiKey: 'agent-key', reviewerApiKey: 'reviewer-key' });
+  pdp = await startDevPdp({ policy: POLICY, apiKey: 'agent-key', reviewerApiKey: 'reviewer-key', log: false });
   pep = createPep({ pdpUrl: pdp.url, agentId: 'support-ai', session: 's1', apiKey: 'agent-key' });
 });
 afterAll(async () => {
