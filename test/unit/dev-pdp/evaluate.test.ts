@@ -298,3 +298,24 @@ describe('redaction on a text WARN', () => {
     expect(evaluatePolicy(policyOf(warn), action('t')).transformedContent).toBeUndefined();
   });
 });
+
+describe('a latch tool pattern matches the tool of a context_egress request', () => {
+  const latch: LatchSpec = {
+    id: 'mail-results',
+    stage: 'context_egress',
+    tool: '*read_email*',
+    content: '\\bpassword\\b',
+    verdict: 'BLOCK',
+  };
+
+  test('engages when the tool given matches, and not when another tool or none is given', () => {
+    const text = 'the password is on the note';
+    expect(engaged(latch, { stage: 'context_egress', content: text, tool: 'gmail_read_emails' })).toBe(true);
+    expect(engaged(latch, { stage: 'context_egress', content: text, tool: 'web_search' })).toBe(false);
+    expect(engaged(latch, { stage: 'context_egress', content: text })).toBe(false);
+  });
+
+  test('a tool pattern on a latch with neither action nor context_egress is refused', () => {
+    expect(() => policyOf({ id: 'x', stage: 'output', tool: 'a', verdict: 'BLOCK' })).toThrow(TypeError);
+  });
+});
