@@ -52,9 +52,39 @@ describe('reviewerApiKey', () => {
     await reviewer.close();
   });
 
-  it('refuses a reviewer key equal to the API key', async () => {
-    await expect(startDevPdp({ policy: POLICY, apiKey: 'same', reviewerApiKey: 'same' })).rejects.toBeInstanceOf(
-      TypeError,
-    );
+  it('refuses a reviewer key equal to the API key, naming reviewerApiKey', async () => {
+    await expect(startDevPdp({ policy: POLICY, apiKey: 'same', reviewerApiKey: 'same' })).rejects.toMatchObject({
+      name: 'TypeError',
+      option: 'reviewerApiKey',
+    });
+  });
+});
+
+describe('without a reviewerApiKey, escalations cannot be resolved over HTTP', () => {
+  it.each([
+    ['no keys at all', {}, {}],
+    ['only an API key', { apiKey: 'agent-key' }, { authorization: 'Bearer agent-key' }],
+  ])('%s: the escalation endpoint answers 404 and the hold stands', async (_what, keys, headers) => {
+    const own = await startDevPdp({ policy: POLICY, log: false, ...keys });
+    try {
+      const agent = createPep({ pdpUrl: own.url, agentId: 'support-ai', session: 's1', ...keys });
+      const args = { orderId: 'o2', amount: 901 };
+      const held = await agent.authorizeAction('refund_payment', args);
+      expect(held.verdict).toBe('ESCALATE');
+      const res = await fetch(`${own.url}/api/escalations/${held.escalationId}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ resolution: 'approve' }),
+      });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ code: 'not_found' });
+      expect((await agent.authorizeAction('refund_payment', args)).verdict).toBe('ESCALATE');
+      // in process, the operator still can
+      own.resolveEscalation((await agent.authorizeAction('refund_payment', args)).escalationId as string, 'approve');
+      expect((await agent.authorizeAction('refund_payment', args)).verdict).toBe('ALLOW');
+      await agent.close();
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -21,7 +21,7 @@ describe('tool globs match the whole name, * is any run (possibly empty)', () =>
 
   test('glob matching is linear: a 128 KB name against *update*transaction* answers', () => {
     // a backtracking regex (^.*update.*transaction.*$) took seconds on this input
-    const name = 'update_'.repeat(128 * 1024 / 7);
+    const name = 'update_'.repeat((128 * 1024) / 7);
     const glob = compileGlob('*update*transaction*');
     expect(glob.test(name)).toBe(false);
     expect(glob.test(`${name}transaction`)).toBe(true);

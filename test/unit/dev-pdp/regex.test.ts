@@ -4,7 +4,13 @@ import { compileLinearRegex } from '../../../src/dev-pdp/regex.js';
 
 function refusal(content: string): InvalidPolicyError {
   try {
-    compilePolicy({ agents: ['a'], latches: [{ id: 'ok', stage: 'input', content: 'x', verdict: 'BLOCK' }, { id: 'the-latch', stage: 'input', content, verdict: 'BLOCK' }] });
+    compilePolicy({
+      agents: ['a'],
+      latches: [
+        { id: 'ok', stage: 'input', content: 'x', verdict: 'BLOCK' },
+        { id: 'the-latch', stage: 'input', content, verdict: 'BLOCK' },
+      ],
+    });
   } catch (error) {
     expect(error).toBeInstanceOf(InvalidPolicyError);
     return error as InvalidPolicyError;

@@ -41,12 +41,10 @@ describe('setArgs is allowed only with verdict WARN on the action stage', () => 
 
   test('keys are dotted args paths; values are JSON', () => {
     expect(issuesOf({ id: 's', stage: 'action', verdict: 'WARN', setArgs: { limit: 1 } })).toHaveLength(1);
-    expect(issuesOf({ id: 's', stage: 'action', verdict: 'WARN', setArgs: { 'args.x': Number.NaN } })).toHaveLength(
-      1,
-    );
-    expect(issuesOf({ id: 's', stage: 'action', verdict: 'WARN', setArgs: { 'args.x': { y: [1, null, 'z'] } } })).toEqual(
-      [],
-    );
+    expect(issuesOf({ id: 's', stage: 'action', verdict: 'WARN', setArgs: { 'args.x': Number.NaN } })).toHaveLength(1);
+    expect(
+      issuesOf({ id: 's', stage: 'action', verdict: 'WARN', setArgs: { 'args.x': { y: [1, null, 'z'] } } }),
+    ).toEqual([]);
   });
 });
 
