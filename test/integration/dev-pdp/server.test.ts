@@ -250,13 +250,17 @@ describe('options', () => {
   test.each<[string, Partial<DevPdpOptions>]>([
     ['port', { port: -1 }],
     ['port', { port: 1.5 }],
-    ['ttl over 300', { permitTtlSec: 301 }],
-    ['ttl 0', { permitTtlSec: 0 }],
-    ['empty api key', { apiKey: '' }],
-    ['empty audience', { audience: '' }],
-    ['not a key', { key: { kty: 'oct', k: 'AAAA' } }],
-  ])('bad option %s rejects with a TypeError', async (_name, options) => {
-    await expect(startDevPdp({ policy: POLICY, ...options })).rejects.toBeInstanceOf(TypeError);
+    ['permitTtlSec', { permitTtlSec: 301 }],
+    ['permitTtlSec', { permitTtlSec: 0 }],
+    ['apiKey', { apiKey: '' }],
+    ['audience', { audience: '' }],
+    ['key', { key: { kty: 'oct', k: 'AAAA' } }],
+    ['faults', { faults: { kind: 'hang' } } as Partial<DevPdpOptions>],
+    ['policy', { policy: { agents: [], latches: [] } }],
+  ])('bad option %s rejects with a TypeError naming it in err.option', async (option, options) => {
+    const error = await startDevPdp({ policy: POLICY, log: false, ...options }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as { option?: unknown }).option).toBe(option);
   });
 
   test('an invalid policy rejects with every problem by path', async () => {
