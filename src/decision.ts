@@ -3,20 +3,23 @@
  * @packageDocumentation
  */
 
-/** The four verdicts a PDP may return. Case-sensitive on the wire. */
-export type Verdict = 'ALLOW' | 'WARN' | 'BLOCK' | 'ESCALATE';
+/** The four verdicts a PDP may return, least to most restrictive but for ESCALATE (a hold). Case-sensitive on the wire. */
+export const VERDICTS = Object.freeze(['ALLOW', 'WARN', 'BLOCK', 'ESCALATE'] as const);
+
+/** One of {@link VERDICTS}. */
+export type Verdict = (typeof VERDICTS)[number];
+
+/** The text stages, in the order an agent usually crosses them. */
+export const TEXT_STAGES = Object.freeze(['input', 'context_egress', 'output', 'delivery'] as const);
+
+/** Every stage: the text stages, then `action` (a proposed tool call). The one list every schema uses. */
+export const STAGES = Object.freeze([...TEXT_STAGES, 'action'] as const);
 
 /** The text stages: `input`, `context_egress`, `output`, `delivery`. */
-export type TextStage = 'input' | 'context_egress' | 'output' | 'delivery';
+export type TextStage = (typeof TEXT_STAGES)[number];
 
 /** A boundary crossing: one of the text stages, or `action` (a proposed tool call). */
-export type Stage = TextStage | 'action';
-
-/** Every stage, in the order an agent usually crosses them. */
-export const STAGES: readonly Stage[] = Object.freeze(['input', 'context_egress', 'output', 'delivery', 'action']);
-
-/** The text stages only. */
-export const TEXT_STAGES: readonly TextStage[] = Object.freeze(['input', 'context_egress', 'output', 'delivery']);
+export type Stage = (typeof STAGES)[number];
 
 /**
  * Why the PEP made up a BLOCK itself instead of returning the PDP's verdict (fail-closed).
@@ -30,6 +33,7 @@ export const TEXT_STAGES: readonly TextStage[] = Object.freeze(['input', 'contex
  * - `aborted`: the caller's signal fired
  * - `permit_invalid`: guard helpers: the permit failed verification before execution
  * - `simulated`: guard helpers: a simulated decision can never be enforced
+ * - `interceptor_failed`: a local interceptor threw, answered nonsense, or was still pending at the deadline
  */
 export type FailClosedCode =
   | 'pdp_unreachable'
@@ -40,7 +44,22 @@ export type FailClosedCode =
   | 'invalid_request'
   | 'aborted'
   | 'permit_invalid'
-  | 'simulated';
+  | 'simulated'
+  | 'interceptor_failed';
+
+/** Every {@link FailClosedCode}, for validation and documentation. */
+export const FAIL_CLOSED_CODES: readonly FailClosedCode[] = Object.freeze([
+  'pdp_unreachable',
+  'pdp_timeout',
+  'pdp_status',
+  'invalid_response',
+  'ambiguous_decision',
+  'invalid_request',
+  'aborted',
+  'permit_invalid',
+  'simulated',
+  'interceptor_failed',
+]);
 
 /** Details of a BLOCK the PEP synthesized itself. */
 export interface SynthesizedInfo {
@@ -85,6 +104,10 @@ export interface PolicyDecision {
   simulated?: boolean;
   /** Present exactly when the PEP synthesized this BLOCK (fail-closed). */
   synthesized?: SynthesizedInfo;
+  /** A BLOCK decided by a local interceptor (`deny` or `substitute`, CONTRACT.md section 7): its name. */
+  interceptor?: string;
+  /** An action BLOCK from an interceptor's `substitute`: the result to return in place of running the tool. */
+  substitute?: { result: unknown };
 }
 
 /**
@@ -107,4 +130,9 @@ export function synthesizeBlock(
 /** True for a text stage. */
 export function isTextStage(stage: unknown): stage is TextStage {
   return stage === 'input' || stage === 'context_egress' || stage === 'output' || stage === 'delivery';
+}
+
+/** True for one of the five {@link STAGES}. */
+export function isStage(stage: unknown): stage is Stage {
+  return stage === 'action' || isTextStage(stage);
 }

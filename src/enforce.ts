@@ -8,7 +8,7 @@ import type { PolicyDecision, Stage } from './decision.js';
 import { AttemptFailure } from './internal/failure.js';
 import { snapshotJsonObject } from './internal/json.js';
 import { actionHashOfSnapshot } from './permit/hash.js';
-import type { AuthorizeResponse } from './wire.js';
+import type { AuthorizeResponse } from './protocol/agent-pep.js';
 
 /** What was asked, for comparing echoes and the permit binding. */
 export interface SentRequest {
@@ -27,6 +27,14 @@ function ambiguous(what: string): never {
   throw new AttemptFailure('ambiguous_decision', `PDP decision is ambiguous: ${what}`);
 }
 
+/** Which of the optional enforceability checks apply. */
+export interface EnforceOptions {
+  /** Rule 5: the permit must decode to the tool, args, agent and session asked about (`permits` configured). */
+  checkPermitBinding: boolean;
+  /** Rule 4: a response must echo the request id in the body or the `x-request-id` header. */
+  requireEcho: boolean;
+}
+
 /**
  * Applies rule 4 (and rule 5 when `checkPermitBinding`) and builds the decision.
  * @throws AttemptFailure `ambiguous_decision`
@@ -36,7 +44,7 @@ export function toDecision(
   raw: Record<string, unknown>,
   sent: SentRequest,
   responseRequestId: string | string[] | undefined,
-  checkPermitBinding: boolean,
+  enforce: EnforceOptions,
 ): PolicyDecision {
   const { verdict } = res;
   if (Object.hasOwn(raw, 'error')) ambiguous('the PDP reported an error');
@@ -46,6 +54,9 @@ export function toDecision(
   if (res.requestId !== undefined && res.requestId !== sent.requestId) ambiguous('requestId echo differs');
   if (res.stage !== undefined && res.stage !== sent.stage) ambiguous('stage echo differs');
   if (responseRequestId !== undefined && responseRequestId !== sent.requestId) ambiguous('x-request-id differs');
+  if (enforce.requireEcho && res.requestId === undefined && responseRequestId === undefined) {
+    ambiguous('no request id echo (requireEcho)');
+  }
   if (res.simulated === true && !sent.simulated) ambiguous('simulated answer to a real request');
 
   const decision: PolicyDecision = { verdict, stage: sent.stage, requestId: sent.requestId };
@@ -70,7 +81,7 @@ export function toDecision(
     if (permitting && !sent.simulated) {
       if (res.permitId === undefined) ambiguous('an action ALLOW or WARN without a permit');
       decision.permitId = res.permitId;
-      if (checkPermitBinding) checkBinding(res.permitId, decision.transformedArgs ?? sent.args ?? {}, sent);
+      if (enforce.checkPermitBinding) checkBinding(res.permitId, decision.transformedArgs ?? sent.args ?? {}, sent);
     }
     // A simulated request gets no permit; one that comes anyway is dropped.
   } else {

@@ -3,24 +3,55 @@
  * Messages never contain a permit, an API key, args or content (CONTRACT.md section 5).
  * @packageDocumentation
  */
-import type { PolicyDecision, Stage } from './decision.js';
+import type { FailClosedCode, PolicyDecision, Stage } from './decision.js';
+
+/** What a {@link PolicyEnforcementError} carries as `code`: a PDP BLOCK, a hold, or why the PEP failed closed. */
+export type EnforcementCode = 'blocked' | 'escalated' | FailClosedCode;
 
 function reasonOf(decision: PolicyDecision): string {
   return decision.reason ?? decision.synthesized?.message ?? `verdict ${decision.verdict}`;
 }
 
-function toolMessageFor(decision: PolicyDecision, tool: string | undefined): string {
+/**
+ * The text a model (and a person) should see for a step that did not run (CONTRACT.md section 5).
+ * The three cases read differently, so a policy denial, an outage and a hold can be told apart:
+ * - PDP or interceptor BLOCK: `ERROR: Tool '<name>' denied by policy: <reason>` / `ERROR: <stage> blocked by policy: <reason>`
+ * - synthesized BLOCK: `ERROR: Tool '<name>' was not run: the policy check failed (<code>)` /
+ *   `ERROR: <stage> was not checked: the policy check failed (<code>)`
+ * - ESCALATE: `ERROR: Tool '<name>' is held for human review: <reason>` / `ERROR: <stage> is held for human review: <reason>`
+ *
+ * @param decision - a BLOCK or ESCALATE decision (an ALLOW or WARN reads as a denial with its reason)
+ * @param tool - the tool name as the framework knows it, for actions; omit for text stages
+ * @returns one line, never containing content, args, a permit or an API key (only the PDP's reason and a code)
+ */
+export function toolMessage(decision: PolicyDecision, tool?: string): string {
+  const code = decision.synthesized?.code;
+  if (code !== undefined) {
+    return tool !== undefined
+      ? `ERROR: Tool '${tool}' was not run: the policy check failed (${code})`
+      : `ERROR: ${decision.stage} was not checked: the policy check failed (${code})`;
+  }
   const reason = reasonOf(decision);
+  if (decision.verdict === 'ESCALATE') {
+    return tool !== undefined
+      ? `ERROR: Tool '${tool}' is held for human review: ${reason}`
+      : `ERROR: ${decision.stage} is held for human review: ${reason}`;
+  }
   return tool !== undefined
     ? `ERROR: Tool '${tool}' denied by policy: ${reason}`
     : `ERROR: ${decision.stage} blocked by policy: ${reason}`;
 }
 
-/** Common shape of the two policy errors. */
-abstract class PolicyError extends Error {
-  /** The decision that stopped the step (never includes content or args in its message). */
+/**
+ * The base of the errors the guard helpers throw when a step must not run. Catch this to handle
+ * a denial, an outage and a hold alike; read `code` to tell them apart.
+ */
+export abstract class PolicyEnforcementError extends Error {
+  /** `'blocked'` (PDP or interceptor BLOCK), `'escalated'`, or the {@link FailClosedCode} of a synthesized BLOCK. */
+  abstract readonly code: EnforcementCode;
+  /** The decision that stopped the step. */
   readonly decision: PolicyDecision;
-  /** The text a model should see as the tool's result or the stage's outcome. */
+  /** The text a model should see as the tool's result or the stage's outcome (see {@link toolMessage}). */
   readonly toolMessage: string;
   /** The tool name for an action, else undefined. */
   readonly tool: string | undefined;
@@ -28,42 +59,45 @@ abstract class PolicyError extends Error {
   readonly stage: Stage;
   /** The request id of the decision, for support and the PDP's evidence feed. */
   readonly requestId: string;
+  /** The interceptor that decided, when a local interceptor did (CONTRACT.md section 7). */
+  readonly interceptor: string | undefined;
 
-  protected constructor(kind: string, decision: PolicyDecision, tool?: string, options?: { cause?: unknown }) {
-    const what = tool !== undefined ? `tool '${tool}'` : `stage ${decision.stage}`;
-    super(`${what} ${kind} by policy: ${reasonOf(decision)} (request ${decision.requestId})`, options);
+  protected constructor(decision: PolicyDecision, tool?: string, options?: { cause?: unknown }) {
+    const message = toolMessage(decision, tool);
+    super(`${message.slice('ERROR: '.length)} (request ${decision.requestId})`, options);
     this.decision = decision;
     this.tool = tool;
     this.stage = decision.stage;
     this.requestId = decision.requestId;
-    this.toolMessage = toolMessageFor(decision, tool);
+    this.toolMessage = message;
+    this.interceptor = decision.interceptor;
   }
 }
 
 /**
- * Thrown by `guardTool`/`guardText` when the step must not run: a PDP BLOCK, a synthesized
- * (fail-closed) BLOCK, a simulated decision, or a permit that failed verification.
+ * Thrown by `guardTool`/`guardText` when the step must not run: a PDP BLOCK, an interceptor's deny,
+ * a synthesized (fail-closed) BLOCK, a simulated decision, or a permit that failed verification.
  */
-export class PolicyBlockedError extends PolicyError {
+export class PolicyBlockedError extends PolicyEnforcementError {
   override readonly name = 'PolicyBlockedError';
-  /** `'blocked'` for a PDP BLOCK, else the synthesized `FailClosedCode`. */
-  readonly code: string;
+  /** `'blocked'` for a PDP or interceptor BLOCK, else the synthesized {@link FailClosedCode}. */
+  readonly code: 'blocked' | FailClosedCode;
   /**
    * @param decision - the decision that blocked the step
    * @param tool - the tool name, for actions
    * @param options - `cause`: the underlying error, if any
    */
   constructor(decision: PolicyDecision, tool?: string, options?: { cause?: unknown }) {
-    super('denied', decision, tool, options);
+    super(decision, tool, options);
     this.code = decision.synthesized?.code ?? 'blocked';
   }
 }
 
 /** Thrown by `guardTool`/`guardText` on ESCALATE: the step is held for a human review. */
-export class PolicyEscalatedError extends PolicyError {
+export class PolicyEscalatedError extends PolicyEnforcementError {
   override readonly name = 'PolicyEscalatedError';
   /** Always `'escalated'`. */
-  readonly code = 'escalated';
+  readonly code = 'escalated' as const;
   /** The review the step is held for, when the PDP gave one. */
   readonly escalationId: string | undefined;
   /**
@@ -71,7 +105,7 @@ export class PolicyEscalatedError extends PolicyError {
    * @param tool - the tool name, for actions
    */
   constructor(decision: PolicyDecision, tool?: string) {
-    super('held for review', decision, tool);
+    super(decision, tool);
     this.escalationId = decision.escalationId;
   }
 }

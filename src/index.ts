@@ -7,11 +7,18 @@
  * @packageDocumentation
  */
 
-export type { GuardedTool, Pep, ToolExecutionContext } from './client.js';
+export type { GuardedTool, GuardToolOptions, Pep, ToolExecutionContext } from './client.js';
 export { createPep } from './client.js';
 export type { FailClosedCode, PolicyDecision, Stage, SynthesizedInfo, TextStage, Verdict } from './decision.js';
-export type { PermitErrorCode } from './errors.js';
-export { PermitVerificationError, PolicyBlockedError, PolicyEscalatedError } from './errors.js';
+export { FAIL_CLOSED_CODES, STAGES, TEXT_STAGES, VERDICTS } from './decision.js';
+export type { EnforcementCode, PermitErrorCode } from './errors.js';
+export {
+  PermitVerificationError,
+  PolicyBlockedError,
+  PolicyEnforcementError,
+  PolicyEscalatedError,
+  toolMessage,
+} from './errors.js';
 export type {
   EvidenceFailureReason,
   EvidenceRecord,
@@ -19,7 +26,15 @@ export type {
   VerifyEvidenceOptions,
 } from './evidence/verify.js';
 export { verifyEvidence } from './evidence/verify.js';
-export type { CallOptions, DecisionEvent, PepOptions, PermitKeySource, PermitsOptions } from './options.js';
+export type { AfterResult, BeforeResult, Interceptor, Step } from './interceptors.js';
+export type {
+  CallOptions,
+  DecisionEvent,
+  EgressCallOptions,
+  PepOptions,
+  PermitKeySource,
+  PermitsOptions,
+} from './options.js';
 export { DEFAULTS } from './options.js';
 export { actionHash } from './permit/hash.js';
 export { normalizeToolName } from './permit/normalize.js';

@@ -6,6 +6,8 @@ import type { KeyObject } from 'node:crypto';
 import type { CryptoKey, JSONWebKeySet } from 'jose';
 import type { Dispatcher } from 'undici';
 import type { PolicyDecision, Stage } from './decision.js';
+import { type CompiledInterceptor, type Interceptor, validateInterceptors } from './interceptors.js';
+import { MAX_TIMER_MS, optionError, refuseUnknownKeys } from './internal/option-error.js';
 
 /** Where permit verification keys come from: a JWKS URL, a JWKS object, or one key. */
 export type PermitKeySource = string | URL | JSONWebKeySet | KeyObject | CryptoKey;
@@ -28,14 +30,16 @@ export interface DecisionEvent {
   stage: Stage;
   /** The id sent to the PDP. */
   requestId: string;
-  /** The decision without `permitId`, `transformedArgs` and `transformedContent`. */
-  decision: Omit<PolicyDecision, 'permitId' | 'transformedArgs' | 'transformedContent'>;
+  /** The decision without `permitId`, `transformedArgs`, `transformedContent` and `substitute`. */
+  decision: Omit<PolicyDecision, 'permitId' | 'transformedArgs' | 'transformedContent' | 'substitute'>;
   /** Time from the call to the decision, in milliseconds. */
   latencyMs: number;
   /** HTTP attempts made (0 when none was sent). */
   attempts: number;
   /** The tool name as proposed, for `action`. */
   tool?: string;
+  /** The local interceptor that decided (`deny`, `substitute`, or a failure), when one did (CONTRACT.md section 7). */
+  interceptor?: string;
 }
 
 /** Options of {@link createPep}. */
@@ -67,6 +71,17 @@ export interface PepOptions {
   dispatcher?: Dispatcher;
   /** Most connections the client's own pool opens to the PDP. @defaultValue unlimited */
   connections?: number;
+  /**
+   * With `true`, a response must echo the request id (body `requestId` or header `x-request-id`), else it is
+   * `ambiguous_decision`: a stray response on a kept-alive connection can then never answer another decision.
+   * Turn it on with any PDP that echoes (the dev PDP always does). @defaultValue false
+   */
+  requireEcho?: boolean;
+  /**
+   * Local checks run before the PDP is asked, in registration order (CONTRACT.md section 7). They can
+   * only restrict: deny, substitute, or replace the running value. Names must be unique. @defaultValue []
+   */
+  interceptors?: Interceptor[];
   /** Observer called after every decision; throwing is contained. */
   onDecision?: (event: DecisionEvent) => void;
 }
@@ -81,6 +96,12 @@ export interface CallOptions {
   simulated?: boolean | undefined;
 }
 
+/** Per-call options of `checkContextEgress`: also the tool whose result the content is. */
+export interface EgressCallOptions extends CallOptions {
+  /** The tool whose result this content is, sent as `tool` (the PDP matches latches on it). */
+  tool?: string | undefined;
+}
+
 /** The one set of defaults. */
 export const DEFAULTS = Object.freeze({
   timeoutMs: 2000,
@@ -93,6 +114,9 @@ export const DEFAULTS = Object.freeze({
   backoffBaseMs: 100,
   /** Longest permit lifetime (`exp - iat`) accepted, in seconds. */
   maxPermitLifetimeSec: 300,
+  /** Longest tool name accepted, in characters (CONTRACT.md section 6); longer is `invalid_request`. */
+  maxToolNameLength: 256,
+  requireEcho: false,
 });
 
 /** Options after validation and defaults. @internal */
@@ -110,32 +134,44 @@ export interface ResolvedOptions {
   simulated: boolean;
   dispatcher: Dispatcher | undefined;
   connections: number | undefined;
+  requireEcho: boolean;
+  interceptors: readonly CompiledInterceptor[];
   onDecision: ((event: DecisionEvent) => void) | undefined;
 }
 
-function fail(what: string): never {
-  throw new TypeError(`agent-pep: invalid option ${what}`);
+const SCOPE = 'createPep';
+
+function fail(path: string, problem: string): never {
+  optionError(SCOPE, path, problem);
 }
 
 function nonEmptyString(v: unknown, name: string): string {
-  if (typeof v !== 'string' || v.trim().length === 0) fail(`${name}: expected a non-empty string`);
-  if (!v.isWellFormed()) fail(`${name}: contains a lone surrogate`);
+  if (typeof v !== 'string' || v.trim().length === 0) fail(name, 'expected a non-empty string');
+  if (!v.isWellFormed()) fail(name, 'contains a lone surrogate');
   return v;
 }
 
 function positiveInt(v: unknown, name: string, dflt: number, allowZero = false): number {
   if (v === undefined) return dflt;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || (!allowZero && v === 0)) {
-    fail(`${name}: expected ${allowZero ? 'a non-negative' : 'a positive'} integer`);
+    fail(name, `expected ${allowZero ? 'a non-negative' : 'a positive'} integer`);
   }
   return v;
 }
 
-/**
- * Validates options and applies {@link DEFAULTS}.
- * @throws TypeError naming the first bad or unknown option (never its value, which may be a secret)
- * @internal
- */
+/** A positive integer of milliseconds that a timer can hold (at most 2^31 - 1). */
+function duration(v: unknown, name: string, dflt: number): number {
+  const ms = positiveInt(v, name, dflt);
+  if (ms > MAX_TIMER_MS) fail(name, `at most ${MAX_TIMER_MS} ms (what a timer can hold)`);
+  return ms;
+}
+
+function optionalBoolean(v: unknown, name: string, dflt: boolean): boolean {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'boolean') fail(name, 'expected a boolean');
+  return v;
+}
+
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'pdpUrl',
   'agentId',
@@ -149,56 +185,67 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'simulated',
   'dispatcher',
   'connections',
+  'requireEcho',
+  'interceptors',
   'onDecision',
 ]);
 
+const KNOWN_PERMITS_OPTIONS: ReadonlySet<string> = new Set(['keys', 'issuer', 'algorithms', 'clockToleranceSec']);
+
+/**
+ * Validates options and applies {@link DEFAULTS}. `permits` is checked further by the permit checker,
+ * which `createPep` builds at once (one set of rules, in `src/permit/`).
+ * @throws TypeError with `option` naming the first bad or unknown option (never its value, which may be a secret)
+ * @internal
+ */
 export function resolveOptions(options: PepOptions): ResolvedOptions {
-  if (typeof options !== 'object' || options === null) fail('options: expected an object');
-  for (const key of Object.keys(options)) {
-    // A misspelt safety setting (timeout, retry, maxResponseSize) must not pass silently.
-    if (!KNOWN_OPTIONS.has(key)) fail(`${JSON.stringify(key.slice(0, 40))}: unknown option`);
-  }
+  if (typeof options !== 'object' || options === null) fail('(options)', 'expected an object');
+  refuseUnknownKeys(SCOPE, options, KNOWN_OPTIONS);
   const raw = options.pdpUrl;
-  if (typeof raw !== 'string' && !(raw instanceof URL)) fail('pdpUrl: expected an http(s) URL');
+  if (typeof raw !== 'string' && !(raw instanceof URL)) fail('pdpUrl', 'expected an http(s) URL');
   let url: URL;
   try {
     url = new URL(String(raw));
   } catch {
-    fail('pdpUrl: not a valid URL');
+    fail('pdpUrl', 'not a valid URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('pdpUrl: must be http: or https:');
-  if (url.username !== '' || url.password !== '') fail('pdpUrl: must not carry credentials; use apiKey');
-  if (url.search !== '' || url.hash !== '') fail('pdpUrl: must not have a query or fragment');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('pdpUrl', 'must be http: or https:');
+  if (url.username !== '' || url.password !== '') fail('pdpUrl', 'must not carry credentials; use apiKey');
+  if (url.search !== '' || url.hash !== '') fail('pdpUrl', 'must not have a query or fragment');
   const base = url.pathname.replace(/\/+$/, '');
   const agentId = nonEmptyString(options.agentId, 'agentId');
   const session = nonEmptyString(options.session, 'session');
   let apiKey: string | undefined;
   if (options.apiKey !== undefined) {
-    if (typeof options.apiKey !== 'string' || options.apiKey.length === 0) fail('apiKey: expected a non-empty string');
-    if (!/^[\x21-\x7e]+$/.test(options.apiKey)) fail('apiKey: must be printable ASCII without spaces');
+    if (typeof options.apiKey !== 'string' || options.apiKey.length === 0)
+      fail('apiKey', 'expected a non-empty string');
+    if (!/^[\x21-\x7e]+$/.test(options.apiKey)) fail('apiKey', 'must be printable ASCII without spaces');
     apiKey = options.apiKey;
   }
-  const timeoutMs = positiveInt(options.timeoutMs, 'timeoutMs', DEFAULTS.timeoutMs);
-  const attemptTimeoutMs = positiveInt(options.attemptTimeoutMs, 'attemptTimeoutMs', timeoutMs);
+  const timeoutMs = duration(options.timeoutMs, 'timeoutMs', DEFAULTS.timeoutMs);
+  const attemptTimeoutMs = duration(options.attemptTimeoutMs, 'attemptTimeoutMs', timeoutMs);
   const retries = positiveInt(options.retries, 'retries', DEFAULTS.retries, true);
-  if (retries > 10) fail('retries: at most 10');
+  if (retries > 10) fail('retries', 'at most 10');
   const maxResponseBytes = positiveInt(options.maxResponseBytes, 'maxResponseBytes', DEFAULTS.maxResponseBytes);
   let permits: PermitsOptions | false | undefined;
   if (options.permits === false || options.permits === undefined) permits = options.permits;
   else if (typeof options.permits !== 'object' || options.permits === null)
-    fail('permits: expected { keys, issuer } or false');
-  // keys, issuer, algorithms and clockToleranceSec are validated by the permit checker, which
-  // createPep builds at once (src/permit/verify.ts): one set of rules, one place.
-  else permits = options.permits;
-  if (options.simulated !== undefined && typeof options.simulated !== 'boolean') fail('simulated: expected a boolean');
+    fail('permits', 'expected { keys, issuer } or false');
+  else {
+    refuseUnknownKeys(SCOPE, options.permits, KNOWN_PERMITS_OPTIONS, 'permits');
+    permits = options.permits;
+  }
+  const simulated = optionalBoolean(options.simulated, 'simulated', DEFAULTS.simulated);
   const d = options.dispatcher;
-  if (d !== undefined && (typeof d !== 'object' || d === null || typeof (d as Dispatcher).request !== 'function')) {
-    fail('dispatcher: expected an undici Dispatcher');
+  if (d !== undefined && (typeof d !== 'object' || d === null || typeof (d as Dispatcher).dispatch !== 'function')) {
+    fail('dispatcher', 'expected an undici Dispatcher');
   }
   const connections =
     options.connections === undefined ? undefined : positiveInt(options.connections, 'connections', 1);
+  const requireEcho = optionalBoolean(options.requireEcho, 'requireEcho', DEFAULTS.requireEcho);
+  const interceptors = validateInterceptors(options.interceptors, (path, problem) => fail(path, problem));
   if (options.onDecision !== undefined && typeof options.onDecision !== 'function')
-    fail('onDecision: expected a function');
+    fail('onDecision', 'expected a function');
   return {
     origin: url.origin,
     path: `${base}/api/policy/authorize`,
@@ -210,9 +257,11 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
     retries,
     maxResponseBytes,
     permits,
-    simulated: options.simulated ?? DEFAULTS.simulated,
+    simulated,
     dispatcher: d,
     connections,
+    requireEcho,
+    interceptors,
     onDecision: options.onDecision,
   };
 }

@@ -79,7 +79,7 @@ function regexSource(what: string) {
     });
 }
 
-const stageSchema = z.enum(STAGES as [Stage, ...Stage[]]);
+const stageSchema = z.enum(STAGES);
 const verdictSchema = z.enum(['ALLOW', 'WARN', 'BLOCK', 'ESCALATE']);
 const scalarSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const numberOperand = z.number().meta({ description: 'a finite number; a non-number value never holds' });

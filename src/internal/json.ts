@@ -85,3 +85,12 @@ export function snapshotJsonObject(value: unknown): Record<string, unknown> {
 export function snapshotJson(value: unknown): unknown {
   return cloneValue(value, 0, new Set());
 }
+
+/** Freezes a JSON value and everything inside it; returns it. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

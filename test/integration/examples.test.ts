@@ -8,7 +8,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 it('examples/dispatcher.js runs the allowed tool call and refuses the others', () => {
   const out = execFileSync(process.execPath, ['examples/dispatcher.js'], { cwd: root, encoding: 'utf8' });
   expect(out).toContain('{"orderId":"ord_1842","status":"shipped"}');
-  expect(out).toContain("ERROR: Tool 'refund_payment' denied by policy");
+  expect(out).toContain("ERROR: Tool 'refund_payment' is held for human review");
   expect(out).toContain("ERROR: Tool 'bank_transfer_funds' denied by policy");
   expect(out).toContain('side effects that ran: 1 (refund_payment)');
 });

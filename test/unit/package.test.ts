@@ -25,11 +25,28 @@ describe('package.json', () => {
     expect(pkg.bin['agent-pep']).toBe('./dist/cli.js');
   });
 
-  it('has exactly the chosen runtime dependencies, pinned; the Redis client is an optional peer', () => {
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['canonicalize', 'jose', 'p-retry', 'undici', 'zod']);
-    for (const v of Object.values(pkg.dependencies)) expect(v).toMatch(/^\d+\.\d+\.\d+$/);
-    expect(pkg.peerDependencies?.ioredis).toBeDefined();
-    expect(pkg.peerDependenciesMeta?.ioredis?.optional).toBe(true);
+  it('runtime dependencies are caret ranges (the lockfile pins what CI runs); every peer is optional', () => {
+    expect(Object.keys(pkg.dependencies).sort()).toEqual([
+      'canonicalize',
+      'content-type',
+      'jose',
+      'p-retry',
+      're2js',
+      'undici',
+      'zod',
+    ]);
+    for (const v of Object.values(pkg.dependencies)) expect(v).toMatch(/^\^\d+\.\d+\.\d+$/);
+    for (const peer of [
+      'ioredis',
+      'ai',
+      'langchain',
+      '@openai/agents',
+      '@modelcontextprotocol/sdk',
+      '@opentelemetry/api',
+    ]) {
+      expect(pkg.peerDependencies?.[peer]).toBeDefined();
+      expect(pkg.peerDependenciesMeta?.[peer]?.optional).toBe(true);
+    }
   });
 });
 

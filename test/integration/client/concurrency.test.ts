@@ -3,8 +3,8 @@
  * PDP did not send, no unhandled rejection, and no socket stays open after close().
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createPep, type PolicyDecision } from '../../src/index.js';
-import { answer, type FakePdp, startFakePdp } from '../support/fake-pdp.js';
+import { createPep, type PolicyDecision } from '../../../src/index.js';
+import { answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown): void => {

@@ -3,8 +3,8 @@
  * on a text stage, against a scripted fake PDP over real HTTP.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPep, type Pep, type PepOptions, type PolicyDecision } from '../../src/index.js';
-import { allowEcho, answer, closedPort, type FakePdp, type Handler, startFakePdp } from '../support/fake-pdp.js';
+import { createPep, type Pep, type PepOptions, type PolicyDecision } from '../../../src/index.js';
+import { allowEcho, answer, closedPort, type FakePdp, type Handler, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
 const clients: Pep[] = [];

@@ -10,9 +10,9 @@ import {
   type PepOptions,
   PolicyBlockedError,
   PolicyEscalatedError,
-} from '../../src/index.js';
-import { VERSION } from '../../src/version.js';
-import { allowEcho, answer, type FakePdp, startFakePdp } from '../support/fake-pdp.js';
+} from '../../../src/index.js';
+import { VERSION } from '../../../src/version.js';
+import { allowEcho, answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
 const clients: Pep[] = [];
@@ -325,7 +325,13 @@ describe('guardTool without permit verification (permits: false)', () => {
       script();
       const err = await pay(args as Record<string, unknown>).catch((e: unknown) => e);
       expect((err as { code: string }).code).toBe(code);
-      expect((err as PolicyBlockedError).toolMessage).toMatch(/^ERROR: Tool 'pay' denied by policy: /);
+      const form =
+        code === 'blocked'
+          ? /^ERROR: Tool 'pay' denied by policy: r$/
+          : code === 'escalated'
+            ? /^ERROR: Tool 'pay' is held for human review: /
+            : new RegExp(`^ERROR: Tool 'pay' was not run: the policy check failed \\(${code}\\)$`);
+      expect((err as PolicyBlockedError).toolMessage).toMatch(form);
     }
     pdp.handler = (_q, r) => answer(r, { verdict: 'ALLOW', simulated: true });
     const err = await pay({ a: 1 }, { simulated: true }).catch((e: unknown) => e);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptFailure } from '../../src/internal/failure.js';
-import { hasDuplicateMemberNames, isIJsonValue } from '../../src/internal/ijson.js';
-import { checkContentType, parseRetryAfter } from '../../src/transport/http.js';
-import { parseResponse } from '../../src/wire.js';
+import { AttemptFailure } from '../../../src/internal/failure.js';
+import { hasDuplicateMemberNames, isIJsonValue } from '../../../src/internal/ijson.js';
+import { parseResponse } from '../../../src/protocol/agent-pep.js';
+import { checkContentType, parseRetryAfter } from '../../../src/transport/http.js';
 
 describe('hasDuplicateMemberNames (RFC 7493 section 2.3)', () => {
   it.each([

@@ -9,8 +9,8 @@
  * whole permit"; a PolicyBlockedError is for "BLOCK (PDP or synthesized)".
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPep, PolicyBlockedError } from '../../src/index.js';
-import { type FakePdp, startFakePdp } from '../support/fake-pdp.js';
+import { createPep, PolicyBlockedError } from '../../../src/index.js';
+import { type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 const PERMIT = 'eyJhbGciOiJFZERTQSJ9.eyJ0b29sIjoicmVmdW5kX3BheW1lbnQifQ.c2ln';
 let pdp: FakePdp;

@@ -2,8 +2,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createPep } from '../../src/index.js';
-import { answer, type FakePdp, startFakePdp } from '../support/fake-pdp.js';
+import { createPep } from '../../../src/index.js';
+import { answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
 beforeAll(async () => {

@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPep, type PolicyDecision } from '../../src/index.js';
+import { createPep, type PolicyDecision } from '../../../src/index.js';
 
 type Responder = (req: { requestId: string; stage: string }, socket: Socket, n: number) => void;
 let server: Server;

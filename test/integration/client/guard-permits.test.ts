@@ -4,8 +4,8 @@
  */
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { actionHash, createPep, type Pep, PolicyBlockedError } from '../../src/index.js';
-import { answer, type FakePdp, startFakePdp } from '../support/fake-pdp.js';
+import { actionHash, createPep, type Pep, PolicyBlockedError } from '../../../src/index.js';
+import { answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 let pdp: FakePdp;

@@ -7,7 +7,7 @@
  * section 5: "No error message, log line or event ever contains ... args".
  */
 import { describe, expect, it } from 'vitest';
-import { createPep, type DecisionEvent } from '../../src/index.js';
+import { createPep, type DecisionEvent } from '../../../src/index.js';
 
 const SECRET = '4111-1111-1111-1111';
 

@@ -6,8 +6,8 @@
  * section 3: "a decision resolves within timeoutMs plus a few milliseconds".
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPep } from '../../src/index.js';
-import { type FakePdp, startFakePdp } from '../support/fake-pdp.js';
+import { createPep } from '../../../src/index.js';
+import { type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
 beforeAll(async () => {

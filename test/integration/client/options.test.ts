@@ -5,8 +5,8 @@
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { actionHash, createPep, type Pep, type PolicyBlockedError, type PolicyDecision } from '../../src/index.js';
-import { answer, type FakePdp, startFakePdp } from '../support/fake-pdp.js';
+import { actionHash, createPep, type Pep, type PolicyBlockedError, type PolicyDecision } from '../../../src/index.js';
+import { answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
 const clients: Pep[] = [];
@@ -163,7 +163,7 @@ describe('permits', () => {
     );
     pdp.handler = (req, res) => answer(res, { verdict: 'ESCALATE', reason: 'held', requestId: req.body.requestId });
     const err2 = await pep.guardText('output', 'x').catch((e: unknown) => e);
-    expect((err2 as PolicyBlockedError).toolMessage).toBe('ERROR: output blocked by policy: held');
+    expect((err2 as PolicyBlockedError).toolMessage).toBe('ERROR: output is held for human review: held');
     pdp.handler = saved;
   });
 

@@ -3,8 +3,8 @@
  * whatever the server does, retries and backoff included.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPep, type PolicyDecision } from '../../src/index.js';
-import { type FakePdp, type Handler, startFakePdp } from '../support/fake-pdp.js';
+import { createPep, type PolicyDecision } from '../../../src/index.js';
+import { type FakePdp, type Handler, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
 beforeAll(async () => {

@@ -4,9 +4,9 @@
  * @internal
  */
 import { z } from 'zod';
-import type { Stage } from './decision.js';
-import { AttemptFailure } from './internal/failure.js';
-import { hasDuplicateMemberNames, isIJsonValue } from './internal/ijson.js';
+import { type Stage, VERDICTS } from '../decision.js';
+import { AttemptFailure } from '../internal/failure.js';
+import { hasDuplicateMemberNames, isIJsonValue } from '../internal/ijson.js';
 
 /** The request body sent to `POST {pdpUrl}/api/policy/authorize`. */
 export interface AuthorizeRequest {
@@ -20,7 +20,7 @@ export interface AuthorizeRequest {
   simulated?: true;
 }
 
-const VerdictSchema = z.enum(['ALLOW', 'WARN', 'BLOCK', 'ESCALATE']);
+const VerdictSchema = z.enum(VERDICTS);
 
 /** A plain JSON object (not an array, not null). */
 const JsonObjectSchema = z.custom<Record<string, unknown>>(

@@ -1,0 +1,335 @@
+/**
+ * The local interceptor chain (CONTRACT.md section 7): cheap in-process rules that run before the PDP
+ * is asked (`before`) and after a guarded tool ran (`after`). Monotonic: a local rule can deny,
+ * substitute or replace the running value, never lift a PDP BLOCK or ESCALATE. Learned from the
+ * typed-decision chains of Agents.KT (`onBefore*`), ai4j interceptors and the dsh seams.
+ * @packageDocumentation
+ */
+import { isStage, type Stage } from './decision.js';
+import { deepFreeze, snapshotJsonObject } from './internal/json.js';
+
+/** What an interceptor sees: the running value of one step, as a deeply frozen snapshot. */
+export interface Step {
+  /** The stage being decided. */
+  readonly stage: Stage;
+  /** The session of this call. */
+  readonly session: string;
+  /** The normalized tool name (action; context_egress when the caller named the tool). */
+  readonly tool?: string;
+  /** The running args (action). Frozen: return `proceedWith` to change them. */
+  readonly args?: Readonly<Record<string, unknown>>;
+  /** The running content (text stages). */
+  readonly content?: string;
+}
+
+/** The answer of a `before` interceptor. */
+export type BeforeResult =
+  | { action: 'proceed' }
+  | { action: 'proceedWith'; args?: Record<string, unknown>; content?: string }
+  | { action: 'deny'; reason: string }
+  | { action: 'substitute'; result: unknown };
+
+/** The answer of an `after` interceptor. */
+export type AfterResult =
+  | { action: 'proceed' }
+  | { action: 'proceedWith'; result: unknown }
+  | { action: 'deny'; reason: string };
+
+/**
+ * A local check (CONTRACT.md section 7).
+ * @example
+ * ```ts
+ * const noSystemPaths: Interceptor = {
+ *   name: 'no-system-paths',
+ *   stages: ['action'],
+ *   before: (step) =>
+ *     String(step.args?.path).startsWith('/etc/') ? { action: 'deny', reason: 'system paths' } : { action: 'proceed' },
+ * };
+ * ```
+ */
+export interface Interceptor {
+  /** Unique within one client; a duplicate is a `TypeError` at `createPep` (option `interceptors`). */
+  name: string;
+  /** The stages it runs on. @defaultValue every stage */
+  stages?: Stage[];
+  /** Runs before the request is built, inside the decision's deadline, in registration order. */
+  before?(step: Step): BeforeResult | Promise<BeforeResult>;
+  /** Runs in `guardTool` (and the adapters) after the tool ran, in registration order (action stage only). */
+  after?(step: Step, result: unknown): AfterResult | Promise<AfterResult>;
+}
+
+/** An interceptor after validation: which stages, and its two hooks. @internal */
+export interface CompiledInterceptor {
+  readonly name: string;
+  readonly stages: ReadonlySet<Stage> | undefined;
+  readonly before: Interceptor['before'];
+  readonly after: Interceptor['after'];
+}
+
+/** The chain split per stage, so a stage with no interceptor pays nothing. @internal */
+export type Chains = Readonly<Record<Stage, { before: CompiledInterceptor[]; after: CompiledInterceptor[] }>>;
+
+const KNOWN_KEYS: ReadonlySet<string> = new Set(['name', 'stages', 'before', 'after']);
+
+/**
+ * Validates the `interceptors` option. `fail(path, problem)` throws the option `TypeError`.
+ * @returns a frozen list of compiled interceptors (empty when the option is absent)
+ * @internal
+ */
+export function validateInterceptors(
+  raw: unknown,
+  fail: (path: string, problem: string) => never,
+): readonly CompiledInterceptor[] {
+  if (raw === undefined) return Object.freeze([]);
+  if (!Array.isArray(raw)) fail('interceptors', 'expected an array of interceptors');
+  const names = new Set<string>();
+  const out: CompiledInterceptor[] = [];
+  raw.forEach((item: unknown, i) => {
+    const at = `interceptors.${i}`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) fail(at, 'expected an interceptor object');
+    for (const key of Object.keys(item)) {
+      if (!KNOWN_KEYS.has(key)) fail(`${at}.${key.slice(0, 40)}`, 'unknown interceptor key');
+    }
+    const it = item as Partial<Interceptor>;
+    if (typeof it.name !== 'string' || it.name.trim() === '' || !it.name.isWellFormed()) {
+      fail(`${at}.name`, 'expected a non-empty string');
+    }
+    if (names.has(it.name)) fail('interceptors', `duplicate interceptor name ${JSON.stringify(it.name.slice(0, 40))}`);
+    names.add(it.name);
+    let stages: Set<Stage> | undefined;
+    if (it.stages !== undefined) {
+      if (!Array.isArray(it.stages) || it.stages.length === 0 || !it.stages.every(isStage)) {
+        fail(`${at}.stages`, 'expected a non-empty list of stages');
+      }
+      stages = new Set(it.stages);
+    }
+    if (it.before !== undefined && typeof it.before !== 'function') fail(`${at}.before`, 'expected a function');
+    if (it.after !== undefined && typeof it.after !== 'function') fail(`${at}.after`, 'expected a function');
+    if (it.before === undefined && it.after === undefined) fail(at, 'expected a before or an after function');
+    if (it.after !== undefined && stages !== undefined && !stages.has('action')) {
+      fail(`${at}.after`, 'after runs on the action stage only; add it to stages');
+    }
+    out.push(Object.freeze({ name: it.name, stages, before: it.before, after: it.after }));
+  });
+  return Object.freeze(out);
+}
+
+/** Splits the chain per stage (registration order kept). @internal */
+export function chainsByStage(list: readonly CompiledInterceptor[]): Chains {
+  const make = (stage: Stage) => ({
+    before: list.filter((i) => i.before && (i.stages === undefined || i.stages.has(stage))),
+    after: stage === 'action' ? list.filter((i) => i.after && (i.stages === undefined || i.stages.has(stage))) : [],
+  });
+  return Object.freeze({
+    input: make('input'),
+    context_egress: make('context_egress'),
+    output: make('output'),
+    delivery: make('delivery'),
+    action: make('action'),
+  });
+}
+
+/** How a `before` chain ended. @internal */
+export type BeforeOutcome =
+  | { kind: 'proceed'; args?: unknown; content?: unknown; replaced: boolean }
+  | { kind: 'deny'; name: string; reason: string }
+  | { kind: 'substitute'; name: string; result: unknown }
+  | { kind: 'failed'; name: string; why: string }
+  | { kind: 'aborted' }
+  | { kind: 'timeout'; name: string };
+
+/** The running value the chain starts from. @internal */
+export interface RunningValue {
+  stage: Stage;
+  session: string;
+  tool: string | undefined;
+  args: Record<string, unknown> | undefined;
+  content: string | undefined;
+}
+
+/** A settle-once race of the chain against the deadline and the caller's signal. */
+interface Bounds {
+  /** `performance.now()` value of the decision's deadline. */
+  deadlineAt: number;
+  signal: AbortSignal | undefined;
+}
+
+const PENDING = Symbol('pending');
+
+/**
+ * Waits for `value` (a promise or not) until the deadline or the caller's abort.
+ * @returns the value, or {@link PENDING} when the deadline fired, or `'aborted'`
+ */
+async function bounded<T>(value: T | Promise<T>, bounds: Bounds): Promise<T | typeof PENDING | 'aborted'> {
+  if (!(value instanceof Promise) && !(typeof (value as { then?: unknown })?.then === 'function')) return value;
+  const remaining = bounds.deadlineAt - performance.now();
+  if (remaining <= 0) {
+    Promise.resolve(value).catch(() => undefined);
+    return PENDING;
+  }
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => settle(() => resolve(PENDING)), remaining);
+    const onAbort = (): void => settle(() => resolve('aborted'));
+    let done = false;
+    const settle = (f: () => void): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      try {
+        bounds.signal?.removeEventListener('abort', onAbort);
+      } catch {
+        // a caller's signal that throws here changes nothing
+      }
+      f();
+    };
+    try {
+      bounds.signal?.addEventListener('abort', onAbort, { once: true });
+    } catch {
+      // an unusable signal was refused earlier (invalid_request); nothing to listen to
+    }
+    Promise.resolve(value).then(
+      (v) => settle(() => resolve(v)),
+      (e: unknown) => settle(() => reject(e)),
+    );
+  });
+}
+
+function frozenStep(v: RunningValue): Step {
+  const step: { -readonly [K in keyof Step]: Step[K] } = { stage: v.stage, session: v.session };
+  if (v.tool !== undefined) step.tool = v.tool;
+  if (v.args !== undefined) step.args = deepFreeze(snapshotJsonObject(v.args));
+  if (v.content !== undefined) step.content = v.content;
+  return Object.freeze(step);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Runs the `before` chain in registration order. The first `deny` or `substitute` ends it; a throw, a
+ * rejection, a malformed answer, `substitute` on a text stage, or an interceptor still pending at the
+ * deadline ends it as `failed`/`timeout`. A `proceedWith` value is returned unvalidated (the request
+ * builder refuses one that is not valid input: `invalid_request`).
+ * @internal
+ */
+export async function runBefore(
+  chain: readonly CompiledInterceptor[],
+  start: RunningValue,
+  bounds: Bounds,
+): Promise<BeforeOutcome> {
+  const running: RunningValue = { ...start };
+  let replaced = false;
+  let step = frozenStep(running);
+  for (const it of chain) {
+    let answer: unknown;
+    try {
+      answer = await bounded((it.before as NonNullable<Interceptor['before']>)(step), bounds);
+    } catch {
+      return { kind: 'failed', name: it.name, why: 'threw or rejected' };
+    }
+    if (answer === PENDING) return { kind: 'timeout', name: it.name };
+    if (answer === 'aborted' && bounds.signal?.aborted) return { kind: 'aborted' };
+    if (!isObject(answer)) return { kind: 'failed', name: it.name, why: 'answered something that is not a result' };
+    switch (answer.action) {
+      case 'proceed':
+        if (Object.keys(answer).length !== 1) return { kind: 'failed', name: it.name, why: 'a malformed proceed' };
+        break;
+      case 'proceedWith': {
+        for (const key of Object.keys(answer)) {
+          if (key !== 'action' && key !== 'args' && key !== 'content') {
+            return { kind: 'failed', name: it.name, why: 'a malformed proceedWith' };
+          }
+        }
+        const hasArgs = Object.hasOwn(answer, 'args');
+        const hasContent = Object.hasOwn(answer, 'content');
+        if (running.stage === 'action' ? hasContent || !hasArgs : hasArgs || !hasContent) {
+          return { kind: 'failed', name: it.name, why: 'a proceedWith without the running value of its stage' };
+        }
+        if (hasArgs) running.args = answer.args as Record<string, unknown>;
+        if (hasContent) running.content = answer.content as string;
+        replaced = true;
+        // A replacement that is not valid input ends the chain; the request builder names it.
+        if (hasArgs && !isObject(answer.args)) return { kind: 'proceed', args: answer.args, replaced };
+        if (hasContent && (typeof answer.content !== 'string' || !answer.content.isWellFormed())) {
+          return { kind: 'proceed', content: answer.content, replaced };
+        }
+        try {
+          step = frozenStep(running);
+        } catch {
+          // not cloneable: not JSON either, so the request builder refuses it
+          return { kind: 'proceed', args: running.args, replaced };
+        }
+        break;
+      }
+      case 'deny':
+        if (typeof answer.reason !== 'string' || Object.keys(answer).length !== 2) {
+          return { kind: 'failed', name: it.name, why: 'a deny without a string reason' };
+        }
+        return { kind: 'deny', name: it.name, reason: answer.reason };
+      case 'substitute':
+        if (running.stage !== 'action') return { kind: 'failed', name: it.name, why: 'substitute on a text stage' };
+        if (!Object.hasOwn(answer, 'result') || Object.keys(answer).length !== 2) {
+          return { kind: 'failed', name: it.name, why: 'a malformed substitute' };
+        }
+        return { kind: 'substitute', name: it.name, result: answer.result };
+      default:
+        return { kind: 'failed', name: it.name, why: 'an unknown action' };
+    }
+  }
+  return replaced
+    ? { kind: 'proceed', args: running.args, content: running.content, replaced }
+    : { kind: 'proceed', replaced };
+}
+
+/** How an `after` chain ended. @internal */
+export type AfterOutcome =
+  | { kind: 'proceed'; result: unknown }
+  | { kind: 'deny'; name: string; reason: string }
+  | { kind: 'failed'; name: string; why: string };
+
+/**
+ * Runs the `after` chain over a tool's result in registration order: `proceedWith` replaces the
+ * result, `deny` withholds it; a throw, a rejection, a malformed answer or one still pending at the
+ * deadline withholds it too (`failed`).
+ * @internal
+ */
+export async function runAfter(
+  chain: readonly CompiledInterceptor[],
+  start: RunningValue,
+  result: unknown,
+  bounds: Bounds,
+): Promise<AfterOutcome> {
+  const step = frozenStep(start);
+  let running = result;
+  for (const it of chain) {
+    let answer: unknown;
+    try {
+      answer = await bounded((it.after as NonNullable<Interceptor['after']>)(step, running), bounds);
+    } catch {
+      return { kind: 'failed', name: it.name, why: 'threw or rejected' };
+    }
+    if (answer === PENDING || answer === 'aborted')
+      return { kind: 'failed', name: it.name, why: 'did not answer in time' };
+    if (!isObject(answer)) return { kind: 'failed', name: it.name, why: 'answered something that is not a result' };
+    switch (answer.action) {
+      case 'proceed':
+        if (Object.keys(answer).length !== 1) return { kind: 'failed', name: it.name, why: 'a malformed proceed' };
+        break;
+      case 'proceedWith':
+        if (!Object.hasOwn(answer, 'result') || Object.keys(answer).length !== 2) {
+          return { kind: 'failed', name: it.name, why: 'a malformed proceedWith' };
+        }
+        running = answer.result;
+        break;
+      case 'deny':
+        if (typeof answer.reason !== 'string' || Object.keys(answer).length !== 2) {
+          return { kind: 'failed', name: it.name, why: 'a deny without a string reason' };
+        }
+        return { kind: 'deny', name: it.name, reason: answer.reason };
+      default:
+        return { kind: 'failed', name: it.name, why: 'an unknown action' };
+    }
+  }
+  return { kind: 'proceed', result: running };
+}

@@ -1,0 +1,179 @@
+/**
+ * A stage call -> a request: per-call options read once, the args snapshot taken once, the tool name
+ * checked and normalized, and what was sent kept for the enforceability checks. Nothing here touches
+ * the network. Input that cannot become a request is an {@link InvalidRequest} (a synthesized BLOCK
+ * `invalid_request`, CONTRACT.md section 2).
+ * @internal
+ */
+import type { Stage } from './decision.js';
+import type { SentRequest } from './enforce.js';
+import { NotJsonError, snapshotJsonObject } from './internal/json.js';
+import { type CallOptions, DEFAULTS, type EgressCallOptions } from './options.js';
+import { normalizeToolName } from './permit/normalize.js';
+import type { AuthorizeRequest } from './protocol/agent-pep.js';
+
+/** Why a call could not become a request; its message names the problem, never a value. */
+export class InvalidRequest extends Error {
+  override readonly name = 'InvalidRequest';
+}
+
+/** What a stage method was called with. */
+export type Payload = { content: unknown } | { tool: unknown; args: unknown };
+
+/** Args read once: their snapshot, or why they could not be taken. */
+export type Snapshot = { ok: true; args: Record<string, unknown> } | { ok: false; error: unknown };
+
+/** Reads `args` once into a deep copy of JSON values, or records why that failed (never re-read). */
+export function takeSnapshot(args: unknown): Snapshot {
+  try {
+    return { ok: true, args: snapshotJsonObject(args) };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** Names the kind of value that is not JSON; never copies a message the args themselves threw. */
+function argsMessage(error: unknown): string {
+  return error instanceof NotJsonError
+    ? `args are not a plain object of JSON values: ${error.message}`
+    : 'args could not be read as a plain object of JSON values';
+}
+
+/** Per-call options after validation. */
+export interface CallContext {
+  signal: AbortSignal | undefined;
+  session: string;
+  simulated: boolean;
+  /** `checkContextEgress`'s `tool`, as given. */
+  tool: string | undefined;
+}
+
+/** True for anything shaped like an `AbortSignal`. */
+export function isAbortSignal(v: unknown): v is AbortSignal {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as AbortSignal).aborted === 'boolean' &&
+    typeof (v as AbortSignal).addEventListener === 'function'
+  );
+}
+
+/** A session id: a non-empty, well-formed string. */
+export function isSessionId(v: unknown): v is string {
+  return typeof v === 'string' && v.trim() !== '' && v.isWellFormed();
+}
+
+/**
+ * Reads the per-call options once.
+ * @throws InvalidRequest on a bad option
+ */
+export function readCallOptions(
+  raw: unknown,
+  stage: Stage,
+  defaults: { session: string; simulated: boolean },
+): CallContext {
+  if (raw === undefined)
+    return { signal: undefined, session: defaults.session, simulated: defaults.simulated, tool: undefined };
+  if (typeof raw !== 'object' || raw === null) throw new InvalidRequest('call options must be an object');
+  const o = raw as EgressCallOptions;
+  const { signal, session, simulated } = o;
+  const tool = stage === 'context_egress' ? o.tool : undefined;
+  if (signal !== undefined && !isAbortSignal(signal)) throw new InvalidRequest('signal must be an AbortSignal');
+  if (session !== undefined && !isSessionId(session)) throw new InvalidRequest('session must be a non-empty string');
+  if (simulated !== undefined && typeof simulated !== 'boolean')
+    throw new InvalidRequest('simulated must be a boolean');
+  return { signal, session: session ?? defaults.session, simulated: simulated ?? defaults.simulated, tool };
+}
+
+/**
+ * Checks a tool name and normalizes it (CONTRACT.md sections 2, 4 and 6).
+ * @throws InvalidRequest when it is not a string, is longer than 256 characters, or normalizes to nothing
+ */
+export function checkToolName(tool: unknown): string {
+  if (typeof tool !== 'string' || !tool.isWellFormed()) throw new InvalidRequest('tool must be a string');
+  if (tool.length > DEFAULTS.maxToolNameLength) {
+    throw new InvalidRequest(`tool name longer than ${DEFAULTS.maxToolNameLength} characters`);
+  }
+  try {
+    return normalizeToolName(tool);
+  } catch {
+    throw new InvalidRequest('tool name normalizes to nothing');
+  }
+}
+
+/** Checks text content. @throws InvalidRequest */
+function checkContent(content: unknown): string {
+  if (typeof content !== 'string') throw new InvalidRequest('content must be a string');
+  if (!content.isWellFormed()) throw new InvalidRequest('content contains a lone surrogate');
+  return content;
+}
+
+/** One call turned into what is sent (`req`) and what the answer is checked against (`sent`). */
+export interface Prepared {
+  readonly req: AuthorizeRequest;
+  readonly sent: SentRequest;
+  readonly call: CallContext;
+}
+
+/**
+ * Builds the request of one stage call. Args are read once: a snapshot `guardTool` already took (or
+ * failed to take) is used as it is.
+ * @throws InvalidRequest when the call cannot become a request
+ */
+export function prepare(
+  stage: Stage,
+  payload: Payload,
+  call: CallContext,
+  agentId: string,
+  requestId: string,
+  snapshot?: Snapshot,
+): Prepared {
+  const req: AuthorizeRequest = { agentId, session: call.session, stage, requestId };
+  const sent: SentRequest = { stage, requestId, agentId, session: call.session, simulated: false };
+  if ('content' in payload) {
+    req.content = checkContent(payload.content);
+    if (call.tool !== undefined) {
+      sent.tool = checkToolName(call.tool);
+      req.tool = call.tool;
+    }
+  } else {
+    const normalized = checkToolName(payload.tool);
+    const taken = snapshot ?? takeSnapshot(payload.args);
+    if (!taken.ok) throw new InvalidRequest(argsMessage(taken.error));
+    req.tool = payload.tool as string;
+    req.args = taken.args;
+    sent.tool = normalized;
+    sent.args = taken.args;
+  }
+  if (call.simulated) req.simulated = sent.simulated = true;
+  return { req, sent, call };
+}
+
+/**
+ * Puts an interceptor's `proceedWith` value in place of the running args or content (CONTRACT.md
+ * section 7): it must be valid input, as the caller's own would be.
+ * @throws InvalidRequest when it is not
+ */
+export function replaceRunningValue(p: Prepared, value: { args?: unknown; content?: unknown }): void {
+  if (p.sent.stage === 'action') {
+    const taken = takeSnapshot(value.args);
+    if (!taken.ok) throw new InvalidRequest(`an interceptor's replacement ${argsMessage(taken.error)}`);
+    p.req.args = p.sent.args = taken.args;
+  } else {
+    p.req.content = checkContent(value.content);
+  }
+}
+
+/** The headers every request of one client carries but `x-request-id`. */
+export function baseHeaders(userAgent: string, apiKey: string | undefined): Readonly<Record<string, string>> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    'user-agent': userAgent,
+  };
+  if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
+  return Object.freeze(headers);
+}
+
+/** Per-call options as given, for the guard helpers (already validated by the decision). */
+export type { CallOptions };

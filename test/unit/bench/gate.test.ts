@@ -1,0 +1,58 @@
+/** The bench is a gate (issue 16): ratios -> verdicts -> misses, and where results are written. */
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error: bench/run.js is plain JavaScript without types
+import { missesOf, PROFILES, parseArgs, TARGETS, verdictOf } from '../../../bench/run.js';
+
+type Ratios = Record<string, number | null>;
+const passing = (): Ratios =>
+  Object.fromEntries(
+    Object.entries(TARGETS as Record<string, { op: string; value: number }>).map(([k, t]) => [
+      k,
+      t.op === '<=' ? t.value : t.op === '>=' ? t.value : t.value + 1,
+    ]),
+  );
+
+describe('targets', () => {
+  it('every target at its bound passes; just past it misses, with how far', () => {
+    expect(missesOf(passing())).toEqual([]);
+    const r = { ...passing(), authorizeAction_ops_c64_vs_undici: 0.78, checkInput_p50_c1_vs_undici: 1.2 };
+    const misses = missesOf(r) as { key: string; short: number }[];
+    expect(misses.map((m) => m.key).sort()).toEqual([
+      'authorizeAction_ops_c64_vs_undici',
+      'checkInput_p50_c1_vs_undici',
+    ]);
+    expect(misses.find((m) => m.key === 'authorizeAction_ops_c64_vs_undici')?.short).toBe(0.07);
+  });
+
+  it('a missing figure is a miss, not a pass', () => {
+    expect(missesOf({ ...passing(), verify_ops_vs_jose: null })).toHaveLength(1);
+    expect(verdictOf('verify_ops_vs_jose', null)).toBe('n/a');
+  });
+
+  it('holds the issue-16 targets', () => {
+    const t = TARGETS as Record<string, { op: string; value: number }>;
+    expect(t.authorizeAction_ops_c64_vs_undici).toEqual({ op: '>=', value: 0.85 });
+    expect(t.checkInput_p50_c1_vs_undici).toEqual({ op: '<=', value: 1.1 });
+    expect(t.checkInput_ops_c64_vs_undici).toEqual({ op: '>=', value: 0.9 });
+    expect(t.verify_ops_vs_jose).toEqual({ op: '>=', value: 0.9 });
+    expect(t.checkInput_ops_c64_vs_opa).toEqual({ op: '>=', value: 8 });
+    expect(t.checkInput_ops_c64_vs_cerbos).toEqual({ op: '>=', value: 4 });
+    expect(t.authorizeAction_3_interceptors_vs_none_c64).toEqual({ op: '>=', value: 0.95 });
+  });
+});
+
+describe('where results go', () => {
+  it('a full run writes bench/results.json; --out names another path', () => {
+    expect(parseArgs([], '/r.json')).toEqual({ profile: PROFILES.full, out: '/r.json' });
+    expect(parseArgs(['--out', '/x.json'], '/r.json').out).toBe('/x.json');
+  });
+  it('--quick and --smoke write nowhere unless asked', () => {
+    expect(parseArgs(['--quick'], '/r.json')).toEqual({ profile: PROFILES.quick, out: null });
+    expect(parseArgs(['--smoke'], '/r.json').out).toBeNull();
+    expect(parseArgs(['--quick', '--out=/q.json'], '/r.json').out).toBe('/q.json');
+  });
+  it('an unknown flag or --out without a path is an error', () => {
+    expect(() => parseArgs(['--fast'], '/r.json')).toThrow(/unknown flag/);
+    expect(() => parseArgs(['--out'], '/r.json')).toThrow(/needs a path/);
+  });
+});
