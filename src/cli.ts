@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { PolicyError, startDevPdp } from './dev-pdp/index.js';
+import { InvalidPolicyError, startDevPdp } from './dev-pdp/index.js';
 
 const USAGE = `Usage: agent-pep dev-pdp --policy FILE [options]
 
@@ -19,6 +19,9 @@ Options:
   --host HOST       interface to listen on (default 127.0.0.1)
   --port N          TCP port, 0 for any free port (default 8787)
   --api-key KEY     require "authorization: Bearer KEY" (default: env PDP_API_KEY, else none)
+  --reviewer-key-env VAR
+                    read the reviewer key of POST /api/escalations/{id} from env VAR
+                    (default: env PDP_REVIEWER_KEY); it must differ from the API key
   --evidence FILE   also write the evidence log as JSON Lines to FILE (new or empty)
   --audience AUD    the permits' aud claim (default agent-pep)
   --ttl SEC         permit lifetime in seconds, 1-300 (default 60)
@@ -28,7 +31,8 @@ Options:
 
 Environment:
   PDP_API_KEY       the API key, when --api-key is not given
-  PDP_REVIEWER_KEY  a separate key for POST /api/escalations/{id} (default: the API key)
+  PDP_REVIEWER_KEY  the reviewer key of POST /api/escalations/{id}; without one that endpoint
+                    answers 404 (an agent can never approve its own escalation)
 `;
 
 class UsageError extends Error {}
@@ -58,6 +62,7 @@ async function devPdp(argv: string[]): Promise<void> {
         host: { type: 'string' },
         port: { type: 'string' },
         'api-key': { type: 'string' },
+        'reviewer-key-env': { type: 'string' },
         evidence: { type: 'string' },
         audience: { type: 'string' },
         ttl: { type: 'string' },
@@ -98,7 +103,11 @@ async function devPdp(argv: string[]): Promise<void> {
     fail(`the policy file ${values.policy} is not valid JSON`, 2);
   }
   const apiKey = values['api-key'] ?? (process.env.PDP_API_KEY || undefined);
-  const reviewerApiKey = process.env.PDP_REVIEWER_KEY || undefined;
+  const reviewerEnv = values['reviewer-key-env'];
+  if (reviewerEnv !== undefined && !process.env[reviewerEnv]) {
+    fail(`--reviewer-key-env: the environment variable ${reviewerEnv} is not set`, 2);
+  }
+  const reviewerApiKey = process.env[reviewerEnv ?? 'PDP_REVIEWER_KEY'] || undefined;
   const quiet = values.quiet === true;
   let pdp: Awaited<ReturnType<typeof startDevPdp>>;
   try {
@@ -123,8 +132,11 @@ async function devPdp(argv: string[]): Promise<void> {
       },
     });
   } catch (error) {
-    if (error instanceof PolicyError) {
-      fail(`invalid policy ${values.policy}:\n${error.issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`, 2);
+    if (error instanceof InvalidPolicyError) {
+      fail(
+        `invalid policy ${values.policy}:\n${error.issues.map((i) => `  ${i.path}${i.latch !== undefined ? ` (latch ${i.latch})` : ''}: ${i.message}`).join('\n')}`,
+        2,
+      );
     }
     if (error instanceof TypeError) fail(error.message, 2);
     const code = (error as { code?: unknown } | null)?.code;

@@ -4,12 +4,13 @@
  * @packageDocumentation
  */
 import type { Stage, Verdict } from '../decision.js';
+import { lookup, setPath } from './paths.js';
 import type { CompiledCondition, CompiledLatch, CompiledPolicy } from './policy.js';
 
 /** What one decision is asked about. Tool names must already be normalized. */
 export interface EvaluationInput {
   stage: Stage;
-  /** Action stage: the normalized tool name. */
+  /** Action stage, and context_egress when given: the normalized tool name. */
   tool?: string;
   /** Action stage: the args (a plain object of JSON values). */
   args?: Record<string, unknown>;
@@ -26,40 +27,15 @@ export interface Evaluation {
   latches: string[];
   /** Text stage WARN only: the content with every engaged `redact` applied, in policy order. */
   transformedContent?: string;
+  /**
+   * Action WARN only, when an engaged latch has `setArgs`: a copy of the args with every engaged
+   * `setArgs` path set, in policy order (a later latch wins on the same path).
+   */
+  transformedArgs?: Record<string, unknown>;
 }
 
 /** BLOCK > ESCALATE > WARN > ALLOW. */
 const SEVERITY: Readonly<Record<Verdict, number>> = Object.freeze({ ALLOW: 0, WARN: 1, ESCALATE: 2, BLOCK: 3 });
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
-const ARRAY_INDEX = /^(0|[1-9]\d{0,8})$/;
-
-/**
- * Walks a dotted path through own properties of plain objects, and through arrays by a decimal
- * index (`args.to.0.domain`); never the prototype chain, never into class instances.
- */
-function lookup(
-  args: Record<string, unknown> | undefined,
-  path: readonly string[],
-): { found: boolean; value?: unknown } {
-  let current: unknown = args;
-  for (const key of path) {
-    if (Array.isArray(current)) {
-      if (!ARRAY_INDEX.test(key) || Number(key) >= current.length) return { found: false };
-      current = current[Number(key)];
-    } else if (isPlainObject(current) && Object.hasOwn(current, key)) {
-      current = current[key];
-    } else {
-      return { found: false };
-    }
-  }
-  return { found: true, value: current };
-}
 
 /** True when the condition holds for `args`. Exported for tests. @internal */
 export function conditionHolds(condition: CompiledCondition, args: Record<string, unknown> | undefined): boolean {
@@ -112,12 +88,16 @@ export function evaluatePolicy(policy: CompiledPolicy, input: EvaluationInput): 
   if (verdict === 'WARN' && input.stage !== 'action' && input.content !== undefined) {
     let text = input.content;
     for (const latch of engaged) {
-      if (latch.redact === undefined || !latch.redactPattern) continue;
-      const replacement = latch.redact;
-      // a function replacer keeps `$&`, `$1`... in the redact text literal
-      text = text.replace(latch.redactPattern, () => replacement);
+      if (latch.redact === undefined || !latch.content) continue;
+      text = latch.content.replaceAll(text, latch.redact);
     }
     out.transformedContent = text;
+  }
+  if (verdict === 'WARN' && input.stage === 'action' && engaged.some((latch) => latch.setArgs.length > 0)) {
+    // a copy: the request's args are never touched
+    const args = structuredClone(input.args ?? {});
+    for (const latch of engaged) for (const entry of latch.setArgs) setPath(args, entry.path, entry.value);
+    out.transformedArgs = args;
   }
   return out;
 }

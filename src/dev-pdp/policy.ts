@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 import { isTextStage, STAGES, type Stage, type Verdict } from '../decision.js';
+import { DEV_PDP_DEFAULTS } from './defaults.js';
+import { compileGlob, type ToolGlob } from './glob.js';
+import { compileLinearRegex, type LinearRegex } from './regex.js';
 
 /** A JSON scalar, the only kind of value `eq`, `ne` and `in` compare against (strict equality). */
 export type PolicyScalar = string | number | boolean | null;
@@ -27,9 +30,12 @@ export interface LatchSpec {
   id: string;
   /** The stage or stages the latch applies to. */
   stage: Stage | Stage[];
-  /** Tool-name pattern in normalized form; `*` matches any run of characters, possibly empty. */
+  /**
+   * Tool-name pattern in normalized form; `*` matches any run of characters, possibly empty. Matched
+   * on the action stage, and on context_egress against the `tool` whose result the content is.
+   */
   tool?: string;
-  /** ECMAScript regex (`u` flag) searched in the content of a text stage. */
+  /** RE2-syntax regex searched in the content of a text stage (lookaround and backreferences are refused). */
   content?: string;
   /** Conditions on dotted `args` paths, all of which must hold. */
   when?: Record<string, ConditionSpec>;
@@ -39,6 +45,11 @@ export interface LatchSpec {
   reason?: string;
   /** On a text WARN: every match of `content` is replaced by this text. */
   redact?: string;
+  /**
+   * Action stage, verdict WARN only: dotted `args.` paths mapped to JSON values; the decision's
+   * `transformedArgs` are the args with these paths set, and the permit binds them.
+   */
+  setArgs?: Record<string, unknown>;
   /** Free text for policy authors; ignored. */
   description?: string;
 }
@@ -58,19 +69,14 @@ export interface PolicySpec {
 function regexSource(what: string) {
   return z
     .string()
-    .max(4096)
+    .max(DEV_PDP_DEFAULTS.maxRegexLength)
     .superRefine((source, ctx) => {
-      try {
-        new RegExp(source, 'u');
-      } catch (error) {
-        const detail = error instanceof SyntaxError ? error.message : 'not a regular expression';
-        ctx.addIssue({
-          code: 'custom',
-          message: `${what} is not a valid ECMAScript regex with the u flag (${detail})`,
-        });
-      }
+      const compiled = compileLinearRegex(source);
+      if (!compiled.ok) ctx.addIssue({ code: 'custom', message: `${what}: ${compiled.reason}` });
     })
-    .meta({ description: `${what}: an ECMAScript regular expression, compiled with the u flag and searched` });
+    .meta({
+      description: `${what}: an RE2-syntax regular expression, searched in linear time (no lookaround, no backreferences)`,
+    });
 }
 
 const stageSchema = z.enum(STAGES);
@@ -131,6 +137,16 @@ const latchSchema = z
       .max(1000)
       .optional()
       .meta({ description: 'on a text WARN, every match of content is replaced by this text (taken literally)' }),
+    setArgs: z
+      .record(
+        z.string().regex(WHEN_PATH, { error: 'a setArgs key must be a dotted path into args, like args.limit' }),
+        z.json(),
+      )
+      .optional()
+      .meta({
+        description:
+          'action stage, verdict WARN only: dotted args paths mapped to JSON values; transformedArgs are the args with them set',
+      }),
     description: z.string().optional(),
   })
   .meta({ description: 'a latch engages when its stage, tool, content and every when condition match' });
@@ -162,19 +178,27 @@ export interface PolicyIssue {
   path: string;
   /** What is wrong. Never quotes content or args (a policy holds neither). */
   message: string;
+  /** The id of the latch the problem is in, when it is in a latch that has a string id. */
+  latch?: string;
 }
 
 /**
- * Thrown (or rejected with) for a policy that cannot be used; `issues` lists every problem.
+ * Thrown (or rejected with) for a policy that cannot be used; `issues` lists every problem, each by
+ * path and, inside a latch, with that latch's id.
  */
-export class PolicyError extends TypeError {
-  override readonly name = 'PolicyError';
+export class InvalidPolicyError extends TypeError {
+  override readonly name = 'InvalidPolicyError';
   /** Stable code. */
   readonly code = 'policy_invalid';
+  /** The option at fault, as on every option `TypeError` of `startDevPdp`. */
+  readonly option = 'policy';
   /** Every problem found, by path. */
   readonly issues: readonly PolicyIssue[];
   constructor(issues: readonly PolicyIssue[], options?: ErrorOptions) {
-    super(`invalid policy: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, options);
+    super(
+      `invalid policy: ${issues.map((i) => `${i.path}${i.latch !== undefined ? ` (latch ${JSON.stringify(i.latch)})` : ''}: ${i.message}`).join('; ')}`,
+      options,
+    );
     this.issues = issues;
   }
 }
@@ -185,20 +209,26 @@ export type CompiledCondition =
   | { path: readonly string[]; op: 'gt' | 'gte' | 'lt' | 'lte'; value: number }
   | { path: readonly string[]; op: 'in'; value: readonly PolicyScalar[] }
   | { path: readonly string[]; op: 'exists'; value: boolean }
-  | { path: readonly string[]; op: 'matches'; value: RegExp };
+  | { path: readonly string[]; op: 'matches'; value: LinearRegex };
+
+/** One `setArgs` entry: the path (segments after `args.`) and the JSON value to set. @internal */
+export interface CompiledSetArg {
+  readonly path: readonly string[];
+  readonly value: unknown;
+}
 
 /** A latch ready for evaluation. @internal */
 export interface CompiledLatch {
   readonly id: string;
   readonly stages: ReadonlySet<Stage>;
-  /** Anchored whole-name matcher of the tool pattern. */
-  readonly tool?: RegExp;
-  /** Search regex (`u`, not global: no lastIndex state). */
-  readonly content?: RegExp;
-  /** Global copy of `content` for `redact` (`gu`); used only through String.prototype.replace. */
-  readonly redactPattern?: RegExp;
+  /** Whole-name glob of the tool pattern (linear). */
+  readonly tool?: ToolGlob;
+  /** Searched RE2 regex (linear). */
+  readonly content?: LinearRegex;
   readonly redact?: string;
   readonly when: readonly CompiledCondition[];
+  /** Action WARN: the paths to set in `transformedArgs`, in policy order. */
+  readonly setArgs: readonly CompiledSetArg[];
   readonly verdict: Verdict;
   readonly reason?: string;
 }
@@ -274,8 +304,11 @@ function crossFieldIssues(raw: unknown): PolicyIssue[] {
     if (stages) {
       const hasAction = stages.includes('action');
       const hasText = stages.some(isTextStage);
-      if (latch.tool !== undefined && !hasAction) {
-        out.push({ path: `${at}.tool`, message: 'tool can only match on the action stage; add "action" to stage' });
+      if (latch.tool !== undefined && !hasAction && !stages.includes('context_egress')) {
+        out.push({
+          path: `${at}.tool`,
+          message: 'tool matches on the action stage and on context_egress only; add one of them to stage',
+        });
       }
       if (latch.when !== undefined && !hasAction) {
         out.push({
@@ -289,6 +322,15 @@ function crossFieldIssues(raw: unknown): PolicyIssue[] {
           message: 'content can only match on a text stage (input, context_egress, output, delivery)',
         });
       }
+      if (latch.setArgs !== undefined && (hasText || !hasAction)) {
+        out.push({
+          path: `${at}.setArgs`,
+          message: 'setArgs transforms args: the latch\'s stage must be "action" only',
+        });
+      }
+    }
+    if (latch.setArgs !== undefined && latch.verdict !== undefined && latch.verdict !== 'WARN') {
+      out.push({ path: `${at}.setArgs`, message: 'setArgs is applied only on a WARN; set verdict to "WARN"' });
     }
     if (latch.redact !== undefined) {
       if (latch.content === undefined)
@@ -301,15 +343,6 @@ function crossFieldIssues(raw: unknown): PolicyIssue[] {
   return out;
 }
 
-/** `bank_*` -> `/^bank_.*$/u`: `*` is any run (possibly empty), everything else literal, whole name. */
-function globToRegExp(pattern: string): RegExp {
-  const body = pattern
-    .split('*')
-    .map((part) => part.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${body}$`, 'su');
-}
-
 function compileCondition(path: string, spec: ConditionSpec): CompiledCondition {
   const segments = path.split('.').slice(1);
   if ('eq' in spec) return { path: segments, op: 'eq', value: spec.eq };
@@ -320,35 +353,54 @@ function compileCondition(path: string, spec: ConditionSpec): CompiledCondition 
   if ('lte' in spec) return { path: segments, op: 'lte', value: spec.lte };
   if ('in' in spec) return { path: segments, op: 'in', value: Object.freeze([...spec.in]) };
   if ('exists' in spec) return { path: segments, op: 'exists', value: spec.exists };
-  return { path: segments, op: 'matches', value: new RegExp(spec.matches, 'u') };
+  return { path: segments, op: 'matches', value: mustCompile(spec.matches) };
+}
+
+/** Compiles a source the schema already accepted. */
+function mustCompile(source: string): LinearRegex {
+  const compiled = compileLinearRegex(source);
+  if (!compiled.ok) throw new TypeError('a regex the schema accepted failed to compile');
+  return compiled.regex;
 }
 
 function compileLatch(spec: LatchSpec): CompiledLatch {
   const stages = new Set<Stage>(Array.isArray(spec.stage) ? spec.stage : [spec.stage]);
   const when = Object.entries(spec.when ?? {}).map(([path, cond]) => compileCondition(path, cond));
+  const setArgs = Object.entries(spec.setArgs ?? {}).map(([path, value]) =>
+    Object.freeze({ path: Object.freeze(path.split('.').slice(1)), value: structuredClone(value) }),
+  );
   const latch: {
     -readonly [K in keyof CompiledLatch]: CompiledLatch[K];
-  } = { id: spec.id, stages, when, verdict: spec.verdict };
-  if (spec.tool !== undefined) latch.tool = globToRegExp(spec.tool);
-  if (spec.content !== undefined) {
-    latch.content = new RegExp(spec.content, 'u');
-    latch.redactPattern = new RegExp(spec.content, 'gu');
-  }
+  } = { id: spec.id, stages, when, setArgs: Object.freeze(setArgs), verdict: spec.verdict };
+  if (spec.tool !== undefined) latch.tool = compileGlob(spec.tool);
+  if (spec.content !== undefined) latch.content = mustCompile(spec.content);
   if (spec.redact !== undefined) latch.redact = spec.redact;
   if (spec.reason !== undefined) latch.reason = spec.reason;
   return Object.freeze(latch);
 }
 
+/** Adds the latch id to every issue inside `latches[i]`, so an author finds the latch by name. */
+function withLatchIds(issues: PolicyIssue[], raw: unknown): PolicyIssue[] {
+  const latches = isRecord(raw) && Array.isArray(raw.latches) ? raw.latches : [];
+  return issues.map((issue) => {
+    const index = /^latches\[(\d+)\]/.exec(issue.path)?.[1];
+    const latch: unknown = index === undefined ? undefined : latches[Number(index)];
+    const id = isRecord(latch) && typeof latch.id === 'string' ? latch.id : undefined;
+    return id === undefined ? issue : { ...issue, latch: id };
+  });
+}
+
 /**
- * Validates a policy and compiles it for evaluation: regexes with the `u` flag, tool globs anchored
- * to the whole normalized name.
+ * Validates a policy and compiles it for evaluation: RE2-syntax regexes (linear time), tool globs
+ * anchored to the whole normalized name (linear time).
  *
  * @param input - the policy: an object, or its JSON text
  * @returns the compiled policy
- * @throws PolicyError (a TypeError) listing every problem by path and reason: schema violations,
- *   invalid regexes, duplicate latch ids, and fields that could never engage (a `tool` or `when` on a
- *   latch without the action stage, a `content` without a text stage, a `redact` without `content` or
- *   on a verdict other than WARN)
+ * @throws InvalidPolicyError (a TypeError) listing every problem by path, latch id and reason: schema
+ *   violations, regexes that are not RE2 syntax (lookaround, backreferences), duplicate latch ids, and
+ *   fields that could never apply (a `tool` on a latch without the action or context_egress stage, a
+ *   `when` without the action stage, a `content` without a text stage, a `redact` without `content` or
+ *   on a verdict other than WARN, a `setArgs` outside an action WARN)
  * @example
  * ```ts
  * const policy = compilePolicy({ agents: ['support-ai'], latches: [] });
@@ -360,13 +412,13 @@ export function compilePolicy(input: unknown): CompiledPolicy {
     try {
       raw = JSON.parse(input);
     } catch (cause) {
-      throw new PolicyError([{ path: '(root)', message: 'the policy text is not valid JSON' }], { cause });
+      throw new InvalidPolicyError([{ path: '(root)', message: 'the policy text is not valid JSON' }], { cause });
     }
   }
   const parsed = policySchema.safeParse(raw);
-  const issues = [...(parsed.success ? [] : zodIssues(parsed.error)), ...crossFieldIssues(raw)];
+  const issues = withLatchIds([...(parsed.success ? [] : zodIssues(parsed.error)), ...crossFieldIssues(raw)], raw);
   if (issues.length > 0 || !parsed.success) {
-    throw new PolicyError(issues.length > 0 ? issues : [{ path: '(root)', message: 'invalid policy' }]);
+    throw new InvalidPolicyError(issues.length > 0 ? issues : [{ path: '(root)', message: 'invalid policy' }]);
   }
   const spec = parsed.data as PolicySpec;
   return Object.freeze({

@@ -17,6 +17,7 @@ import {
   SignJWT,
 } from 'jose';
 import { actionHashOfSnapshot } from '../permit/hash.js';
+import { optionError } from './options.js';
 
 /**
  * Where the PDP's signing key comes from: a path to a file holding a private Ed25519 JWK (JSON) or a
@@ -33,7 +34,9 @@ export interface SigningKey {
 }
 
 function keyError(message: string, cause?: unknown): TypeError {
-  return new TypeError(`key: ${message}`, cause === undefined ? undefined : { cause });
+  const error = optionError('key', message);
+  if (cause !== undefined) Object.defineProperty(error, 'cause', { value: cause, configurable: true, writable: true });
+  return error;
 }
 
 async function privateJwkOf(source: DevPdpKeySource): Promise<JWK> {

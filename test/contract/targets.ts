@@ -49,7 +49,7 @@ export const POLICY = {
 };
 
 export async function devPdpTarget(): Promise<Target> {
-  const pdp = await startDevPdp({ policy: POLICY, apiKey: API_KEY });
+  const pdp = await startDevPdp({ policy: POLICY, apiKey: API_KEY, log: false });
   return {
     url: pdp.url,
     issuer: pdp.issuer,

@@ -102,12 +102,13 @@ describe('agent-pep dev-pdp (the bin)', () => {
     });
     const { url } = await urlsOf(r);
     const body = JSON.stringify({ agentId: 'support-ai', session: 's', stage: 'output', content: 'call 555-123-4567' });
-    const noKey = await fetch(`${url}/api/policy/authorize`, { method: 'POST', body });
+    const json = { 'content-type': 'application/json' };
+    const noKey = await fetch(`${url}/api/policy/authorize`, { method: 'POST', body, headers: json });
     expect(noKey.status).toBe(401);
     const withKey = await fetch(`${url}/api/policy/authorize`, {
       method: 'POST',
       body,
-      headers: { authorization: 'Bearer env-key' },
+      headers: { ...json, authorization: 'Bearer env-key' },
     });
     expect(((await withKey.json()) as { verdict: string }).verdict).toBe('WARN');
     r.child.kill('SIGINT');

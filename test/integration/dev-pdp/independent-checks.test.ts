@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { compactVerify, createLocalJWKSet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevPdp, startDevPdp } from '../../src/dev-pdp/index.js';
-import { createPep, type Pep } from '../../src/index.js';
-import { REFUND_REVIEW } from '../support/policies.js';
+import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { createPep, type Pep } from '../../../src/index.js';
+import { REFUND_REVIEW } from '../../support/policies.js';
 
 const POLICY = {
   agents: ['support-ai', 'ops-ai'],
@@ -29,7 +29,7 @@ const POLICY = {
 let pdp: DevPdp;
 const clients: Pep[] = [];
 beforeAll(async () => {
-  pdp = await startDevPdp({ policy: POLICY });
+  pdp = await startDevPdp({ policy: POLICY, log: false });
 });
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close()));
@@ -67,7 +67,7 @@ describe('evidence records, recomputed independently', () => {
   });
 
   it('contentHash is keyed per instance: the same content hashes differently on two PDPs', async () => {
-    const other = await startDevPdp({ policy: POLICY });
+    const other = await startDevPdp({ policy: POLICY, log: false });
     const a = createPep({ pdpUrl: pdp.url, agentId: 'support-ai', session: 's1' });
     const b = createPep({ pdpUrl: other.url, agentId: 'support-ai', session: 's1' });
     await a.checkInput('555-0100');

@@ -11,7 +11,7 @@ import { connect, type Socket } from 'node:net';
 import canonicalize from 'canonicalize';
 import { compactVerify, importJWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { startDevPdp } from '../../src/dev-pdp/index.js';
+import { startDevPdp } from '../../../src/dev-pdp/index.js';
 
 const POLICY = {
   agents: ['support-ai'],
@@ -34,7 +34,7 @@ async function post(url: string, body: unknown): Promise<number> {
 
 describe('evidence hash and sig, recomputed independently', () => {
   it('hash = base64url SHA-256 of RFC 8785 JSON of the record without hash and sig; sig signs exactly it', async () => {
-    const pdp = await startDevPdp({ policy: POLICY });
+    const pdp = await startDevPdp({ policy: POLICY, log: false });
     try {
       const base = { agentId: 'support-ai', session: 's1' };
       expect(await post(pdp.url, { ...base, stage: 'output', content: 'we guarantee it' })).toBe(200);
@@ -63,7 +63,7 @@ describe('evidence hash and sig, recomputed independently', () => {
 
 describe('close() with sockets that never became a request', () => {
   it('slowloris headers, a half-sent body and idle sockets are all ended promptly', async () => {
-    const pdp = await startDevPdp({ policy: POLICY });
+    const pdp = await startDevPdp({ policy: POLICY, log: false });
     const { port } = new URL(pdp.url);
     const sockets: Socket[] = [];
     const closed: Promise<void>[] = [];

@@ -13,11 +13,11 @@ import {
   jwtVerify,
 } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { type DevPdp, type DevPdpOptions, EscalationError, startDevPdp } from '../../src/dev-pdp/index.js';
-import { evidenceRecordHash } from '../../src/evidence/record.js';
-import { type EvidenceRecord, verifyEvidence } from '../../src/evidence/verify.js';
-import { actionHash } from '../../src/permit/hash.js';
-import { PHONE_REDACTION, REFUND_REVIEW } from '../support/policies.js';
+import { type DevPdp, type DevPdpOptions, EscalationError, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { evidenceRecordHash } from '../../../src/evidence/record.js';
+import { type EvidenceRecord, verifyEvidence } from '../../../src/evidence/verify.js';
+import { actionHash } from '../../../src/permit/hash.js';
+import { PHONE_REDACTION, REFUND_REVIEW } from '../../support/policies.js';
 
 const POLICY = {
   agents: ['support-ai', 'ops-ai'],
@@ -72,7 +72,7 @@ function text(stage: string, content: string, extra: Record<string, unknown> = {
 
 const started: DevPdp[] = [];
 async function start(options: Partial<DevPdpOptions> = {}): Promise<DevPdp> {
-  const pdp = await startDevPdp({ policy: POLICY, port: 0, ...options });
+  const pdp = await startDevPdp({ policy: POLICY, port: 0, log: false, ...options });
   started.push(pdp);
   return pdp;
 }
@@ -194,13 +194,22 @@ describe('decisions over HTTP', () => {
 
   test('the request id comes from the body when no header is sent, and is generated when neither is', async () => {
     const body = act('refund_payment', { amount: 1 });
-    const res = await fetch(`${pdp.url}/api/policy/authorize`, { method: 'POST', body: JSON.stringify(body) });
+    const json = { 'content-type': 'application/json' };
+    const res = await fetch(`${pdp.url}/api/policy/authorize`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify(body),
+    });
     expect(res.headers.get('x-request-id')).toBe(body.requestId);
     const { requestId: _omit, ...noId } = body;
-    const res2 = await fetch(`${pdp.url}/api/policy/authorize`, { method: 'POST', body: JSON.stringify(noId) });
-    const json = (await res2.json()) as { requestId: string };
+    const res2 = await fetch(`${pdp.url}/api/policy/authorize`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify(noId),
+    });
+    const answer = (await res2.json()) as { requestId: string };
     expect(res2.status).toBe(200);
-    expect(res2.headers.get('x-request-id')).toBe(json.requestId);
+    expect(res2.headers.get('x-request-id')).toBe(answer.requestId);
   });
 
   test('JWKS: the public Ed25519 key, no private part', async () => {
@@ -241,13 +250,17 @@ describe('options', () => {
   test.each<[string, Partial<DevPdpOptions>]>([
     ['port', { port: -1 }],
     ['port', { port: 1.5 }],
-    ['ttl over 300', { permitTtlSec: 301 }],
-    ['ttl 0', { permitTtlSec: 0 }],
-    ['empty api key', { apiKey: '' }],
-    ['empty audience', { audience: '' }],
-    ['not a key', { key: { kty: 'oct', k: 'AAAA' } }],
-  ])('bad option %s rejects with a TypeError', async (_name, options) => {
-    await expect(startDevPdp({ policy: POLICY, ...options })).rejects.toBeInstanceOf(TypeError);
+    ['permitTtlSec', { permitTtlSec: 301 }],
+    ['permitTtlSec', { permitTtlSec: 0 }],
+    ['apiKey', { apiKey: '' }],
+    ['audience', { audience: '' }],
+    ['key', { key: { kty: 'oct', k: 'AAAA' } }],
+    ['faults', { faults: { kind: 'hang' } } as Partial<DevPdpOptions>],
+    ['policy', { policy: { agents: [], latches: [] } }],
+  ])('bad option %s rejects with a TypeError naming it in err.option', async (option, options) => {
+    const error = await startDevPdp({ policy: POLICY, log: false, ...options }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as { option?: unknown }).option).toBe(option);
   });
 
   test('an invalid policy rejects with every problem by path', async () => {
@@ -278,7 +291,7 @@ describe('refusals', () => {
     const reply = await post(pdp, body, { headers });
     expect(reply.status).toBe(401);
     expect(reply.headers.get('x-request-id')).toBe(body.requestId);
-    expect(reply.body).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
+    expect(reply.body).toEqual({ code: 'unauthorized', message: expect.any(String) });
     expect(JSON.stringify(reply.body)).not.toContain('test-key');
   });
 
@@ -294,7 +307,7 @@ describe('refusals', () => {
     const body = { ...act('refund_payment', { amount: 1 }), agentId: 'rogue-ai' };
     const reply = await post(pdp, body, { headers: auth });
     expect(reply.status).toBe(404);
-    expect(reply.body).toMatchObject({ error: { code: 'unknown_agent' } });
+    expect(reply.body).toMatchObject({ code: 'unknown_agent' });
     expect(reply.headers.get('x-request-id')).toBe(body.requestId);
   });
 
@@ -320,7 +333,7 @@ describe('refusals', () => {
   ])('400 for %s', async (_name, body) => {
     const reply = await post(pdp, body, { headers: auth });
     expect(reply.status).toBe(400);
-    expect(reply.body).toMatchObject({ error: { code: 'invalid_request', message: expect.any(String) } });
+    expect(reply.body).toMatchObject({ code: 'bad_request', message: expect.any(String) });
     expect(reply.headers.get('x-request-id')).toBeTruthy();
   });
 
@@ -338,7 +351,7 @@ describe('refusals', () => {
     const body = act('t', { blob: 'x'.repeat(70 * 1024) });
     const reply = await post(pdp, body, { headers: auth });
     expect(reply.status).toBe(413);
-    expect(reply.body).toMatchObject({ error: { code: 'payload_too_large' } });
+    expect(reply.body).toMatchObject({ code: 'too_large' });
   });
 
   test('404 for anything else, with the request id echoed', async () => {
@@ -351,7 +364,7 @@ describe('refusals', () => {
       const res = await fetch(pdp.url + path, { method, headers: { 'x-request-id': 'rid-404' } });
       expect(res.status).toBe(404);
       expect(res.headers.get('x-request-id')).toBe('rid-404');
-      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
+      expect(((await res.json()) as { code: string }).code).toBe('not_found');
     }
   });
 
@@ -366,9 +379,10 @@ describe('refusals', () => {
 describe('escalations', () => {
   let pdp: DevPdp;
   beforeAll(async () => {
-    pdp = await start({ apiKey: 'k-escalations' });
+    pdp = await start({ apiKey: 'k-escalations', reviewerApiKey: 'k-reviewer' });
   });
   const auth = { authorization: 'Bearer k-escalations' };
+  const reviewer = { authorization: 'Bearer k-reviewer' };
   const big = { orderId: 'ord_7', amount: 900 };
 
   async function escalate(args: Record<string, unknown> = big, session = 'sess-1') {
@@ -437,19 +451,24 @@ describe('escalations', () => {
     const id = await escalate(args);
     const path = `/api/escalations/${id}`;
     expect((await post(pdp, { resolution: 'approve' }, { path })).status).toBe(401);
-    expect((await post(pdp, { resolution: 'maybe' }, { path, headers: auth })).status).toBe(400);
-    expect((await post(pdp, null, { path, headers: auth, raw: 'nope' })).status).toBe(400);
-    const unknown = await post(pdp, { resolution: 'approve' }, { path: '/api/escalations/esc_unknown', headers: auth });
+    expect((await post(pdp, { resolution: 'approve' }, { path, headers: auth })).status).toBe(401);
+    expect((await post(pdp, { resolution: 'maybe' }, { path, headers: reviewer })).status).toBe(400);
+    expect((await post(pdp, null, { path, headers: reviewer, raw: 'nope' })).status).toBe(400);
+    const unknown = await post(
+      pdp,
+      { resolution: 'approve' },
+      { path: '/api/escalations/esc_unknown', headers: reviewer },
+    );
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toMatchObject({ error: { code: 'escalation_not_found' } });
-    const ok = await post(pdp, { resolution: 'approve' }, { path, headers: auth });
+    expect(unknown.body).toMatchObject({ code: 'escalation_not_found' });
+    const ok = await post(pdp, { resolution: 'approve' }, { path, headers: reviewer });
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ escalationId: id, resolution: 'approve' });
-    expect((await post(pdp, { resolution: 'deny' }, { path, headers: auth })).status).toBe(409);
+    expect((await post(pdp, { resolution: 'deny' }, { path, headers: reviewer })).status).toBe(409);
     expect((await post(pdp, act('refund_payment', args), { headers: auth })).body.verdict).toBe('ALLOW');
 
     const id2 = await escalate({ ...args, amount: 801 });
-    await post(pdp, { resolution: 'deny' }, { path: `/api/escalations/${id2}`, headers: auth });
+    await post(pdp, { resolution: 'deny' }, { path: `/api/escalations/${id2}`, headers: reviewer });
     expect((await post(pdp, act('refund_payment', { ...args, amount: 801 }), { headers: auth })).body.verdict).toBe(
       'BLOCK',
     );
@@ -485,14 +504,18 @@ describe('faults', () => {
     const body = act('refund_payment', { amount: 1 });
     const reply = await post(pdp, body);
     expect(reply.status).toBe(503);
-    expect(reply.body).toMatchObject({ error: { code: 'fault_status' } });
+    expect(reply.body).toMatchObject({ code: 'fault_status' });
     expect(reply.headers.get('x-request-id')).toBe(body.requestId);
   });
 
   test('garbage: 200 application/json with a body that is not JSON', async () => {
     pdp.setFault({ kind: 'garbage' });
     const before = pdp.evidence().length;
-    const res = await fetch(`${pdp.url}/api/policy/authorize`, { method: 'POST', body: JSON.stringify(act('t', {})) });
+    const res = await fetch(`${pdp.url}/api/policy/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(act('t', {})),
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const bytes = await res.arrayBuffer();
@@ -503,7 +526,11 @@ describe('faults', () => {
   test('slow: headers first, then a valid decision trickled', async () => {
     pdp.setFault({ kind: 'slow', bytesPerSecond: 2000 });
     const started = Date.now();
-    const res = await fetch(`${pdp.url}/api/policy/authorize`, { method: 'POST', body: JSON.stringify(act('t', {})) });
+    const res = await fetch(`${pdp.url}/api/policy/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(act('t', {})),
+    });
     const headersAfter = Date.now() - started;
     const body = (await res.json()) as { verdict: string; permitId: string };
     const total = Date.now() - started;
@@ -523,7 +550,7 @@ describe('faults', () => {
   });
 
   test('close() ends hung sockets promptly', async () => {
-    const own = await startDevPdp({ policy: POLICY });
+    const own = await startDevPdp({ policy: POLICY, log: false });
     own.setFault({ kind: 'hang' });
     const outcome = new Promise<string>((resolve) => {
       const req = httpRequest(`${own.url}/api/policy/authorize`, { method: 'POST' }, () => resolve('answered'));

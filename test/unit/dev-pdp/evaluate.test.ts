@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import type { Stage } from '../../src/decision.js';
-import { type EvaluationInput, evaluatePolicy } from '../../src/dev-pdp/evaluate.js';
-import { compilePolicy, type LatchSpec } from '../../src/dev-pdp/policy.js';
+import type { Stage } from '../../../src/decision.js';
+import { type EvaluationInput, evaluatePolicy } from '../../../src/dev-pdp/evaluate.js';
+import { compilePolicy, type LatchSpec } from '../../../src/dev-pdp/policy.js';
 
 function policyOf(...latches: LatchSpec[]) {
   return compilePolicy({ agents: ['support-ai'], latches });
@@ -296,5 +296,26 @@ describe('redaction on a text WARN', () => {
   test('an action WARN has no transformedContent', () => {
     const warn = { id: 'w', stage: 'action', verdict: 'WARN' } as LatchSpec;
     expect(evaluatePolicy(policyOf(warn), action('t')).transformedContent).toBeUndefined();
+  });
+});
+
+describe('a latch tool pattern matches the tool of a context_egress request', () => {
+  const latch: LatchSpec = {
+    id: 'mail-results',
+    stage: 'context_egress',
+    tool: '*read_email*',
+    content: '\\bpassword\\b',
+    verdict: 'BLOCK',
+  };
+
+  test('engages when the tool given matches, and not when another tool or none is given', () => {
+    const text = 'the password is on the note';
+    expect(engaged(latch, { stage: 'context_egress', content: text, tool: 'gmail_read_emails' })).toBe(true);
+    expect(engaged(latch, { stage: 'context_egress', content: text, tool: 'web_search' })).toBe(false);
+    expect(engaged(latch, { stage: 'context_egress', content: text })).toBe(false);
+  });
+
+  test('a tool pattern on a latch with neither action nor context_egress is refused', () => {
+    expect(() => policyOf({ id: 'x', stage: 'output', tool: 'a', verdict: 'BLOCK' })).toThrow(TypeError);
   });
 });

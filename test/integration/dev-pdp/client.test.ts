@@ -1,16 +1,17 @@
 // The SDK client against the dev PDP: every decision the dev PDP gives must be enforceable (CONTRACT.md section 3).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type DevPdp, startDevPdp } from '../../src/dev-pdp/index.js';
-import { createMemoryReplayStore, createPep, createPermitVerifier, PolicyEscalatedError } from '../../src/index.js';
+import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { createMemoryReplayStore, createPep, createPermitVerifier, PolicyEscalatedError } from '../../../src/index.js';
 
 describe('createPep against the dev PDP', () => {
   let pdp: DevPdp;
   beforeAll(async () => {
     pdp = await startDevPdp({
-      policy: readFileSync(new URL('../../demo/policy.json', import.meta.url), 'utf8'),
+      policy: readFileSync(new URL('../../../demo/policy.json', import.meta.url), 'utf8'),
       apiKey: 'client-key',
       audience: 'payments-service',
+      log: false,
     });
   });
   afterAll(() => pdp.close());

@@ -14,7 +14,7 @@
  * records that are edited, missing, out of order or foreign-signed).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevPdp, startDevPdp } from '../../src/dev-pdp/index.js';
+import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 
 const POLICY = {
   agents: ['support-ai'],
@@ -32,7 +32,7 @@ const POLICY = {
 
 let pdp: DevPdp;
 beforeAll(async () => {
-  pdp = await startDevPdp({ policy: POLICY });
+  pdp = await startDevPdp({ policy: POLICY, log: false });
 });
 afterAll(async () => {
   await pdp?.close();
@@ -88,14 +88,14 @@ describe('dev PDP: unpaired surrogates in an accepted request', () => {
   });
 
   it('a request with a lone surrogate in session does not break the evidence chain for later decisions', async () => {
-    const own = await startDevPdp({ policy: POLICY });
+    const own = await startDevPdp({ policy: POLICY, log: false });
     try {
       const ok = '{"agentId":"support-ai","session":"s1","stage":"input","requestId":"r-a","content":"hello"}';
       const bad = '{"agentId":"support-ai","session":"s\\udc00","stage":"input","requestId":"r-b","content":"hello"}';
       expect((await postRawTo(own, ok)).status).toBe(200);
       await postRawTo(own, bad); // whatever it answers
       expect((await postRawTo(own, ok)).status).toBe(200);
-      const { verifyEvidence } = await import('../../src/evidence/verify.js');
+      const { verifyEvidence } = await import('../../../src/evidence/verify.js');
       expect(await verifyEvidence(own.evidence(), { keys: own.jwks })).toMatchObject({ ok: true });
     } finally {
       await own.close();

@@ -1,0 +1,38 @@
+/**
+ * The dev PDP's defaults, in one frozen object (CONTRACT.md section 6).
+ * @packageDocumentation
+ */
+
+/** Every default of the dev PDP. Durations in milliseconds, sizes in bytes. */
+export const DEV_PDP_DEFAULTS = Object.freeze({
+  /** Interface to listen on. */
+  host: '127.0.0.1',
+  /** TCP port; 0 picks a free one. */
+  port: 0,
+  /** The permits' `aud` claim. */
+  audience: 'agent-pep',
+  /** Permit lifetime `exp - iat`, in seconds. */
+  permitTtlSec: 60,
+  /** Longest permit lifetime allowed (CONTRACT.md section 4), in seconds. */
+  maxPermitTtlSec: 300,
+  /** Largest accepted request body (1 MiB). */
+  maxBodyBytes: 1024 * 1024,
+  /** Smallest `maxBodyBytes` allowed. */
+  minBodyBytes: 1024,
+  /** Largest body of `POST /api/escalations/{id}`. */
+  escalationBodyBytes: 16 * 1024,
+  /** Time a client has to send its request headers (node:http `server.headersTimeout`). */
+  headersTimeoutMs: 5000,
+  /** Time a client has to send its whole request (node:http `server.requestTimeout`). */
+  requestTimeoutMs: 10_000,
+  /** How long an idle kept-alive connection stays open (node:http `server.keepAliveTimeout`). */
+  keepAliveTimeoutMs: 5000,
+  /** Longest tool name accepted, in characters (CONTRACT.md section 6); longer is a 400. */
+  maxToolNameLength: 256,
+  /** Largest number of items in one AuthZEN `evaluations` request. */
+  maxEvaluations: 64,
+  /** Longest regex source in a policy, in characters. */
+  maxRegexLength: 4096,
+  /** Default trickle rate of the `slow` fault, bytes per second. */
+  slowBytesPerSecond: 16,
+});

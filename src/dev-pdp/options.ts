@@ -1,0 +1,193 @@
+/**
+ * Options of `startDevPdp`: the interface, and validation that names the offending path in
+ * `err.option` (unknown keys included), with the defaults of `defaults.ts` filled in.
+ * @packageDocumentation
+ */
+import type { EvidenceRecord } from '../evidence/record.js';
+import { DEV_PDP_DEFAULTS } from './defaults.js';
+import type { RefusalLogOption } from './log.js';
+import type { DevPdpKeySource } from './signing.js';
+
+/** Options of `startDevPdp`. */
+export interface DevPdpOptions {
+  /** The policy (CONTRACT.md section 6): an object, or its JSON text. Validated and compiled at start. */
+  policy: unknown;
+  /** Interface to listen on. @defaultValue '127.0.0.1' */
+  host?: string;
+  /** TCP port; 0 picks a free one (see `url`). @defaultValue 0 */
+  port?: number;
+  /** When set, every request but the JWKS and the AuthZEN discovery document must carry `authorization: Bearer <apiKey>` (else 401). */
+  apiKey?: string;
+  /**
+   * The key of `POST /api/escalations/{id}` (`authorization: Bearer <reviewerApiKey>`). It must differ
+   * from `apiKey`, so an agent holding its decision key cannot approve its own escalation. Without it
+   * the endpoint answers 404: escalations are then resolved only in-process, with `resolveEscalation`.
+   */
+  reviewerApiKey?: string;
+  /** The permits' `aud` claim: the service that executes the tool calls. @defaultValue 'agent-pep' */
+  audience?: string;
+  /** Permit lifetime `exp - iat`, in seconds, 1 to 300. @defaultValue 60 */
+  permitTtlSec?: number;
+  /** Also write the evidence log to this file as JSON Lines; it must be new or empty. */
+  evidencePath?: string;
+  /** The Ed25519 signing key (a file path, a private JWK, or a KeyObject/CryptoKey). @defaultValue a fresh key */
+  key?: DevPdpKeySource;
+  /** Largest accepted request body, in bytes (at least 1024); larger gets 413. @defaultValue 1048576 (1 MiB) */
+  maxBodyBytes?: number;
+  /** Time a client has to send its request headers, in milliseconds; then the socket is closed. @defaultValue 5000 */
+  headersTimeoutMs?: number;
+  /** Time a client has to send its whole request, in milliseconds (at least `headersTimeoutMs`). @defaultValue 10000 */
+  requestTimeoutMs?: number;
+  /** How long an idle kept-alive connection stays open, in milliseconds. @defaultValue 5000 */
+  keepAliveTimeoutMs?: number;
+  /** Called after every decision with its evidence record (a copy). Errors are ignored. */
+  onDecision?: (record: EvidenceRecord) => void;
+  /**
+   * Where refused requests are logged (status and code, never content, args or keys): `false` for
+   * nowhere, or a function given each refusal. @defaultValue one line on stderr
+   */
+  log?: RefusalLogOption;
+}
+
+/** Options after validation, with defaults. @internal */
+export interface ResolvedDevPdpOptions {
+  policy: unknown;
+  host: string;
+  port: number;
+  apiKey: string | undefined;
+  reviewerApiKey: string | undefined;
+  audience: string;
+  permitTtlSec: number;
+  evidencePath: string | undefined;
+  key: DevPdpKeySource | undefined;
+  maxBodyBytes: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  onDecision: ((record: EvidenceRecord) => void) | undefined;
+  log: RefusalLogOption | undefined;
+}
+
+const KNOWN: ReadonlySet<string> = new Set([
+  'policy',
+  'host',
+  'port',
+  'apiKey',
+  'reviewerApiKey',
+  'audience',
+  'permitTtlSec',
+  'evidencePath',
+  'key',
+  'maxBodyBytes',
+  'headersTimeoutMs',
+  'requestTimeoutMs',
+  'keepAliveTimeoutMs',
+  'onDecision',
+  'log',
+]);
+
+/** A `TypeError` naming the option at fault in `option`. */
+export type OptionTypeError = TypeError & { option: string };
+
+/** Makes a `TypeError` whose `option` names the path at fault. @internal */
+export function optionError(option: string, message: string): OptionTypeError {
+  const error = new TypeError(`${option}: ${message}`) as OptionTypeError;
+  Object.defineProperty(error, 'option', { value: option, enumerable: true });
+  return error;
+}
+
+/** Refuses keys other than `known` in `value`, naming the first unknown one under `path`. @internal */
+export function refuseUnknownKeys(value: object, known: ReadonlySet<string>, path: string): void {
+  for (const key of Object.keys(value)) {
+    if (!known.has(key)) throw optionError(path === '' ? key : `${path}.${key}`, 'unknown option');
+  }
+}
+
+const nonEmpty = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+/** Largest delay a timer can hold (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function duration(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
+    throw optionError(name, `must be an integer number of milliseconds from 1 to ${MAX_TIMER_MS}`);
+  }
+  return value;
+}
+
+/**
+ * Validates the options of `startDevPdp` (not the policy, which `compilePolicy` checks) and fills in
+ * the defaults.
+ * @throws TypeError with `option` naming the path at fault, for an unknown key or a bad value
+ * @internal
+ */
+export function resolveDevPdpOptions(options: unknown): ResolvedDevPdpOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw optionError('options', 'must be an object');
+  }
+  refuseUnknownKeys(options, KNOWN, '');
+  const o = options as DevPdpOptions;
+  if (!('policy' in o) || o.policy === undefined) throw optionError('policy', 'is required');
+  if (o.host !== undefined && !nonEmpty(o.host)) throw optionError('host', 'must be a non-empty string');
+  if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)) {
+    throw optionError('port', 'must be an integer from 0 to 65535');
+  }
+  if (o.apiKey !== undefined && !nonEmpty(o.apiKey)) throw optionError('apiKey', 'must be a non-empty string');
+  if (o.reviewerApiKey !== undefined && !nonEmpty(o.reviewerApiKey))
+    throw optionError('reviewerApiKey', 'must be a non-empty string');
+  if (o.reviewerApiKey !== undefined && o.reviewerApiKey === o.apiKey) {
+    throw optionError('reviewerApiKey', 'must differ from apiKey (an agent must not approve its own escalation)');
+  }
+  if (o.audience !== undefined && !nonEmpty(o.audience)) throw optionError('audience', 'must be a non-empty string');
+  const maxTtl = DEV_PDP_DEFAULTS.maxPermitTtlSec;
+  if (
+    o.permitTtlSec !== undefined &&
+    (typeof o.permitTtlSec !== 'number' ||
+      !Number.isInteger(o.permitTtlSec) ||
+      o.permitTtlSec < 1 ||
+      o.permitTtlSec > maxTtl)
+  ) {
+    throw optionError('permitTtlSec', `must be an integer from 1 to ${maxTtl}`);
+  }
+  if (o.evidencePath !== undefined && !nonEmpty(o.evidencePath))
+    throw optionError('evidencePath', 'must be a non-empty string');
+  if (
+    o.maxBodyBytes !== undefined &&
+    (typeof o.maxBodyBytes !== 'number' ||
+      !Number.isInteger(o.maxBodyBytes) ||
+      o.maxBodyBytes < DEV_PDP_DEFAULTS.minBodyBytes ||
+      o.maxBodyBytes > 2 ** 31)
+  ) {
+    throw optionError('maxBodyBytes', `must be an integer from ${DEV_PDP_DEFAULTS.minBodyBytes} to 2^31`);
+  }
+  const headersTimeoutMs = duration(o.headersTimeoutMs, 'headersTimeoutMs', DEV_PDP_DEFAULTS.headersTimeoutMs);
+  const requestTimeoutMs = duration(
+    o.requestTimeoutMs,
+    'requestTimeoutMs',
+    Math.max(DEV_PDP_DEFAULTS.requestTimeoutMs, headersTimeoutMs),
+  );
+  if (requestTimeoutMs < headersTimeoutMs) throw optionError('requestTimeoutMs', 'must be at least headersTimeoutMs');
+  const keepAliveTimeoutMs = duration(o.keepAliveTimeoutMs, 'keepAliveTimeoutMs', DEV_PDP_DEFAULTS.keepAliveTimeoutMs);
+  if (o.onDecision !== undefined && typeof o.onDecision !== 'function')
+    throw optionError('onDecision', 'must be a function');
+  if (o.log !== undefined && o.log !== false && typeof o.log !== 'function') {
+    throw optionError('log', 'must be false or a function');
+  }
+  return {
+    policy: o.policy,
+    host: o.host ?? DEV_PDP_DEFAULTS.host,
+    port: o.port ?? DEV_PDP_DEFAULTS.port,
+    apiKey: o.apiKey,
+    reviewerApiKey: o.reviewerApiKey,
+    audience: o.audience ?? DEV_PDP_DEFAULTS.audience,
+    permitTtlSec: o.permitTtlSec ?? DEV_PDP_DEFAULTS.permitTtlSec,
+    evidencePath: o.evidencePath,
+    key: o.key,
+    maxBodyBytes: o.maxBodyBytes ?? DEV_PDP_DEFAULTS.maxBodyBytes,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs,
+    onDecision: o.onDecision,
+    log: o.log,
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * Linear-time regexes for policies: RE2 syntax through `re2js` (the only re2js import), so that no
+ * content or args a request carries can stall the dev PDP (CONTRACT.md section 6).
+ * @packageDocumentation
+ */
+import { RE2JS } from 're2js';
+
+/** A compiled RE2-syntax regex: searched (a match anywhere counts), and replaceable. @internal */
+export interface LinearRegex {
+  /** The source as written in the policy. */
+  readonly source: string;
+  /** True when the regex matches anywhere in `text`. */
+  test(text: string): boolean;
+  /** `text` with every match replaced by `replacement`, taken literally (no `$1` or `$&`). */
+  replaceAll(text: string, replacement: string): string;
+}
+
+/** Why a source was refused, for the policy error. Never quotes the source. */
+export type RegexRefusal = { ok: false; reason: string };
+
+/**
+ * Compiles an RE2-syntax regex. Lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`) and backreferences (`\1`,
+ * `\k<name>`) have no linear-time algorithm and are refused; so is anything else re2js refuses.
+ * @returns the regex, or why it was refused
+ * @internal
+ */
+export function compileLinearRegex(source: string): { ok: true; regex: LinearRegex } | RegexRefusal {
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(source);
+  } catch (error) {
+    // name the two refusals policy authors meet most, from the source (re2js only says "invalid")
+    if (/(?:^|[^\\])(?:\\\\)*\(\?<?[=!]/.test(source)) {
+      return {
+        ok: false,
+        reason: 'lookaround ((?=, (?!, (?<=, (?<!) is not RE2 syntax: it has no linear-time algorithm',
+      };
+    }
+    if (/(?:^|[^\\])(?:\\\\)*\\(?:[1-9]|k<)/.test(source)) {
+      return {
+        ok: false,
+        reason: 'backreferences (\\1, \\k<name>) are not RE2 syntax: they have no linear-time algorithm',
+      };
+    }
+    const detail = error instanceof Error ? error.message.replace(/: `[\s\S]*`$/, '') : 'not a regular expression';
+    return { ok: false, reason: `not a valid RE2 regex (${detail})` };
+  }
+  const literal = (replacement: string) => RE2JS.quoteReplacement(replacement);
+  return {
+    ok: true,
+    regex: Object.freeze({
+      source,
+      test: (text: string) => compiled.test(text),
+      replaceAll: (text: string, replacement: string) => compiled.matcher(text).replaceAll(literal(replacement)),
+    }),
+  };
+}

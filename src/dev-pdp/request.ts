@@ -1,0 +1,124 @@
+/**
+ * One decision request, whichever protocol carried it: the checks both the native protocol
+ * (CONTRACT.md section 3) and AuthZEN (section 9) apply before a decision.
+ * @packageDocumentation
+ */
+import { isTextStage, STAGES, type Stage } from '../decision.js';
+import { snapshotJsonObject } from '../internal/json.js';
+import { actionHashOfSnapshot } from '../permit/hash.js';
+import { normalizeToolName } from '../permit/normalize.js';
+import { DEV_PDP_DEFAULTS } from './defaults.js';
+import { badRequest, HttpError, REQUEST_ID } from './http.js';
+import type { CompiledPolicy } from './policy.js';
+import { randomId } from './signing.js';
+
+/** A checked decision request. @internal */
+export interface DecisionRequest {
+  agentId: string;
+  session: string;
+  stage: Stage;
+  requestId: string;
+  simulated: boolean;
+  /** Text stages. */
+  content?: string;
+  /** Action, and context_egress when given: normalized. */
+  tool?: string;
+  /** Action: a snapshot of the args. */
+  args?: Record<string, unknown>;
+  /** Action: `act_hash` of the request's tool and args. */
+  actHash?: string;
+}
+
+/** The fields a protocol extracted, not yet checked. @internal */
+export interface RequestFields {
+  agentId: unknown;
+  session: unknown;
+  stage: unknown;
+  requestId: unknown;
+  simulated: unknown;
+  content: unknown;
+  tool: unknown;
+  args: unknown;
+}
+
+/**
+ * Normalizes a tool name: at most 256 characters as sent, and something left after normalizing.
+ * @throws HttpError 400 `bad_request`
+ * @internal
+ */
+export function checkTool(tool: unknown): string {
+  if (typeof tool !== 'string') throw badRequest('tool must be a string');
+  if (tool.length > DEV_PDP_DEFAULTS.maxToolNameLength) {
+    throw badRequest(`tool names are at most ${DEV_PDP_DEFAULTS.maxToolNameLength} characters`);
+  }
+  try {
+    return normalizeToolName(tool);
+  } catch {
+    throw badRequest('tool normalizes to nothing');
+  }
+}
+
+/**
+ * Checks the fields of one decision, in the protocol-independent way: agent listed by the policy,
+ * session, stage, request id (and its agreement with `x-request-id`), `content` on text stages, `tool`
+ * on the action stage (and optionally on context_egress), `args` a plain object of JSON values.
+ * @throws HttpError 400 `bad_request`, 404 `unknown_agent`
+ * @internal
+ */
+export function checkRequest(
+  fields: RequestFields,
+  policy: CompiledPolicy,
+  headerId: string | undefined,
+  where = '',
+): DecisionRequest {
+  const { agentId, session, stage, requestId, simulated, content, tool, args } = fields;
+  const at = (name: string) => `${where}${name}`;
+  if (typeof agentId !== 'string' || agentId.length === 0)
+    throw badRequest(`${at('agentId')} must be a non-empty string`);
+  if (typeof session !== 'string' || session.length === 0)
+    throw badRequest(`${at('session')} must be a non-empty string`);
+  if (typeof stage !== 'string' || !(STAGES as readonly string[]).includes(stage))
+    throw badRequest(`${at('stage')} is not a stage`);
+  if (requestId !== undefined && (typeof requestId !== 'string' || !REQUEST_ID.test(requestId))) {
+    throw badRequest(`${at('requestId')} must be 1-200 visible ASCII characters`);
+  }
+  if (requestId !== undefined && headerId !== undefined && requestId !== headerId) {
+    throw badRequest(`${at('requestId')} differs from the x-request-id header`);
+  }
+  if (simulated !== undefined && typeof simulated !== 'boolean')
+    throw badRequest(`${at('simulated')} must be a boolean`);
+  const out: DecisionRequest = {
+    agentId,
+    session,
+    stage: stage as Stage,
+    requestId: (requestId as string | undefined) ?? headerId ?? randomId('req_'),
+    simulated: simulated === true,
+  };
+  if (isTextStage(stage)) {
+    if (typeof content !== 'string') throw badRequest(`${at('content')} must be a string on a text stage`);
+    if (args !== undefined) throw badRequest(`${at('args')} belongs to the action stage`);
+    if (tool !== undefined && stage !== 'context_egress')
+      throw badRequest(`${at('tool')} belongs to the action stage and context_egress`);
+    out.content = content;
+    if (tool !== undefined) out.tool = checkTool(tool);
+    return listed(out, policy);
+  }
+  if (content !== undefined) throw badRequest(`${at('content')} belongs to the text stages`);
+  out.tool = checkTool(tool);
+  if (typeof args !== 'object' || args === null || Array.isArray(args))
+    throw badRequest(`${at('args')} must be a JSON object`);
+  try {
+    out.args = snapshotJsonObject(args);
+  } catch {
+    throw badRequest(`${at('args')} must be a plain object of JSON values`);
+  }
+  out.actHash = actionHashOfSnapshot(out.tool, out.args);
+  return listed(out, policy);
+}
+
+/** A well-formed request from an agent the policy does not list is a 404 `unknown_agent`. */
+function listed(request: DecisionRequest, policy: CompiledPolicy): DecisionRequest {
+  if (!policy.agents.has(request.agentId))
+    throw new HttpError(404, 'unknown_agent', 'the policy does not list this agent');
+  return request;
+}

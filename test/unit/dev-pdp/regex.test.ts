@@ -1,0 +1,80 @@
+import { describe, expect, test } from 'vitest';
+import { compilePolicy, InvalidPolicyError } from '../../../src/dev-pdp/policy.js';
+import { compileLinearRegex } from '../../../src/dev-pdp/regex.js';
+
+function refusal(content: string): InvalidPolicyError {
+  try {
+    compilePolicy({
+      agents: ['a'],
+      latches: [
+        { id: 'ok', stage: 'input', content: 'x', verdict: 'BLOCK' },
+        { id: 'the-latch', stage: 'input', content, verdict: 'BLOCK' },
+      ],
+    });
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidPolicyError);
+    return error as InvalidPolicyError;
+  }
+  throw new Error('expected the policy to be refused');
+}
+
+describe('policy regexes are RE2 syntax: what has no linear-time algorithm is refused at load, naming the latch', () => {
+  test.each([
+    ['lookahead', 'a(?=b)'],
+    ['negative lookahead', '(?!https?:)\\S+'],
+    ['lookbehind', '(?<=password: )\\S+'],
+    ['negative lookbehind', '(?<![\\d-])\\d{3}'],
+    ['a backreference', '(a)\\1'],
+    ['a named backreference', '(?<x>a)\\k<x>'],
+    ['a possessive quantifier', 'a++'],
+    ['a \\u escape', '\\u0041'],
+    ['an unbalanced group', '('],
+  ])('%s is refused', (_what, source) => {
+    const error = refusal(source);
+    expect(error.code).toBe('policy_invalid');
+    expect(error.option).toBe('policy');
+    expect(error.issues).toEqual([{ path: 'latches[1].content', latch: 'the-latch', message: expect.any(String) }]);
+    expect(error.message).toContain('the-latch');
+  });
+
+  test('lookaround and backreferences are named as such', () => {
+    expect(refusal('(?<=a)b').issues[0]?.message).toMatch(/lookaround/);
+    expect(refusal('(a)\\1').issues[0]?.message).toMatch(/backreference/);
+  });
+
+  test('a `matches` condition is held to the same rule', () => {
+    try {
+      compilePolicy({
+        agents: ['a'],
+        latches: [{ id: 'm', stage: 'action', when: { 'args.to': { matches: '(?!x)y' } }, verdict: 'BLOCK' }],
+      });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as InvalidPolicyError).issues).toEqual([
+        { path: 'latches[0].when["args.to"].matches', latch: 'm', message: expect.stringMatching(/lookaround/) },
+      ]);
+    }
+  });
+
+  test('an escaped parenthesis is not mistaken for lookaround', () => {
+    expect(compileLinearRegex('\\(?=').ok).toBe(true);
+  });
+
+  test('RE2 features are accepted: classes, \\p{Lu}, lazy quantifiers, (?i), \\b, [\\s\\S]', () => {
+    for (const source of ['\\p{Lu}\\d+', '[\\s\\S]*?END', '(?i)secret', '\\bword\\b', '(?P<n>a)|(?<m>b)']) {
+      expect(compileLinearRegex(source).ok).toBe(true);
+    }
+  });
+
+  test('redaction replaces every match literally ($& and $1 stay text)', () => {
+    const compiled = compileLinearRegex('\\d+');
+    if (!compiled.ok) throw new Error('compiles');
+    expect(compiled.regex.replaceAll('a1b22c', '[$&$1]')).toBe('a[$&$1]b[$&$1]c');
+  });
+
+  test('searching is linear: 100,000 spaces against adjacent \\s* answers', () => {
+    const compiled = compileLinearRegex('\\s*\\s*\\s*x');
+    if (!compiled.ok) throw new Error('compiles');
+    expect(compiled.regex.test(' '.repeat(100_000))).toBe(false);
+  });
+});
