@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import {
   createPep,
   type DecisionEvent,
+  type Interceptor,
   type Pep,
   type PolicyDecision,
   PolicyEnforcementError,
@@ -91,6 +92,8 @@ export interface DemoSummary extends Counts {
   /** Corpus lines skipped. */
   malformed: number;
   permits: { issued: number; verified: number; refused: Record<string, number> };
+  /** Tool calls the demo's `trace-id` interceptor stamped before the PDP saw them. */
+  interceptor: { name: string; stamped: number };
   evidence: { verified: boolean; records: number; firstBad?: number; reason?: string };
   replayMs: number;
   durationMs: number;
@@ -210,17 +213,29 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   );
   let service: ToolService | undefined;
   let pep: Pep | undefined;
+  let interceptorCount = (): number => 0;
   try {
     service = await startToolService({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: SERVICE_AUDIENCE });
     let lastEvent: DecisionEvent | undefined;
-    // Interceptors (docs/interceptors.md) join the demo here, as `createPep({ ..., interceptors })`:
-    // the replay then counts their decisions like the PDP's (`decision.interceptor` names the one
-    // that decided; report.ts would show it in the "deciding latch" column).
+    // One interceptor at work (docs/interceptors.md): every proposed tool call is stamped with a trace
+    // id before the PDP sees it. The permit binds the stamped args, and the tool service verifies the
+    // permit over exactly those args, so a call whose args changed after the PDP decided cannot run.
+    let stamped = 0;
+    const traceId: Interceptor = {
+      name: 'trace-id',
+      stages: ['action'],
+      before: (step) => {
+        stamped++;
+        return { action: 'proceedWith', args: { ...step.args, traceId: `demo-${stamped}` } };
+      },
+    };
+    interceptorCount = () => stamped;
     pep = createPep({
       pdpUrl: pdp.url,
       agentId: AGENT_ID,
       session: 'demo',
       permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
+      interceptors: [traceId],
       onDecision: (event) => {
         lastEvent = event;
       },
@@ -293,6 +308,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       ...summarize(rows),
       malformed: corpus.malformed.length,
       permits: { issued: permitsIssued, verified: service.ledger.length, refused: { ...service.refusals } },
+      interceptor: { name: 'trace-id', stamped: interceptorCount() },
       evidence: evidence.ok
         ? { verified: true, records: records.length }
         : { verified: false, records: records.length, firstBad: evidence.index, reason: evidence.reason },

@@ -125,6 +125,7 @@ export function summaryText(result: DemoResult): string {
   out.push(
     `Permits: ${summary.permits.issued} issued by the PDP, ${summary.permits.verified} verified and used by the tool service` +
       (refused ? `, refused: ${refused}` : ''),
+    `Interceptor: '${summary.interceptor.name}' stamped a trace id into ${summary.interceptor.stamped} tool calls before the PDP saw them; every permit binds the stamped args`,
     summary.evidence.verified
       ? `Evidence: ${summary.evidence.records} records, hash chain and signatures verified`
       : `Evidence: NOT VERIFIED at record ${summary.evidence.firstBad} (${summary.evidence.reason})`,

@@ -77,6 +77,13 @@ describe('demo core on a sample of the corpus', () => {
     expect(evidence.records).toBeGreaterThanOrEqual(result.cases.length);
   });
 
+  it('stamps every proposed tool call through the trace-id interceptor, and the service verifies the stamped args', () => {
+    const actions = result.cases.filter((c) => c.stage === 'action').length;
+    expect(result.summary.interceptor).toEqual({ name: 'trace-id', stamped: actions });
+    // every executed call ran over stamped args: its permit verified at the service (counted above)
+    expect(result.summary.permits.refused.permit_args_mismatch).toBe(1);
+  });
+
   it('refuses a corpus it cannot read', async () => {
     await expect(runDemo({ corpusPath: new URL('no-such-corpus.jsonl', DEMO_DIR) })).rejects.toMatchObject({
       code: 'corpus_invalid',

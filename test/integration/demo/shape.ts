@@ -36,6 +36,7 @@ export function checkShape(result: DemoResult): void {
       'durationMs',
       'evidence',
       'executed',
+      'interceptor',
       'malformed',
       'permits',
       'replayMs',
