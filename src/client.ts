@@ -136,7 +136,8 @@ export function createPep(options: PepOptions): Pep {
     } catch (err) {
       if (err instanceof TypeError) {
         const option = (err as TypeError & { option?: unknown }).option;
-        (err as TypeError & { option: string }).option = typeof option === 'string' ? `permits.${option}` : 'permits';
+        (err as TypeError & { option: string }).option =
+          typeof option !== 'string' ? 'permits' : option.startsWith('permits') ? option : `permits.${option}`;
       }
       throw err;
     }

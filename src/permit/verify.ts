@@ -38,6 +38,7 @@ import {
 } from 'jose';
 import { type PermitErrorCode, PermitVerificationError } from '../errors.js';
 import { snapshotJsonObject } from '../internal/json.js';
+import { optionError } from '../internal/option-error.js';
 import { DEFAULTS, type PermitKeySource, type PermitsOptions } from '../options.js';
 import { createMemoryReplayStore, SYNC_CLAIM } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
@@ -186,8 +187,15 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 type VerifyKey = CryptoKey | KeyObject;
 type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<VerifyKey[]>;
 
+/**
+ * Throws the option `TypeError` for `what` (`'<path>: <problem>'`), with `err.option` = the path
+ * relative to the options object (`'permits.keys'` from createPep, `'keys'` from createPermitVerifier).
+ */
 function fail(what: string): never {
-  throw new TypeError(`agent-pep: invalid option ${what}`);
+  const at = what.indexOf(': ');
+  const full = at < 0 ? what : what.slice(0, at);
+  const path = full.startsWith('createPermitVerifier.') ? full.slice('createPermitVerifier.'.length) : full;
+  optionError('agent-pep', path, at < 0 ? 'invalid' : what.slice(at + 2));
 }
 
 function refuse(code: PermitErrorCode, message: string, cause?: unknown): PermitVerificationError {

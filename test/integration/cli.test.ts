@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const cli = join(root, 'dist', 'cli.js');
-const examplePolicy = join(root, 'examples', 'policy.json');
+const examplePolicy = join(root, 'demo', 'policy.json');
 
 interface Run {
   child: ChildProcess;
