@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const cli = join(root, 'dist', 'cli.js');
+const cli = join(root, 'dist', 'cli', 'main.js');
 const examplePolicy = join(root, 'demo', 'policy.json');
 
 interface Run {

@@ -22,7 +22,7 @@ describe('package.json', () => {
     for (const entry of ['.', './redis', './dev-pdp']) {
       expect(pkg.exports[entry]).toMatchObject({ types: expect.stringMatching(/\.d\.ts$/) });
     }
-    expect(pkg.bin['agent-pep']).toBe('./dist/cli.js');
+    expect(pkg.bin['agent-pep']).toBe('./dist/cli/main.js');
   });
 
   it('runtime dependencies are caret ranges (the lockfile pins what CI runs); every peer is optional', () => {

@@ -1,16 +1,23 @@
-#!/usr/bin/env node
 /**
- * The `agent-pep` command line. `agent-pep dev-pdp --policy FILE` runs the local reference PDP
- * (CONTRACT.md section 6) until SIGINT or SIGTERM.
- *
- * Exit codes: 0 on a clean stop, 2 for a usage error or a bad policy, 1 when the server cannot run.
- * @packageDocumentation
+ * `agent-pep dev-pdp --policy FILE`: runs the local reference PDP (CONTRACT.md section 6) until
+ * SIGINT or SIGTERM. Exit codes: 0 on a clean stop, 2 for a usage error or a bad policy, 1 when the
+ * server cannot run.
+ * @internal
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
-import { InvalidPolicyError, startDevPdp } from './dev-pdp/index.js';
+import { InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
+import {
+  EXIT,
+  exitWith,
+  integerFlag,
+  jsonPosition,
+  parseCommandLine,
+  systemReason,
+  UsageError,
+  usageExit,
+} from './usage.js';
 
-const USAGE = `Usage: agent-pep dev-pdp --policy FILE [options]
+export const USAGE = `Usage: agent-pep dev-pdp --policy FILE [options]
 
 Runs the local reference PDP (agent-pep/dev-pdp) until SIGINT or SIGTERM.
 
@@ -35,77 +42,59 @@ Environment:
                     answers 404 (an agent can never approve its own escalation)
 `;
 
-class UsageError extends Error {}
+const COMMAND = 'dev-pdp';
 
-function fail(message: string, code: number): never {
-  process.stderr.write(`agent-pep: ${message}\n`);
-  process.exit(code);
-}
-
-function integer(value: string | undefined, name: string, min: number, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
-  const n = Number(value);
-  if (n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
-  return n;
-}
-
-async function devPdp(argv: string[]): Promise<void> {
-  let values: ReturnType<typeof parse>['values'];
-  function parse(args: string[]) {
-    return parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        policy: { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'api-key': { type: 'string' },
-        'reviewer-key-env': { type: 'string' },
-        evidence: { type: 'string' },
-        audience: { type: 'string' },
-        ttl: { type: 'string' },
-        key: { type: 'string' },
-        quiet: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  }
-  try {
-    values = parse(argv).values;
-  } catch (error) {
-    fail(`${error instanceof Error ? error.message : 'bad arguments'}\n\n${USAGE}`, 2);
-  }
+/** Runs the command; resolves when the server is up (the process then lives until a signal). */
+export async function run(argv: string[]): Promise<void> {
+  const { values } = parseCommandLine(COMMAND, {
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      policy: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'api-key': { type: 'string' },
+      'reviewer-key-env': { type: 'string' },
+      evidence: { type: 'string' },
+      audience: { type: 'string' },
+      ttl: { type: 'string' },
+      key: { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
   if (values.help) {
     process.stdout.write(USAGE);
     return;
   }
   let port: number | undefined;
   let ttl: number | undefined;
+  let policyPath: string;
   try {
     if (values.policy === undefined) throw new UsageError('--policy FILE is required');
-    port = integer(values.port, 'port', 0, 65535);
-    ttl = integer(values.ttl, 'ttl', 1, 300);
+    policyPath = values.policy;
+    port = integerFlag(values.port, 'port', 0, 65535);
+    ttl = integerFlag(values.ttl, 'ttl', 1, 300);
   } catch (error) {
-    fail(`${(error as Error).message}\n\n${USAGE}`, 2);
+    usageExit(COMMAND, (error as Error).message);
   }
   let policyText: string;
   try {
-    policyText = await readFile(values.policy, 'utf8');
-  } catch {
-    fail(`cannot read the policy file ${values.policy}`, 2);
+    policyText = await readFile(policyPath, 'utf8');
+  } catch (error) {
+    usageExit(COMMAND, `cannot read the policy file ${policyPath} (${systemReason(error)})`);
   }
   let policy: unknown;
   try {
     policy = JSON.parse(policyText);
-  } catch {
-    fail(`the policy file ${values.policy} is not valid JSON`, 2);
+  } catch (error) {
+    usageExit(COMMAND, `the policy file ${policyPath} is not valid JSON${jsonPosition(error)}`);
   }
   const apiKey = values['api-key'] ?? (process.env.PDP_API_KEY || undefined);
   const reviewerEnv = values['reviewer-key-env'];
   if (reviewerEnv !== undefined && !process.env[reviewerEnv]) {
-    fail(`--reviewer-key-env: the environment variable ${reviewerEnv} is not set`, 2);
+    usageExit(COMMAND, `--reviewer-key-env: the environment variable ${reviewerEnv} is not set`);
   }
   const reviewerApiKey = process.env[reviewerEnv ?? 'PDP_REVIEWER_KEY'] || undefined;
   const quiet = values.quiet === true;
@@ -133,14 +122,18 @@ async function devPdp(argv: string[]): Promise<void> {
     });
   } catch (error) {
     if (error instanceof InvalidPolicyError) {
-      fail(
-        `invalid policy ${values.policy}:\n${error.issues.map((i) => `  ${i.path}${i.latch !== undefined ? ` (latch ${i.latch})` : ''}: ${i.message}`).join('\n')}`,
-        2,
+      // A policy can have several problems: the first line names the file, one line per problem follows.
+      exitWith(
+        `invalid policy ${policyPath}:\n${error.issues.map((i) => `  ${i.path}${i.latch !== undefined ? ` (latch ${i.latch})` : ''}: ${i.message}`).join('\n')}`,
+        EXIT.usage,
       );
     }
-    if (error instanceof TypeError) fail(error.message, 2);
+    if (error instanceof TypeError) usageExit(COMMAND, error.message);
     const code = (error as { code?: unknown } | null)?.code;
-    fail(`cannot start the dev PDP${typeof code === 'string' ? ` (${code})` : ''}: ${(error as Error).message}`, 1);
+    exitWith(
+      `cannot start the dev PDP${typeof code === 'string' ? ` (${code})` : ''}: ${(error as Error).message}`,
+      EXIT.failure,
+    );
   }
   process.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
   process.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);
@@ -150,28 +143,13 @@ async function devPdp(argv: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     process.stdout.write(`${signal}: stopping\n`);
-    const force = setTimeout(() => process.exit(1), 5000);
+    const force = setTimeout(() => process.exit(EXIT.failure), 5000);
     force.unref();
     pdp.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => process.exit(EXIT.ok),
+      () => process.exit(EXIT.failure),
     );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }
-
-async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    if (command === undefined) fail(`a command is required\n\n${USAGE}`, 2);
-    process.stdout.write(USAGE);
-    return;
-  }
-  if (command === 'dev-pdp') return devPdp(rest);
-  fail(`unknown command ${JSON.stringify(command)}\n\n${USAGE}`, 2);
-}
-
-main(process.argv.slice(2)).catch((error: unknown) => {
-  fail(error instanceof Error ? error.message : 'unexpected error', 1);
-});

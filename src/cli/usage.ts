@@ -1,0 +1,67 @@
+/**
+ * What every command of the `agent-pep` bin shares: argument parsing with one-line usage errors
+ * (CONTRACT.md section 11), the system's reason for a failed read, and the exit.
+ * @internal
+ */
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+
+/** Exit codes shared by every command. */
+export const EXIT = Object.freeze({ ok: 0, failure: 1, usage: 2 });
+
+/** A bad command line: printed as one line, then a pointer to `--help`, exit 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Writes `agent-pep: <message>` to stderr and exits with `code`. */
+export function exitWith(message: string, code: number): never {
+  process.stderr.write(`agent-pep: ${message}\n`);
+  process.exit(code);
+}
+
+/**
+ * Exits 2 with one line naming the problem, then one line pointing to `--help` (never the whole usage).
+ * @param command - the command's words, e.g. `'dev-pdp'` or `'evidence verify'`; `''` for the bin itself
+ */
+export function usageExit(command: string, message: string): never {
+  const help = command === '' ? 'agent-pep --help' : `agent-pep ${command} --help`;
+  process.stderr.write(`agent-pep: ${message.split('\n')[0]}\nRun '${help}' for usage.\n`);
+  process.exit(EXIT.usage);
+}
+
+/** The system's reason for a failed file operation (`ENOENT`, `EACCES`, ...), or a short fallback. */
+export function systemReason(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,31}$/.test(code) ? code : 'unreadable';
+}
+
+/** The position a `JSON.parse` error names (`at position 12`), or `''`. */
+export function jsonPosition(error: unknown): string {
+  const m = error instanceof Error ? /position (\d+)/.exec(error.message) : null;
+  return m ? ` at position ${m[1]}` : '';
+}
+
+/**
+ * Parses a command line strictly (`node:util` `parseArgs`); a bad flag or value is a usage exit naming it.
+ * @param command - the command's words, for the `--help` pointer
+ * @param config - `parseArgs` config, with `args`
+ */
+export function parseCommandLine<T extends ParseArgsConfig>(
+  command: string,
+  config: T,
+): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    usageExit(command, error instanceof Error ? error.message : 'bad arguments');
+  }
+}
+
+/** An integer flag in `[min, max]`, or a {@link UsageError}. */
+export function integerFlag(value: string | undefined, name: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
+  }
+  return Number(value);
+}
