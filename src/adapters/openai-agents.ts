@@ -60,9 +60,10 @@ export interface PepGuardrailInfo {
   escalationId?: string;
   /**
    * WARN: the text the PDP wants used instead. A guardrail cannot rewrite, so a WARN trips the wire
-   * and the host may run again (input) or deliver (output) this text.
+   * and the host may run again (input) or deliver (output) this text. Not enumerable, so that it stays
+   * out of the tripwire error's message (the SDK puts `JSON.stringify(outputInfo)` there).
    */
-  transformedContent?: string;
+  readonly transformedContent?: string;
 }
 
 const GUARD_TOOLS_OPTIONS: ReadonlySet<string> = new Set(['checkResult']);
@@ -240,7 +241,10 @@ async function checkStage(pep: Pep, stage: 'input' | 'output', text: string | un
   if (decision.verdict === 'WARN') {
     const transformed = decision.transformedContent;
     if (transformed === text) return { tripwireTriggered: false, outputInfo: info };
-    if (transformed !== undefined) info.transformedContent = transformed;
+    // Not enumerable: the SDK serializes outputInfo into the tripwire error's message, which must carry no content.
+    if (transformed !== undefined) {
+      Object.defineProperty(info, 'transformedContent', { value: transformed, enumerable: false });
+    }
     return { tripwireTriggered: true, outputInfo: info };
   }
   info.code = decision.synthesized?.code ?? (decision.verdict === 'ESCALATE' ? 'escalated' : 'blocked');

@@ -227,6 +227,42 @@ describe('guardTools: action', () => {
     ).resolves.toMatchObject({ tool: 'send_email' });
   });
 
+  it('the denial names the tool as the SDK knows it; the PDP matches the normalized name', async () => {
+    const { pep } = client();
+    let bodyRuns = 0;
+    const camel = tool({
+      name: 'deleteAccount',
+      description: 'Delete a customer account',
+      parameters: z.object({ customerId: z.string() }),
+      execute: async () => {
+        bodyRuns += 1;
+        return 'deleted';
+      },
+    });
+    const model = new ScriptedModel([
+      [functionCall('deleteAccount', { customerId: 'c_1' }, { callId: 'call_camel' })],
+      [assistantMessage('No.')],
+    ]);
+    await run(new Agent({ name: 'support', model, tools: guardTools(pep, [camel]) }), 'Delete me');
+    expect(bodyRuns).toBe(0);
+    expect(resultText(model.calls[1], 'call_camel')).toBe(
+      "ERROR: Tool 'deleteAccount' denied by policy: accounts are never deleted by the agent",
+    );
+  });
+
+  it('checkResult: the result is checked at context_egress inside the tool, WARN replacing it', async () => {
+    const { pep } = client();
+    const { runs, tools } = makeTools();
+    const model = new ScriptedModel([
+      [functionCall('lookup_customer', { customerId: 'c_1' }, { callId: 'call_cr' })],
+      [assistantMessage('Found.')],
+    ]);
+    const agent = new Agent({ name: 'support', model, tools: guardTools(pep, tools, { checkResult: true }) });
+    await run(agent, 'Who is c_1?');
+    expect(runs).toHaveLength(1);
+    expect(resultText(model.calls[1], 'call_cr')).toBe('Ada Lovelace, SSN [ssn]');
+  });
+
   it('a permit that fails verification: the body never runs, the model is told the call was not run', async () => {
     const { pep } = client(pdp, { issuer: 'https://someone-else.example' });
     const model = new ScriptedModel([
@@ -384,10 +420,10 @@ describe('pepInputGuardrail: input', () => {
     const { agent } = agentWith(pep, model, { inputGuardrails: [pepInputGuardrail(pep)] });
     const error = await run(agent, [{ role: 'user', content: 'My card is 4111111111111111' }]).catch((e) => e);
     expect(error).toBeInstanceOf(InputGuardrailTripwireTriggered);
-    expect((error as InputGuardrailTripwireTriggered).result.output.outputInfo).toMatchObject({
-      verdict: 'WARN',
-      transformedContent: 'My card is [card]',
-    });
+    const info = (error as InputGuardrailTripwireTriggered).result.output.outputInfo;
+    expect(info).toMatchObject({ verdict: 'WARN', stage: 'input' });
+    expect(info.transformedContent).toBe('My card is [card]');
+    expect((error as Error).message).not.toMatch(/4111|\[card\]/);
     expect(model.calls).toHaveLength(0);
   });
 
@@ -449,20 +485,23 @@ describe('pepOutputGuardrail: output', () => {
     expect((await run(agent, 'Status?')).finalOutput).toBe('All good.');
   });
 
-  it('streamed: the run fails on BLOCK and no checked finalOutput is given', async () => {
+  it('streamed: the run fails on BLOCK, though the SDK has already streamed the text deltas', async () => {
     const { pep } = client();
     const model = new ScriptedModel([[assistantMessage('The code is SECRET-42')]]);
     const { agent } = agentWith(pep, model, { outputGuardrails: [pepOutputGuardrail(pep)] });
     const streamed = await run(agent, 'Code?', { stream: true });
+    const seen: string[] = [];
     const consumed = (async () => {
-      for await (const _ of streamed.toStream()) {
-        // drain
-      }
+      for await (const event of streamed.toStream()) seen.push(JSON.stringify(event));
     })();
     const outcome = await Promise.allSettled([consumed, streamed.completed]);
     const error = streamed.error ?? outcome.find((o) => o.status === 'rejected')?.reason;
     expect(error).toBeInstanceOf(OutputGuardrailTripwireTriggered);
     expect(model.calls[0]?.streamed).toBe(true);
+    // What the SDK allows: deltas reach a stream consumer before the output guardrail runs.
+    expect(seen.some((e) => e.includes('output_text_delta'))).toBe(true);
+    // The tripwire's message carries no content (outputInfo is serialized into it).
+    expect((error as Error).message).not.toContain('SECRET-42');
   });
 });
 
