@@ -277,6 +277,24 @@ describe('guardTools: action', () => {
     );
   });
 
+  it('arguments that are not JSON, through the SDK: it asks for approval itself, and the body never runs', async () => {
+    const { pep } = client();
+    const model = new ScriptedModel([
+      [functionCall('refund_payment', '{"orderId": "ord_1", amount:', { callId: 'call_bad' })],
+      [assistantMessage('Let me try again.')],
+    ]);
+    const { agent, runs } = agentWith(pep, model);
+    const result = await run(agent, 'Refund');
+    expect(result.interruptions).toHaveLength(1);
+    const state = await RunState.fromString(agent, result.state.toString());
+    const item = state.getInterruptions()[0];
+    if (!item) throw new Error('no interruption');
+    state.approve(item);
+    await run(agent, state);
+    expect(runs).toHaveLength(0);
+    expect(resultText(model.lastCall, 'call_bad')).toEqual(expect.any(String));
+  });
+
   it('arguments that are not JSON (an error inside the adapter): the body never runs', async () => {
     const { pep, events } = client();
     const { runs, tools } = makeTools();
