@@ -263,6 +263,43 @@ describe('guardTools: action', () => {
     expect(resultText(model.calls[1], 'call_cr')).toBe('Ada Lovelace, SSN [ssn]');
   });
 
+  it('two calls in one turn: the allowed one runs once, the blocked one never', async () => {
+    const { pep } = client();
+    const model = new ScriptedModel([
+      [
+        functionCall('refund_payment', { orderId: 'ord_2', amount: 20 }, { callId: 'call_a' }),
+        functionCall('delete_account', { customerId: 'c_2' }, { callId: 'call_b' }),
+      ],
+      [assistantMessage('One of two.')],
+    ]);
+    const { agent, runs } = agentWith(pep, model);
+    await run(agent, 'Refund and delete');
+    expect(runs.map((r) => r.tool)).toEqual(['refund_payment']);
+    expect(resultText(model.calls[1], 'call_a')).toBe('refunded 20');
+    expect(resultText(model.calls[1], 'call_b')).toMatch(/^ERROR: Tool 'delete_account' denied by policy/);
+  });
+
+  it("a tool with the SDK's own timeout still hands its body the permit", async () => {
+    const { pep } = client();
+    let permitId: string | undefined;
+    const timed = tool({
+      name: 'refund_payment',
+      description: 'Refund',
+      parameters: z.object({ orderId: z.string(), amount: z.number() }),
+      timeoutMs: 5000,
+      execute: async (_args, _ctx, details) => {
+        permitId = pepToolContext(details)?.permitId;
+        return 'ok';
+      },
+    });
+    const model = new ScriptedModel([
+      [functionCall('refund_payment', { orderId: 'ord_3', amount: 30 }, { callId: 'call_t' })],
+      [assistantMessage('ok')],
+    ]);
+    await run(new Agent({ name: 'support', model, tools: guardTools(pep, [timed]) }), 'Refund');
+    expect(permitId).toEqual(expect.any(String));
+  });
+
   it('a permit that fails verification: the body never runs, the model is told the call was not run', async () => {
     const { pep } = client(pdp, { issuer: 'https://someone-else.example' });
     const model = new ScriptedModel([
