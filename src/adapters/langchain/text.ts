@@ -64,6 +64,24 @@ function withContent(message: BaseMessage, content: string): BaseMessage {
   return new HumanMessage(fields);
 }
 
+/** LangGraph's tag for a run whose tokens must not reach `streamMode: 'messages'`. */
+const NO_STREAM = 'langsmith:nostream';
+
+/**
+ * The model, tagged so that LangGraph does not stream its tokens: with `streamMode: 'messages'` the
+ * message then reaches the stream only when the model node ends, after the output check. A model
+ * that cannot be tagged is used as it is (its tokens stream unchecked; `invoke` is unaffected).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: LangChain's AgentLanguageModelLike
+function heldStream(model: any): any {
+  try {
+    if (typeof model?.withConfig !== 'function') return model;
+    return model.withConfig({ tags: [NO_STREAM] });
+  } catch {
+    return model;
+  }
+}
+
 /** A decision the adapter could not get: an error of its own, failing closed. */
 function adapterFailure(stage: TextStage): PolicyDecision {
   return synthesizeBlock(stage, randomUUID(), 'invalid_request', 'adapter error', 0);
@@ -179,7 +197,7 @@ export function makeTextHooks(side: TextSide) {
       stage = 'output';
       let response: unknown;
       try {
-        response = await handler({ ...request, messages: out });
+        response = await handler({ ...request, model: heldStream(request.model), messages: out });
       } catch (error) {
         throw new ModelFailure(error);
       }

@@ -4,6 +4,7 @@
  * the real dev PDP on 127.0.0.1 (CONTRACT.md section 8).
  */
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { FakeStreamingChatModel } from '@langchain/core/utils/testing';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { createAgent, fakeModel, tool } from 'langchain';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -213,6 +214,21 @@ describe('action: wrapToolCall', () => {
     expect(seen?.content).toBe('orders (limit 10) for customer, token [token]');
   });
 
+  it('sibling calls are decided one by one: the allowed one runs, the blocked one does not', async () => {
+    const t = tools();
+    const model = fakeModel()
+      .respondWithTools([
+        { name: 'bank_transfer', args: { to: 'x', amount: 5 }, id: 'c1' },
+        { name: 'refund_payment', args: { orderId: 'o1', amount: 10 }, id: 'c2' },
+      ])
+      .respond(new AIMessage('One of two.'));
+    const result = await agentWith(model, t.list).invoke(user('both'), config());
+    expect(t.runs.map((r) => r.tool)).toEqual(['refund_payment']);
+    const byId = new Map(toolMessages(result.messages).map((m) => [m.tool_call_id, m]));
+    expect(byId.get('c1')?.status).toBe('error');
+    expect(byId.get('c2')?.content).toBe('refunded 10');
+  });
+
   it('an interceptor substitute answers without the tool or the PDP', async () => {
     const t = tools();
     const p = makePep({
@@ -361,6 +377,28 @@ describe('action: ESCALATE through a graph interrupt', () => {
     expect(t.runs).toHaveLength(0);
   });
 
+  it('a resume in another process (a fresh middleware over the same checkpointer) still reads the review answer', async () => {
+    const t = tools();
+    const saver = new MemorySaver();
+    const model = fakeModel()
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o9', amount: 900 }, id: 'c9' }])
+      .respond(new AIMessage('Handled.'));
+    const first = await createAgent({
+      model,
+      tools: t.list,
+      middleware: [pepMiddleware(pep)],
+      checkpointer: saver,
+    }).invoke(user('refund o9'), config());
+    pdp.resolveEscalation(interruptOf(first)?.escalationId as string, 'approve');
+    const other = createAgent({ model, tools: t.list, middleware: [pepMiddleware(pep)], checkpointer: saver });
+    const rejected = await other.invoke(new Command({ resume: { decisions: [{ type: 'reject' }] } }), config());
+    // the PDP approved, but this host rejected: nothing runs
+    expect(t.runs).toHaveLength(0);
+    expect(toolMessages(rejected.messages)[0]?.content).toBe(
+      "ERROR: Tool 'refund_payment' was not run: rejected by a reviewer",
+    );
+  });
+
   it('without a checkpointer, ESCALATE is a held ToolMessage and nothing runs', async () => {
     const t = tools();
     const model = fakeModel()
@@ -485,4 +523,26 @@ describe('text stages: wrapModelCall and afterAgent', () => {
     );
     expect([...sessions]).toEqual([`thread-${thread}`]);
   });
+
+  it.each([
+    ['blocked', 'FORBIDDEN words', 'ERROR: output blocked by policy: forbidden output'],
+    ['allowed', 'fine words', 'fine words'],
+  ])(
+    "streamMode 'messages' holds the model's tokens until the output check (%s): only checked text streams",
+    async (_, said, shown) => {
+      const t = tools();
+      const model = new FakeStreamingChatModel({ responses: [new AIMessage(said)], sleep: 1 });
+      const agent = createAgent({
+        model,
+        tools: t.list,
+        middleware: [pepMiddleware(pep)],
+        checkpointer: new MemorySaver(),
+      });
+      const streamed: string[] = [];
+      for await (const [chunk] of await agent.stream(user('hi'), { ...config(), streamMode: 'messages' })) {
+        streamed.push(typeof chunk.content === 'string' ? chunk.content : JSON.stringify(chunk.content));
+      }
+      expect(streamed).toEqual([shown]);
+    },
+  );
 });
