@@ -221,29 +221,51 @@ export function makeTextHooks(side: TextSide) {
     }
   }
 
+  /**
+   * The prompt messages whose replacement (a WARN's text, a BLOCK's denial) is not in the state yet:
+   * written back at the end of the run, so later runs, in this process or another, send the checked
+   * text and never the original.
+   */
+  function writeBack(sessionKey: string, messages: BaseMessage[], except: BaseMessage | undefined): BaseMessage[] {
+    const fixes: BaseMessage[] = [];
+    for (const message of messages) {
+      if (message === except || stageOf(message) === undefined) continue;
+      const known = seen.get(SeenMessages.key(sessionKey, message.id));
+      if (known?.kind === 'replace' && textOf(message) !== known.content)
+        fixes.push(withContent(message, known.content));
+    }
+    return fixes;
+  }
+
   // biome-ignore lint/suspicious/noExplicitAny: LangChain's agent state and runtime
   async function afterAgent(state: any, runtime: any): Promise<{ messages: BaseMessage[] } | undefined> {
     let sessionKey = '';
     let last: BaseMessage | undefined;
+    let fixes: BaseMessage[] = [];
+    const update = (more: BaseMessage[]) => {
+      const all = [...fixes, ...more];
+      return all.length > 0 ? { messages: all } : undefined;
+    };
     try {
       const call = callOptions(runtime?.configurable, runtime?.signal);
       sessionKey = call.sessionKey;
       const messages: BaseMessage[] = Array.isArray(state?.messages) ? state.messages : [];
       last = messages.at(-1);
       if (last === undefined) return undefined;
+      fixes = writeBack(sessionKey, messages, last);
       const key = SeenMessages.key(sessionKey, last.id);
       if (seen.get(key)?.kind === 'pass' && AIMessage.isInstance(last) && last.response_metadata?.agent_pep) {
-        return undefined; // the adapter's own stop message
+        return update([]); // the adapter's own stop message
       }
       const text = textOf(last);
-      if (text === '') return undefined;
+      if (text === '') return update([]);
       const decision = await check('delivery', text, call.opts, undefined);
-      if (decision.verdict === 'ALLOW') return undefined;
-      if (decision.verdict === 'WARN') return { messages: [withContent(last, decision.transformedContent ?? '')] };
-      return { messages: [deliveryStop(sessionKey, decision, last)] };
+      if (decision.verdict === 'ALLOW') return update([]);
+      if (decision.verdict === 'WARN') return update([withContent(last, decision.transformedContent ?? '')]);
+      return update([deliveryStop(sessionKey, decision, last)]);
     } catch {
       if (last === undefined) return undefined;
-      return { messages: [deliveryStop(sessionKey, adapterFailure('delivery'), last)] };
+      return update([deliveryStop(sessionKey, adapterFailure('delivery'), last)]);
     }
   }
 
