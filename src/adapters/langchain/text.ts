@@ -21,7 +21,11 @@ export interface TextSide {
   session(configurable: unknown): string | undefined;
 }
 
-/** The `additional_kwargs`-free marker the adapter puts on a message it wrote in place of a step. */
+/**
+ * What a stop message says about the step it replaced, as its `response_metadata.agent_pep`: the stage,
+ * the verdict, the request id (for the PDP's evidence feed) and the code (`'blocked'`, `'escalated'` or
+ * the fail-closed code). Never the text that was stopped.
+ */
 export interface PepStopInfo {
   stage: TextStage;
   verdict: PolicyDecision['verdict'];

@@ -20,7 +20,7 @@ import {
   readReviewAnswer,
   reviewRefusalText,
 } from './review.js';
-import type { SeenMessages } from './seen.js';
+import { SeenMessages } from './seen.js';
 
 /** Where the tool finds its permit: `config.toolCall['agent-pep/permit']`. */
 export const PERMIT_KEY = 'agent-pep/permit';
@@ -106,7 +106,7 @@ export function makeWrapToolCall(side: ToolSide) {
   /** An error `ToolMessage` the adapter wrote (so the egress check does not send our own text out). */
   function denial(session: string, name: string, toolCallId: string, content: string): ToolMessage {
     const id = randomUUID();
-    seen.set(`${session}\u0000${id}`, { kind: 'pass' });
+    seen.set(SeenMessages.key(session, id), { kind: 'pass' });
     return new ToolMessage({ id, content, tool_call_id: toolCallId, name, status: 'error' });
   }
 

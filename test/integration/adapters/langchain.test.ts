@@ -229,6 +229,24 @@ describe('action: wrapToolCall', () => {
     expect(byId.get('c2')?.content).toBe('refunded 10');
   });
 
+  it("the tool's own error is LangChain's to handle, as with any wrapToolCall middleware: the run rejects with it", async () => {
+    let runs = 0;
+    const failing = tool(
+      async () => {
+        runs += 1;
+        throw new Error('tool exploded');
+      },
+      { name: 'lookup_orders', description: 'fails', schema: z.object({ customer: z.string(), limit: z.number() }) },
+    );
+    const model = fakeModel()
+      .respondWithTools([{ name: 'lookup_orders', args: { customer: 'c', limit: 1 }, id: 'c1' }])
+      .respond(new AIMessage('unreached'));
+    await expect(agentWith(model, [failing] as never).invoke(user('look up'), config())).rejects.toThrow(
+      'tool exploded',
+    );
+    expect(runs).toBe(1);
+  });
+
   it('an interceptor substitute answers without the tool or the PDP', async () => {
     const t = tools();
     const p = makePep({
@@ -424,6 +442,16 @@ describe('action: ESCALATE through a graph interrupt', () => {
     const byId = new Map(toolMessages(resumed.messages).map((m) => [m.tool_call_id, m.content]));
     expect(byId.get('ca')).toBe('refunded 900');
     expect(byId.get('cb')).toBe("ERROR: Tool 'refund_payment' was not run: rejected by a reviewer");
+  });
+
+  it('a reviewer deny at the PDP: resuming approved runs nothing, and the model reads the PDP denial', async () => {
+    const { t, agent, first } = await escalated();
+    pdp.resolveEscalation(interruptOf(first)?.escalationId as string, 'deny');
+    const resumed = await agent.invoke(new Command({ resume: { decisions: [{ type: 'approve' }] } }), config());
+    expect(t.runs).toHaveLength(0);
+    expect(toolMessages(resumed.messages)[0]?.content).toBe(
+      "ERROR: Tool 'refund_payment' denied by policy: denied by a reviewer",
+    );
   });
 
   it('without a checkpointer, ESCALATE is a held ToolMessage and nothing runs', async () => {
