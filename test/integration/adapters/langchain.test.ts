@@ -247,6 +247,18 @@ describe('action: wrapToolCall', () => {
     expect(runs).toBe(1);
   });
 
+  it("args that fail the tool schema reach the model as LangChain's own tool error; the body does not run", async () => {
+    const t = tools();
+    const model = fakeModel()
+      .respondWithTools([{ name: 'lookup_orders', args: { customer: 7, limit: 1 }, id: 'c1' }])
+      .respond(new AIMessage('I will fix the args.'));
+    const result = await agentWith(model, t.list).invoke(user('look up'), config());
+    expect(t.runs).toHaveLength(0);
+    const error = toolMessages(result.messages)[0];
+    expect(error?.status).toBe('error');
+    expect(String(error?.content)).toContain('did not match expected schema');
+  });
+
   it('an interceptor substitute answers without the tool or the PDP', async () => {
     const t = tools();
     const p = makePep({
