@@ -99,7 +99,13 @@ function lastToolResult(messages: { content: unknown }[]): string {
 const model = fakeModel()
   // run 1: a capped lookup (WARN), a transfer (BLOCK), then a refund (ALLOW)
   .respondWithTools([{ name: 'lookup_orders', args: { customer: 'c_42', limit: 500 }, id: 'call_1' }])
-  .respondWithTools([{ name: 'bank_transfer', args: { to: 'acct_9', amount: 129 }, id: 'call_2' }])
+  .respond((messages) => {
+    console.log(`WARN     the model asked for 500; the model read: ${lastToolResult(messages)}`);
+    return new AIMessage({
+      content: '',
+      tool_calls: [{ name: 'bank_transfer', args: { to: 'acct_9', amount: 129 }, id: 'call_2' }],
+    });
+  })
   .respond((messages) => {
     console.log(`BLOCK    the model read: ${lastToolResult(messages)}`);
     return new AIMessage({

@@ -281,9 +281,8 @@ describe('action: wrapToolCall', () => {
     ).toHaveLength(0);
   });
 
-  it('an error inside the adapter runs no tool body', async () => {
+  it('an interceptor that throws runs no tool body (interceptor_failed)', async () => {
     const t = tools();
-    // args the PEP cannot send (a cycle would never come from JSON, but an interceptor can make one)
     const p = makePep({
       interceptors: [
         {

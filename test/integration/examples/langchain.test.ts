@@ -7,6 +7,7 @@ it('runs the WARN, BLOCK, ALLOW, ESCALATE and PDP-down cases with the side effec
   expect(code).toBe(0);
   expect(stdout.trim().split('\n')).toEqual([
     'ran      lookup_orders {"customer":"c_42","limit":10}',
+    'WARN     the model asked for 500; the model read: 3 orders of c_42 (limit 10)',
     "BLOCK    the model read: ERROR: Tool 'bank_transfer' denied by policy: no money transfers",
     'ran      refund_payment ord_1842 129 (permit attached)',
     'answer   I refunded 129 on ord_1842; I cannot send money transfers.',
