@@ -1,0 +1,63 @@
+/**
+ * What the LangChain adapter remembers between model calls, without LangChain: which messages were
+ * already checked and what to send in their place, per session, in a bounded map, and the session of
+ * a run. Forgetting an entry only means the message is checked again (never that it passes unchecked).
+ * @internal
+ */
+
+/** What was decided for one message. */
+export type Seen =
+  | { kind: 'pass' } // ALLOW, or written by the adapter itself
+  | { kind: 'replace'; content: string }; // WARN: transformedContent; or a BLOCK's denial text in later requests
+
+/** Most messages remembered by one middleware (oldest forgotten first). */
+export const MAX_SEEN = 10_000;
+
+/** A bounded insertion-ordered map of checked messages, keyed by session and message id. */
+export class SeenMessages {
+  readonly #entries = new Map<string, Seen>();
+  readonly #max: number;
+
+  constructor(max = MAX_SEEN) {
+    this.#max = max;
+  }
+
+  static key(session: string, id: unknown): string | undefined {
+    return typeof id === 'string' && id !== '' ? `${session}\u0000${id}` : undefined;
+  }
+
+  get(key: string | undefined): Seen | undefined {
+    return key === undefined ? undefined : this.#entries.get(key);
+  }
+
+  set(key: string | undefined, seen: Seen): void {
+    if (key === undefined) return;
+    this.#entries.delete(key);
+    this.#entries.set(key, seen);
+    while (this.#entries.size > this.#max) {
+      const oldest = this.#entries.keys().next();
+      if (oldest.done) break;
+      this.#entries.delete(oldest.value);
+    }
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}
+
+/**
+ * The session of a run: LangGraph's `configurable.thread_id` (a non-empty string, or a finite number
+ * as its decimal text), else `undefined` (the client's own session applies).
+ */
+export function threadSession(configurable: unknown): string | undefined {
+  try {
+    if (typeof configurable !== 'object' || configurable === null) return undefined;
+    const id = (configurable as { thread_id?: unknown }).thread_id;
+    if (typeof id === 'string' && id.trim() !== '') return id;
+    if (typeof id === 'number' && Number.isFinite(id)) return String(id);
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
