@@ -31,29 +31,20 @@ function check(ok: boolean, what: string): void {
   }
 }
 
-// #region ai-adapter
 const pep = createPep({
   pdpUrl: pdp.url,
   agentId: 'support-ai',
   session: 'sess_ai_example',
   permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
   onDecision: (e) => {
-    if (e.decision.escalationId) lastEscalation = e.decision.escalationId; // for the reviewer
+    if (e.decision.escalationId) lastEscalation = e.decision.escalationId; // what a reviewer is shown
   },
 });
 
-// Each body runs only after an ALLOW or WARN whose permit verifies; ESCALATE pauses for approval.
-const tools = guardTools(pep, {
-  refund_payment: tool({
-    description: 'Refund an order',
-    inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
-    execute: async (args, options) => {
-      const { permitId } = options as typeof options & PermitContext;
-      await service.verify(permitId ?? '', { tool: 'refund_payment', args }); // what the payments service does
-      ran.refund += 1;
-      return { refunded: args.amount };
-    },
-  }),
+/** The model `wrapLanguageModel` wraps (a provider's model; here the SDK's mock). */
+type BaseModel = Parameters<typeof wrapLanguageModel>[0]['model'];
+
+const otherTools = {
   send_email: tool({
     description: 'Send an email',
     inputSchema: z.object({ to: z.string(), body: z.string() }),
@@ -70,13 +61,26 @@ const tools = guardTools(pep, {
       return 'deleted';
     },
   }),
+};
+
+// #region ai-adapter
+// Each tool body runs only after an ALLOW or WARN whose permit verifies; ESCALATE pauses for approval.
+const tools = guardTools(pep, {
+  refund_payment: tool({
+    description: 'Refund an order',
+    inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
+    execute: async (args, options) => {
+      const { permitId } = options as typeof options & PermitContext;
+      await service.verify(permitId ?? '', { tool: 'refund_payment', args }); // as the payments service does
+      ran.refund += 1;
+      return { refunded: args.amount };
+    },
+  }),
+  ...otherTools,
 });
-
 // User text and tool results are checked before the model sees them, its text before you do.
-const middleware = pepMiddleware(pep); // wrapLanguageModel({ model, middleware })
+const guarded = (model: BaseModel) => wrapLanguageModel({ model, middleware: pepMiddleware(pep) });
 // #endregion ai-adapter
-
-const guarded = (model: MockLanguageModelV3) => wrapLanguageModel({ model, middleware });
 
 // The mock model: each turn is a function of the prompt it receives.
 type Prompt = Array<{ role: string; content: unknown }>;
