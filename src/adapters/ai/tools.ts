@@ -118,8 +118,9 @@ function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
 export function wasSentForApproval(messages: unknown, toolCallId: unknown): boolean {
   if (!Array.isArray(messages) || typeof toolCallId !== 'string') return false;
   for (const message of messages) {
-    const content = (message as { role?: unknown; content?: unknown } | null)?.content;
-    if ((message as { role?: unknown }).role !== 'assistant' || !Array.isArray(content)) continue;
+    const m = message as { role?: unknown; content?: unknown } | null;
+    if (m?.role !== 'assistant' || !Array.isArray(m.content)) continue;
+    const content: unknown[] = m.content;
     for (const part of content) {
       const p = part as { type?: unknown; toolCallId?: unknown; isAutomatic?: unknown } | null;
       if (p?.type === 'tool-approval-request' && p.toolCallId === toolCallId && p.isAutomatic !== true) return true;
