@@ -236,11 +236,11 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
     }) {
       const result = await doStream();
       const source = result.stream;
+      const reader = source.getReader();
       const held = new ReadableStream<StreamPart>({
         async start(controller) {
           const chunks: StreamPart[] = [];
           try {
-            const reader = source.getReader();
             for (;;) {
               const { done, value } = await reader.read();
               if (done) break;
@@ -264,6 +264,10 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
             // nothing held is released: the stream ends with the enforcement error
             controller.error(err);
           }
+        },
+        cancel(reason) {
+          // the consumer went away: stop reading the model's stream
+          return reader.cancel(reason).catch(() => undefined);
         },
       });
       return { ...result, stream: held };

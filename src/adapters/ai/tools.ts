@@ -25,6 +25,13 @@ export interface GuardToolsOptions {
    * withhold it. @defaultValue false
    */
   checkResult?: boolean;
+  /**
+   * Map ESCALATE to the SDK's tool approval: each tool gets a `needsApproval` that asks the PDP with
+   * `{ simulated: true }` first (so every call is decided twice: that check, then the real one). With
+   * `false` there is one decision per call and an ESCALATE is a hold the model is told about (the
+   * `is held for human review` text); the tool's own `needsApproval` still applies. @defaultValue true
+   */
+  approval?: boolean;
 }
 
 /** Options of {@link pepToolApproval}. */
@@ -69,7 +76,7 @@ interface ToolLike {
 /** The guarded tool objects, with the name and session they decide under (for {@link pepToolApproval}). */
 const GUARDED = new WeakMap<object, { name: string; session: string | undefined; original: ToolLike }>();
 
-const TOOLS_OPTIONS = new Set(['session', 'checkResult']);
+const TOOLS_OPTIONS = new Set(['session', 'checkResult', 'approval']);
 const APPROVAL_OPTIONS = new Set(['session']);
 
 function readSession(scope: string, opts: { session?: unknown }): string | undefined {
@@ -159,7 +166,7 @@ function callOptions(session: string | undefined, signal: unknown, simulated?: t
  *
  * @param pep - the client that decides (made with `permits` configured, or `permits: false` explicitly)
  * @param tools - the tool set as passed to `generateText`/`streamText` (`{ name: tool({...}) }`)
- * @param opts - `{ session?, checkResult? }` ({@link GuardToolsOptions})
+ * @param opts - `{ session?, checkResult?, approval? }` ({@link GuardToolsOptions})
  * @returns a new tool set with the same keys and types; tools without `execute` are kept as they are
  * @throws TypeError when `tools` is not an object, an option is unknown or bad (`err.option` names it),
  *   a key is not a valid tool name, or `pep` has no `permits` configured (unless `permits: false`)
@@ -192,6 +199,10 @@ export function guardTools<TOOLS extends Record<string, object>>(
   if (opts.checkResult !== undefined && typeof opts.checkResult !== 'boolean') {
     optionError('guardTools', 'checkResult', 'expected a boolean');
   }
+  if (opts.approval !== undefined && typeof opts.approval !== 'boolean') {
+    optionError('guardTools', 'approval', 'expected a boolean');
+  }
+  const approval = opts.approval ?? true;
   const guardOptions = opts.checkResult ? { checkResult: true as const } : {};
   const out: Record<string, object> = {};
   for (const name of Object.keys(tools)) {
@@ -225,10 +236,12 @@ export function guardTools<TOOLS extends Record<string, object>>(
     };
 
     const needsApproval = async (input: unknown, options: ApprovalOptions): Promise<boolean> => {
+      // Resuming after a person approved: keep it approved, so that execute asks the PDP for real.
+      if (wasSentForApproval(options?.messages, options?.toolCallId)) return true;
+      // The tool's own rule first; its errors are the SDK's to handle (it rejects, nothing runs).
+      if (await ownApproval(tool, input, options)) return true;
+      if (!approval) return false;
       try {
-        // Resuming after a person approved: keep it approved, so that execute asks the PDP for real.
-        if (wasSentForApproval(options?.messages, options?.toolCallId)) return true;
-        if (await ownApproval(tool, input, options)) return true;
         const d = await pep.authorizeAction(
           name,
           input as Record<string, unknown>,
@@ -236,7 +249,7 @@ export function guardTools<TOOLS extends Record<string, object>>(
         );
         return d.verdict === 'ESCALATE';
       } catch {
-        // execute still decides, and fails closed
+        // unreachable (stage methods never reject); execute still decides, and fails closed
         return false;
       }
     };

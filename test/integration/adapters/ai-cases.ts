@@ -409,6 +409,66 @@ export function defineAiCases(sdk: Sdk): void {
     });
   });
 
+  describe(`ai ${sdk.major}.x: approval options`, () => {
+    it('approval: false: ESCALATE is a hold the model reads, with one decision and no approval request', async () => {
+      const model = sdk.mockModel({ responses: [callTool('h1', 'refund_payment', { amount: 960 }), answer('held')] });
+      const before = pdp.evidence().length;
+      const result = await sdk.generateText({
+        model,
+        tools: guardTools(pep, rawTools(), { approval: false }),
+        prompt: 'refund 960',
+        stopWhen: sdk.stepCountIs(5),
+      });
+      expect(counts.refund).toBe(0);
+      expect(result.steps.flatMap((s) => s.content).some((p) => p.type === 'tool-approval-request')).toBe(false);
+      expect(pdp.evidence().length - before).toBe(1);
+      expect(toolResults(model.doGenerateCalls[1]!.prompt)[0]?.output).toEqual({
+        type: 'error-text',
+        value: "ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review",
+      });
+    });
+
+    it("the tool's own needsApproval still applies; after the host approves, the PDP decides", async () => {
+      const object = sdk.jsonSchema({ type: 'object' });
+      let ran = 0;
+      const tools = guardTools(pep, {
+        refund_payment: sdk.tool({
+          inputSchema: object,
+          needsApproval: true,
+          execute: async () => {
+            ran += 1;
+            return 'refunded';
+          },
+        }),
+      });
+      const first = await sdk.generateText({
+        model: sdk.mockModel({ responses: [callTool('o1', 'refund_payment', { amount: 10 })] }),
+        tools,
+        prompt: 'refund 10',
+        stopWhen: sdk.stepCountIs(5),
+      });
+      const request = first.content.find((p) => p.type === 'tool-approval-request');
+      expect(request).toBeDefined();
+      expect(ran).toBe(0);
+      const before = pdp.evidence().length;
+      await sdk.generateText({
+        model: sdk.mockModel({ responses: [answer('done')] }),
+        tools,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'refund 10' }] },
+          ...first.response.messages,
+          {
+            role: 'tool',
+            content: [{ type: 'tool-approval-response', approvalId: request!.approvalId, approved: true }],
+          },
+        ],
+        stopWhen: sdk.stepCountIs(5),
+      });
+      expect(ran).toBe(1);
+      expect(pdp.evidence().slice(before)).toMatchObject([{ stage: 'action', verdict: 'ALLOW', simulated: false }]);
+    });
+  });
+
   if (sdk.major === 7) {
     describe('ai 7.x: pepToolApproval (toolApproval)', () => {
       it('BLOCK reaches the model as execution-denied with the denial text; the body does not run', async () => {

@@ -48,6 +48,7 @@ describe('guardTools', () => {
     expect(optionOf(() => guardTools(pep, raw, { sesion: 'x' } as never))).toBe('sesion');
     expect(optionOf(() => guardTools(pep, raw, { session: '' }))).toBe('session');
     expect(optionOf(() => guardTools(pep, raw, { checkResult: 'yes' } as never))).toBe('checkResult');
+    expect(optionOf(() => guardTools(pep, raw, { approval: 1 } as never))).toBe('approval');
   });
 
   it('refuses a tool set that is not an object, and a client without permits', () => {
