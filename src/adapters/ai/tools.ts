@@ -143,6 +143,11 @@ async function ownApproval(tool: ToolLike, input: unknown, options: ApprovalOpti
   return own === true;
 }
 
+/** Sets an own property (a key such as `__proto__` stays a key, never the prototype). */
+function define(target: Record<string, object>, key: string, value: object): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function callOptions(session: string | undefined, signal: unknown, simulated?: true): CallOptions {
   const o: CallOptions = {};
   if (session !== undefined) o.session = session;
@@ -208,7 +213,7 @@ export function guardTools<TOOLS extends Record<string, object>>(
   for (const name of Object.keys(tools)) {
     const tool = tools[name] as ToolLike;
     if (typeof tool !== 'object' || tool === null || typeof tool.execute !== 'function') {
-      out[name] = tool as object;
+      define(out, name, tool as object);
       continue;
     }
     // Made once now so that a bad name or a client without permits is a TypeError here, not at first call.
@@ -256,7 +261,7 @@ export function guardTools<TOOLS extends Record<string, object>>(
 
     const guardedTool = { ...tool, execute, needsApproval };
     GUARDED.set(guardedTool, { name, session, original: tool });
-    out[name] = guardedTool;
+    define(out, name, guardedTool);
   }
   return out as TOOLS;
 }

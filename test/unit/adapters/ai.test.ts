@@ -101,3 +101,15 @@ describe('a resumed approval', () => {
     ).toBe(false);
   });
 });
+
+describe('tool names', () => {
+  it('a key such as __proto__ stays an own key of the guarded set, never its prototype', () => {
+    const tools = Object.defineProperty({}, '__proto__', { value: raw.refund_payment, enumerable: true });
+    const guarded = guardTools(pep, tools as Record<string, object>);
+    expect(Object.getPrototypeOf(guarded)).toBe(Object.prototype);
+    expect(Object.keys(guarded)).toEqual(['__proto__']);
+    expect(typeof (Object.getOwnPropertyDescriptor(guarded, '__proto__')?.value as { execute?: unknown }).execute).toBe(
+      'function',
+    );
+  });
+});
