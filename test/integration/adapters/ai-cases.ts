@@ -27,7 +27,11 @@ export interface Sdk {
   wrapLanguageModel(options: { model: unknown; middleware: unknown }): unknown;
   simulateReadableStream(options: { chunks: unknown[] }): ReadableStream<unknown>;
   /** A mock language model of this major, answering `responses` in order (or streaming `stream`). */
-  mockModel(options: { responses?: unknown[]; stream?: ReadableStream<unknown> }): MockModel;
+  mockModel(options: {
+    responses?: unknown[];
+    stream?: ReadableStream<unknown>;
+    streams?: ReadableStream<unknown>[];
+  }): MockModel;
 }
 export interface MockModel {
   doGenerateCalls: { prompt: Message[] }[];
@@ -333,6 +337,57 @@ export function defineAiCases(sdk: Sdk): void {
       const options = { toolCallId: 'c1', messages: [], abortSignal: controller.signal };
       await expect(tools.refund_payment!.execute({ amount: 129 }, options)).rejects.toMatchObject({ code: 'aborted' });
       expect(counts.refund).toBe(0);
+    });
+  });
+
+  describe(`ai ${sdk.major}.x: guardTools under streamText`, () => {
+    function toolCallStream(toolCallId: string, toolName: string, input: Record<string, unknown>) {
+      return sdk.simulateReadableStream({
+        chunks: [
+          { type: 'stream-start', warnings: [] },
+          { type: 'tool-call', toolCallId, toolName, input: JSON.stringify(input) },
+          { type: 'finish', finishReason: { unified: 'tool-calls', raw: undefined }, usage },
+        ],
+      });
+    }
+
+    it('BLOCK: the body does not run and the next streamed prompt holds the denial text', async () => {
+      const model = sdk.mockModel({
+        streams: [
+          toolCallStream('s1', 'delete_account', { user: 'u1' }),
+          sdk.simulateReadableStream({ chunks: streamOf(['sorry']) }),
+        ],
+      });
+      const result = sdk.streamText({
+        model,
+        tools: guardTools(pep, rawTools()),
+        prompt: 'delete me',
+        stopWhen: sdk.stepCountIs(5),
+      });
+      expect(await result.text).toBe('sorry');
+      expect(counts.delete).toBe(0);
+      expect(toolResults(model.doStreamCalls[1]!.prompt)[0]?.output).toEqual({
+        type: 'error-text',
+        value: "ERROR: Tool 'delete_account' denied by policy: accounts are never deleted by the agent",
+      });
+    });
+
+    it('ALLOW: the body runs exactly once, with a permit', async () => {
+      const model = sdk.mockModel({
+        streams: [
+          toolCallStream('s2', 'refund_payment', { amount: 12 }),
+          sdk.simulateReadableStream({ chunks: streamOf(['done']) }),
+        ],
+      });
+      const result = sdk.streamText({
+        model,
+        tools: guardTools(pep, rawTools()),
+        prompt: 'refund 12',
+        stopWhen: sdk.stepCountIs(5),
+      });
+      expect(await result.text).toBe('done');
+      expect(counts.refund).toBe(1);
+      expect(seen.refund[0]?.permitId).toEqual(expect.any(String));
     });
   });
 

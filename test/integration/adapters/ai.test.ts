@@ -15,10 +15,11 @@ const sdk = {
   stepCountIs,
   wrapLanguageModel,
   simulateReadableStream,
-  mockModel: ({ responses, stream }: Parameters<Sdk['mockModel']>[0]) =>
+  mockModel: ({ responses, stream, streams }: Parameters<Sdk['mockModel']>[0]) =>
     new MockLanguageModelV3({
       ...(responses !== undefined ? { doGenerate: responses as never } : {}),
       ...(stream !== undefined ? { doStream: { stream } as never } : {}),
+      ...(streams !== undefined ? { doStream: streams.map((s) => ({ stream: s })) as never } : {}),
     }),
 } as unknown as Sdk;
 
