@@ -162,6 +162,7 @@ describe('docs/api.md', () => {
     'src/dev-pdp/index.ts',
     'src/adapters/openai-agents.ts',
     'src/adapters/langchain.ts',
+    'src/adapters/ai.ts',
   ];
   it.each(ENTRIES)('names every export of %s', (file) => {
     const api = read('docs/api.md');
