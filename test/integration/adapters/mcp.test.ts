@@ -442,6 +442,24 @@ describe('end to end: the server verifies the permit from _meta and never asks t
     expect(decisions('action')).toBe(before + 1);
   });
 
+  it('verifies the permit against the args as received; the body gets them as its schema parses them', async () => {
+    let got: unknown;
+    server.registerTool(
+      'list_orders',
+      { inputSchema: { query: z.string(), limit: z.number().default(5) } },
+      async (args) => {
+        got = args;
+        return { content: [{ type: 'text', text: 'listed' }] };
+      },
+    );
+    const client = await connect(server);
+    guardMcpClient(makePep(), client);
+    // The client's PDP saw { query } (no limit); the schema's default is the server's own.
+    const r = await client.callTool({ name: 'list_orders', arguments: { query: 'late' } });
+    expect(textOf(r)).toBe('listed');
+    expect(got).toEqual({ query: 'late', limit: 5 });
+  });
+
   it('refuses the same request sent twice with the same permit (the replay claim)', async () => {
     const client = new Client({ name: 'agent', version: '1.0.0' });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
