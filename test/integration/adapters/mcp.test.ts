@@ -204,24 +204,44 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     expect(later).toBe(1);
   });
 
-  it('RegisteredTool.update({ callback }) is guarded too, and a renamed tool is decided under its new name', async () => {
-    const server = makeServer(ran);
-    let swapped = 0;
-    const tool = server.registerTool('lookup_order', { inputSchema: { to: z.string() } }, async () => ({
-      content: [{ type: 'text', text: 'original' }],
-    }));
+  it('a callback swapped in with RegisteredTool.update({ callback }) is guarded too', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    const swapped: string[] = [];
+    const transfer = server.registerTool('bank_transfer_funds', {}, async () => ({ content: [] }));
+    const lookup = server.registerTool('lookup_order', {}, async () => ({ content: [] }));
+    guardMcpServer(makePep(), server);
+    for (const [tool, name] of [
+      [transfer, 'bank_transfer_funds'],
+      [lookup, 'lookup_order'],
+    ] as const) {
+      tool.update({
+        callback: async () => {
+          swapped.push(name);
+          return { content: [{ type: 'text', text: 'swapped' }] };
+        },
+      });
+    }
+    const c = await connect(server);
+    const blocked = await c.callTool({ name: 'bank_transfer_funds', arguments: {} });
+    const allowed = await c.callTool({ name: 'lookup_order', arguments: {} });
+    expect(textOf(blocked)).toBe("ERROR: Tool 'bank_transfer_funds' denied by policy: no money transfers");
+    expect(textOf(allowed)).toBe('swapped');
+    expect(swapped).toEqual(['lookup_order']);
+  });
+
+  it('a tool renamed with update({ name }) is decided under its new name', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    let runs = 0;
+    const tool = server.registerTool('lookup_order', {}, async () => {
+      runs++;
+      return { content: [] };
+    });
     guardMcpServer(makePep(), server);
     tool.update({ name: 'bank_lookup' });
-    tool.update({
-      callback: async () => {
-        swapped++;
-        return { content: [{ type: 'text', text: 'swapped' }] };
-      },
-    });
     const c = await connect(server);
-    const r = await c.callTool({ name: 'bank_lookup', arguments: { to: 'x' } });
+    const r = await c.callTool({ name: 'bank_lookup', arguments: {} });
     expect(textOf(r)).toBe("ERROR: Tool 'bank_lookup' denied by policy: no money transfers");
-    expect(swapped).toBe(0);
+    expect(runs).toBe(0);
   });
 });
 
