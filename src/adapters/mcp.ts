@@ -90,9 +90,14 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
 }
 
+/** The refusals this adapter made (not a tool's own error results). */
+const refusals = new WeakSet<object>();
+
 /** The tool-error result MCP clients show to the model. */
 function refusal(text: string): ToolResult {
-  return { content: [{ type: 'text', text }], isError: true };
+  const result: ToolResult = { content: [{ type: 'text', text }], isError: true };
+  refusals.add(result);
+  return result;
 }
 
 /** A refusal for a call the adapter itself failed closed on (no PDP decision to show). */
@@ -298,8 +303,14 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
     if (typeof handler === 'function') {
       wrapped = (...callArgs: unknown[]) => run(tool, handler as Callback, callArgs);
     } else if (typeof handler.createTask === 'function') {
+      // A task tool: a refusal is thrown, so that the SDK answers it as the tool error with that text.
       const createTask = handler.createTask as Callback;
-      wrapped = { ...handler, createTask: (...callArgs: unknown[]) => run(tool, createTask.bind(handler), callArgs) };
+      const guardedCreate = async (...callArgs: unknown[]): Promise<unknown> => {
+        const out = await run(tool, createTask.bind(handler), callArgs);
+        if (isObject(out) && refusals.has(out)) throw new Error((out as ToolResult).content[0]?.text);
+        return out;
+      };
+      wrapped = { ...handler, createTask: guardedCreate };
     } else {
       wrapped = handler;
     }

@@ -156,7 +156,7 @@ describe('docs/api.md', () => {
     return [...names];
   }
 
-  it.each(['src/index.ts', 'src/replay/redis.ts', 'src/dev-pdp/index.ts'])('names every export of %s', (file) => {
+  it.each(['src/index.ts', 'src/replay/redis.ts', 'src/dev-pdp/index.ts', 'src/adapters/mcp.ts'])('names every export of %s', (file) => {
     const api = read('docs/api.md');
     const names = exportedNames(file);
     expect(names.length).toBeGreaterThan(3);

@@ -4,6 +4,7 @@
  * calls that reached the server, and the decisions the PDP made (its evidence).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -242,6 +243,45 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     const r = await c.callTool({ name: 'bank_lookup', arguments: {} });
     expect(textOf(r)).toBe("ERROR: Tool 'bank_lookup' denied by policy: no money transfers");
     expect(runs).toBe(0);
+  });
+});
+
+describe('guardMcpServer: experimental task tools', () => {
+  it('a task tool creates its task only after ALLOW; a blocked one answers the denial text', async () => {
+    const server = new McpServer(
+      { name: 's', version: '1' },
+      { capabilities: { tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() },
+    );
+    guardMcpServer(makePep(), server);
+    const created: string[] = [];
+    for (const name of ['bank_batch', 'lookup_batch']) {
+      server.experimental.tasks.registerToolTask(
+        name,
+        { inputSchema: { n: z.number() }, execution: { taskSupport: 'optional' } },
+        {
+          createTask: async (args, extra) => {
+            created.push(name);
+            const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: 10 });
+            await extra.taskStore.storeTaskResult(task.taskId, 'completed', {
+              content: [{ type: 'text', text: `batch ${args.n}` }],
+            });
+            return { task };
+          },
+          getTask: async (_args, extra) => (await extra.taskStore.getTask(extra.taskId)) as never,
+          getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as never,
+        },
+      );
+    }
+    const client = await connect(server);
+    const blocked = await client.callTool({ name: 'bank_batch', arguments: { n: 1 } });
+    expect(blocked).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: "ERROR: Tool 'bank_batch' denied by policy: no money transfers" }],
+    });
+    expect(created).toEqual([]);
+    const allowed = await client.callTool({ name: 'lookup_batch', arguments: { n: 2 } });
+    expect(textOf(allowed)).toBe('batch 2');
+    expect(created).toEqual(['lookup_batch']);
   });
 });
 
