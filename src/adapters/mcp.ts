@@ -293,16 +293,12 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
     }
   }
 
-  const wrappers = new WeakMap<object, unknown>();
-  /** The guarded form of a callback or task handler, made once per value. */
+  /** The guarded form of a tool's callback or task handler (per tool: one callback may serve several). */
   function guardedHandler(tool: RegisteredToolInternals, handler: unknown): unknown {
-    if (!isObject(handler) && typeof handler !== 'function') return handler;
-    const known = wrappers.get(handler);
-    if (known !== undefined) return known;
-    let wrapped: unknown;
     if (typeof handler === 'function') {
-      wrapped = (...callArgs: unknown[]) => run(tool, handler as Callback, callArgs);
-    } else if (typeof handler.createTask === 'function') {
+      return (...callArgs: unknown[]) => run(tool, handler as Callback, callArgs);
+    }
+    if (isObject(handler) && typeof handler.createTask === 'function') {
       // A task tool: a refusal is thrown, so that the SDK answers it as the tool error with that text.
       const createTask = handler.createTask as Callback;
       const guardedCreate = async (...callArgs: unknown[]): Promise<unknown> => {
@@ -310,12 +306,10 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
         if (isObject(out) && refusals.has(out)) throw new Error((out as ToolResult).content[0]?.text);
         return out;
       };
-      wrapped = { ...handler, createTask: guardedCreate };
-    } else {
-      wrapped = handler;
+      return { ...handler, createTask: guardedCreate };
     }
-    wrappers.set(handler, wrapped);
-    return wrapped;
+    // Neither: the SDK cannot call it either (it answers a tool error); nothing to guard.
+    return handler;
   }
 
   const guardedTools = new WeakSet<object>();
@@ -323,11 +317,11 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
   function guardTool(tool: unknown): void {
     if (!isObject(tool) || guardedTools.has(tool)) return;
     const entry = tool as unknown as RegisteredToolInternals;
-    let inner: unknown = entry.handler;
+    let guarded = guardedHandler(entry, entry.handler);
     Object.defineProperty(tool, 'handler', {
-      get: () => guardedHandler(entry, inner),
+      get: () => guarded,
       set: (value: unknown) => {
-        inner = value;
+        guarded = guardedHandler(entry, value);
       },
       enumerable: true,
       configurable: false,

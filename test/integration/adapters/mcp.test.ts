@@ -230,6 +230,26 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     expect(swapped).toEqual(['lookup_order']);
   });
 
+  it('one callback registered for two tools is decided under the name of the tool called', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    const calls: string[] = [];
+    const shared = async (extra: { requestId: unknown }) => {
+      calls.push(String(extra.requestId));
+      return { content: [{ type: 'text' as const, text: 'ran' }] };
+    };
+    server.registerTool('lookup_order', {}, shared);
+    server.registerTool('bank_lookup', {}, shared);
+    guardMcpServer(makePep(), server);
+    const c = await connect(server);
+    const blocked = await c.callTool({ name: 'bank_lookup', arguments: {} });
+    const allowed = await c.callTool({ name: 'lookup_order', arguments: {} });
+    expect([textOf(blocked), textOf(allowed)]).toEqual([
+      "ERROR: Tool 'bank_lookup' denied by policy: no money transfers",
+      'ran',
+    ]);
+    expect(calls).toHaveLength(1);
+  });
+
   it('a tool renamed with update({ name }) is decided under its new name', async () => {
     const server = new McpServer({ name: 's', version: '1' });
     let runs = 0;
