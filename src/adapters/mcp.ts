@@ -13,7 +13,6 @@
  * ESCALATE is a hold the model is told about (`ERROR: Tool '<name>' is held for human review: <reason>`).
  * @packageDocumentation
  */
-import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -102,7 +101,7 @@ function refusal(text: string): ToolResult {
 
 /** A refusal for a call the adapter itself failed closed on (no PDP decision to show). */
 function failedClosed(tool: string, code: FailClosedCode, message: string): ToolResult {
-  return refusal(toolMessage(synthesizeBlock('action', randomUUID(), code, message, 0), tool));
+  return refusal(toolMessage(synthesizeBlock('action', globalThis.crypto.randomUUID(), code, message, 0), tool));
 }
 
 /** A non-empty session id, else undefined. */

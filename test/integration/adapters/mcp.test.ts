@@ -266,6 +266,33 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
   });
 });
 
+describe('the session is the MCP session id where the transport has one', () => {
+  it("the server decides under extra.sessionId, the client under its transport's sessionId", async () => {
+    const ran: Ran[] = [];
+    const server = makeServer(ran);
+    guardMcpServer(makePep(), server);
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    serverSide.sessionId = 'mcp-server-session';
+    clientSide.sessionId = 'mcp-client-session';
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    guardMcpClient(makePep(), client);
+    const before = pdp.evidence().length;
+    await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(ran).toHaveLength(1);
+    const sessions = pdp
+      .evidence()
+      .slice(before)
+      .map((r) => [r.stage, r.session]);
+    expect(sessions).toEqual([
+      ['action', 'mcp-client-session'],
+      ['action', 'mcp-server-session'],
+      ['context_egress', 'mcp-client-session'],
+    ]);
+  });
+});
+
 describe('guardMcpServer: experimental task tools', () => {
   it('a task tool creates its task only after ALLOW; a blocked one answers the denial text', async () => {
     const server = new McpServer(
