@@ -23,7 +23,17 @@ import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
 import type { CallOptions } from '../options.js';
 import type { PermitVerifier } from '../permit/verify.js';
 
-/** The `params._meta` key a guarded client puts the permit under, and a guarded server reads it from. */
+/**
+ * The `params._meta` key a guarded client puts the permit under, and a guarded server reads it from.
+ * @remarks A server that does not use {@link guardMcpServer} can read it from `extra._meta` and verify it
+ * with `createPermitVerifier` against the tool name and the arguments it received, before acting.
+ * @example
+ * ```ts
+ * const permit = extra._meta?.[PERMIT_META_KEY];
+ * if (typeof permit !== 'string') return { isError: true, content: [{ type: 'text', text: 'no permit' }] };
+ * await verifier.verify(permit, { tool: 'refund_payment', args: receivedArgs });
+ * ```
+ */
 export const PERMIT_META_KEY = 'agent-pep/permit';
 
 /** Options of {@link guardMcpServer}. */

@@ -518,6 +518,46 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     expect(egress.slice(-2).map((r) => r.tool)).toEqual(['customer_contact', 'customer_contact']);
   });
 
+  it('a result without text is still checked (by tool name) and returned as it is on ALLOW', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    server.registerTool('render_chart', {}, async () => ({
+      content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }],
+    }));
+    const c = await connect(server);
+    guardMcpClient(makePep(), c);
+    const before = decisions('context_egress');
+    const r = await c.callTool({ name: 'render_chart', arguments: {} });
+    expect(r).toEqual({ content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] });
+    expect(decisions('context_egress')).toBe(before + 1);
+  });
+
+  it('an error inside the adapter sends nothing and answers isError', async () => {
+    const real = makePep();
+    const broken: Pep = {
+      ...real,
+      guardTool: (name, execute, options) => {
+        real.guardTool(name, execute, options);
+        return async () => {
+          throw new Error('adapter bug');
+        };
+      },
+    };
+    const c = await connect(makeServer(ran));
+    guardMcpClient(broken, c);
+    const r = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+    expect(ran).toHaveLength(0);
+  });
+
+  it('args that are not a JSON object are refused without a PDP request, and nothing is sent', async () => {
+    const before = pdp.evidence().length;
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'o', amount: Number.NaN } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+    expect(ran).toHaveLength(0);
+    expect(pdp.evidence().length).toBe(before);
+  });
+
   it('checkResult: false returns the result unchecked', async () => {
     const plain = await connect(makeServer(ran));
     guardMcpClient(makePep(), plain, { checkResult: false });
