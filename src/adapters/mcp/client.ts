@@ -104,9 +104,11 @@ export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOp
     try {
       const execute = async (effective: Record<string, unknown>, ctx: { permitId: string | undefined }) => {
         const out: Record<string, unknown> = { ...params, arguments: effective };
-        if (ctx.permitId !== undefined) {
-          out._meta = { ...(isObject(params._meta) ? params._meta : {}), [PERMIT_META_KEY]: ctx.permitId };
-        }
+        // Only the permit the PDP minted for this call travels (a caller's own value under the key never does).
+        const meta: Record<string, unknown> = { ...(isObject(params._meta) ? params._meta : {}) };
+        delete meta[PERMIT_META_KEY];
+        if (ctx.permitId !== undefined) meta[PERMIT_META_KEY] = ctx.permitId;
+        if (isObject(params._meta) || ctx.permitId !== undefined) out._meta = meta;
         sent = true;
         raw = await send(out);
         return raw;

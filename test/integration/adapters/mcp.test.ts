@@ -459,6 +459,18 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     expect(claims.sid).toBe('sess_mcp');
   });
 
+  it("keeps the caller's other _meta, and replaces a permit the caller put there with the PDP's", async () => {
+    await client.callTool({
+      name: 'refund_payment',
+      arguments: { orderId: 'ord_1', amount: 129 },
+      _meta: { [PERMIT_META_KEY]: 'forged', progressToken: 'p1' },
+    });
+    const meta = ran[0]?.meta as Record<string, unknown>;
+    expect(meta.progressToken).toBe('p1');
+    expect(meta[PERMIT_META_KEY]).not.toBe('forged');
+    expect(String(meta[PERMIT_META_KEY]).split('.')).toHaveLength(3);
+  });
+
   it('a BLOCK never reaches the server: isError with the denial text', async () => {
     const r = await client.callTool({ name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } });
     expect(r).toEqual({
