@@ -486,6 +486,25 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     expect(ran).toHaveLength(0);
   });
 
+  it('after the escalation is approved at the PDP, the identical call asked again runs once', async () => {
+    const held: string[] = [];
+    const c = await connect(makeServer(ran));
+    guardMcpClient(
+      makePep({
+        onDecision: (e) => {
+          if (e.decision.escalationId !== undefined) held.push(e.decision.escalationId);
+        },
+      }),
+      c,
+    );
+    const call = { name: 'refund_payment', arguments: { orderId: 'ord_9', amount: 900 } };
+    expect((await c.callTool(call)).isError).toBe(true);
+    expect(held).toHaveLength(1);
+    pdp.resolveEscalation(held[0] as string, 'approve');
+    expect(textOf(await c.callTool(call))).toBe('refunded 900');
+    expect(ran).toHaveLength(1);
+  });
+
   it('a tools/call sent through client.request is guarded the same way', async () => {
     const r = await client.request(
       { method: 'tools/call', params: { name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } } },
