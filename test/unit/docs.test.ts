@@ -163,6 +163,7 @@ describe('docs/api.md', () => {
     'src/adapters/openai-agents.ts',
     'src/adapters/langchain.ts',
     'src/adapters/ai.ts',
+    'src/adapters/mcp.ts',
   ];
   it.each(ENTRIES)('names every export of %s', (file) => {
     const api = read('docs/api.md');

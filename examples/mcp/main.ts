@@ -1,0 +1,82 @@
+/**
+ * MCP with permits checked end to end: an MCP server and an agent's MCP client in one process, over
+ * the SDK's in-memory transport, against a local reference PDP this example starts itself (offline):
+ *
+ *   npm run example:mcp
+ *
+ * The client's PEP asks the PDP before each `tools/call` leaves and sends the permit in
+ * `params._meta['agent-pep/permit']`; the server runs a tool only after that permit verified for
+ * the exact call (and claims it, so it works once). A call that skipped the client's PEP is refused.
+ * @module
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { createPep, createPermitVerifier } from 'agent-pep';
+import { startDevPdp } from 'agent-pep/dev-pdp';
+import { guardMcpClient, guardMcpServer } from 'agent-pep/mcp';
+import { z } from 'zod';
+
+const policy = {
+  agents: ['support-ai'],
+  latches: [
+    {
+      id: 'refund-review',
+      stage: 'action',
+      tool: 'refund_payment',
+      when: { 'args.amount': { gt: 500 } },
+      verdict: 'ESCALATE',
+      reason: 'refunds over 500 need review',
+    },
+  ],
+};
+const pdp = await startDevPdp({ policy, audience: 'payments-mcp', log: false });
+const pep = createPep({
+  pdpUrl: pdp.url,
+  agentId: 'support-ai',
+  session: 'sess_mcp',
+  permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
+});
+let refunds = 0;
+
+// #region mcp-adapter
+// The server runs a tool only with a permit for this exact call, verified and used up once.
+const server = new McpServer({ name: 'payments', version: '1.0.0' });
+guardMcpServer(pep, server, {
+  verifier: createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: 'payments-mcp' }),
+});
+server.registerTool('refund_payment', { inputSchema: { orderId: z.string(), amount: z.number() } }, async (args) => {
+  refunds++;
+  return { content: [{ type: 'text', text: `refunded ${args.amount}` }] };
+});
+
+// The agent's client asks the PDP before each tools/call leaves; the permit travels in params._meta.
+const client = guardMcpClient(pep, new Client({ name: 'support-agent', version: '1.0.0' }));
+// #endregion mcp-adapter
+
+/** The text the model would see for one tool result. */
+const textOf = (result: unknown): string => {
+  const first = (result as { content: { text?: string }[] }).content[0];
+  return first?.text ?? '';
+};
+
+const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+await server.connect(serverSide);
+await client.connect(clientSide);
+for (const amount of [129, 900]) {
+  console.log(textOf(await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1842', amount } })));
+}
+await client.close();
+
+// A client without a PEP: the server refuses its call, whatever it claims, and never asks the PDP.
+const bare = new Client({ name: 'bare', version: '1.0.0' });
+const [bareSide, serverSide2] = InMemoryTransport.createLinkedPair();
+await server.connect(serverSide2);
+await bare.connect(bareSide);
+console.log(textOf(await bare.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1842', amount: 5 } })));
+await bare.close();
+
+const actions = pdp.evidence().filter((r) => r.stage === 'action').length;
+console.log(`refunds run: ${refunds}; action decisions at the PDP: ${actions}`);
+await pep.close();
+await pdp.close();

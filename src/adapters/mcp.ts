@@ -1,0 +1,20 @@
+/**
+ * `agent-pep/mcp`: the Model Context Protocol adapter for `@modelcontextprotocol/sdk` 1.x
+ * (CONTRACT.md section 8). The MCP SDK is imported only by the files of this adapter (`mcp/`).
+ *
+ * - {@link guardMcpServer}: every tool of an `McpServer` runs its callback only after an ALLOW or WARN
+ *   (`pep.guardTool`), or, with `{ verifier }`, only after the permit the client sent in
+ *   `params._meta['agent-pep/permit']` verified (the PDP is not asked again).
+ * - {@link guardMcpClient}: every `tools/call` a `Client` sends is authorized before it leaves, carries
+ *   its permit in `_meta`, and its result is checked at `context_egress` before the caller sees it.
+ *
+ * A blocked or held call answers `{ isError: true, content: [{ type: 'text', text: toolMessage }] }`, the
+ * tool-error form MCP clients show to the model. MCP 1.x has no human-approval flow for `tools/call`, so
+ * ESCALATE is a hold the model is told about (`ERROR: Tool '<name>' is held for human review: <reason>`).
+ * @packageDocumentation
+ */
+export type { GuardMcpClientOptions } from './mcp/client.js';
+export { guardMcpClient } from './mcp/client.js';
+export { PERMIT_META_KEY } from './mcp/common.js';
+export type { GuardMcpServerOptions } from './mcp/server.js';
+export { guardMcpServer } from './mcp/server.js';

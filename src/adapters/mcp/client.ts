@@ -1,0 +1,158 @@
+/**
+ * `guardMcpClient`: every `tools/call` an MCP `Client` 1.x sends is decided before it leaves, carries
+ * its permit in `_meta`, and its result is checked at `context_egress`.
+ * @internal
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Pep } from '../../client.js';
+import { PolicyEnforcementError } from '../../errors.js';
+import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
+import type { CallOptions } from '../../options.js';
+import {
+  assertGuardable,
+  assertPep,
+  asToolResult,
+  failedClosed,
+  isObject,
+  PERMIT_META_KEY,
+  refusal,
+  sessionOf,
+} from './common.js';
+import { resultText, withText } from './result.js';
+
+/** Options of {@link guardMcpClient}. */
+export interface GuardMcpClientOptions {
+  /**
+   * Check each tool result at `context_egress` (with the tool's name) before the caller sees it:
+   * ALLOW returns it as it is, WARN replaces its text with the PDP's `transformedContent`, BLOCK or
+   * ESCALATE withholds it (an `isError` result with the `toolMessage`). @defaultValue true
+   */
+  checkResult?: boolean | undefined;
+}
+
+const CLIENT_OPTIONS: ReadonlySet<string> = new Set(['checkResult']);
+
+const guardedClients = new WeakSet<object>();
+
+type Send = (params: Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * Guards the `tools/call` requests of an MCP `Client` (`@modelcontextprotocol/sdk` 1.x): `callTool` (and
+ * any other `tools/call` sent through `client.request`) is authorized by the PDP before the request
+ * leaves, and sent only after an ALLOW or WARN whose permit verified (`pep.guardTool`), with the
+ * PDP's `transformedArgs` on WARN and the permit in `params._meta['agent-pep/permit']`, where a server
+ * guarded with `{ verifier }` checks it. The result is then checked at `context_egress` with the
+ * tool's name.
+ *
+ * @param pep - the client that decides (`createPep`), with `permits` configured (or `permits: false`,
+ *   which sends no permit). Session: the MCP session id (`client.transport.sessionId`) where the
+ *   transport has one, else the Pep's.
+ * @param client - a `Client` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`
+ * @param opts - `{ checkResult? }` (see {@link GuardMcpClientOptions})
+ * @returns the same client
+ * @throws TypeError when `pep` is not a Pep or cannot guard tools, `client` is not an MCP `Client`, the
+ *   client is already guarded, or `opts` has an unknown or bad key (`err.option` names it)
+ * @remarks Fails closed: a blocked or held call is never sent, and `callTool` resolves with `{ isError:
+ * true, content: [{ type: 'text', text: toolMessage }] }`, the form the host shows to the model; so does
+ * a result the PDP blocks at `context_egress` (withheld) and any error of the adapter itself. ESCALATE
+ * is a hold the model is told about (MCP 1.x has no approval flow for `tools/call`). On a WARN of the
+ * result, its text items are replaced by the PDP's text and `structuredContent` is dropped (it would
+ * carry what the PDP redacted); images and other non-text items are not checked. Task-augmented
+ * `tools/call` requests (experimental) are refused with an `McpError`, since their results would
+ * escape the check. Errors of the transport or the server are thrown as the SDK throws them.
+ * @example
+ * ```ts
+ * const client = new Client({ name: 'support-agent', version: '1.0.0' });
+ * guardMcpClient(pep, client);
+ * await client.connect(transport);
+ * const result = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1842', amount: 129 } });
+ * // result.isError with the toolMessage when the PDP blocked or held the call: it was never sent.
+ * ```
+ */
+export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOptions): Client {
+  const scope = 'guardMcpClient';
+  assertPep(pep, scope);
+  const rawOpts: unknown = opts;
+  if (rawOpts !== undefined && !isObject(rawOpts)) optionError(scope, 'opts', 'expected an object');
+  if (rawOpts !== undefined) refuseUnknownKeys(scope, rawOpts, CLIENT_OPTIONS);
+  const checkResult: unknown = opts?.checkResult ?? true;
+  if (typeof checkResult !== 'boolean') optionError(scope, 'checkResult', 'expected a boolean');
+  const target = client as unknown as Record<string, unknown>;
+  if (!isObject(client) || typeof target.callTool !== 'function' || typeof target.request !== 'function') {
+    throw new TypeError(`${scope}: client must be a Client of @modelcontextprotocol/sdk 1.x`);
+  }
+  if (guardedClients.has(client)) throw new TypeError(`${scope}: this client is already guarded`);
+  assertGuardable(pep, scope);
+
+  const callTool = target.callTool as (...a: unknown[]) => Promise<unknown>;
+  const request = target.request as (...a: unknown[]) => Promise<unknown>;
+  /** The params objects of calls already authorized, which `request` sends as they are. */
+  const authorized = new WeakSet<object>();
+
+  /** One guarded `tools/call`: decide, send with the permit, check the result. */
+  async function call(params: unknown, options: unknown, send: Send): Promise<unknown> {
+    const name = isObject(params) && typeof params.name === 'string' ? params.name : undefined;
+    if (name === undefined || !isObject(params)) {
+      return failedClosed('unknown', 'invalid_request', 'tools/call params without a tool name');
+    }
+    if (isObject(params.task) || (isObject(options) && isObject(options.task))) {
+      throw new McpError(ErrorCode.InvalidRequest, `agent-pep/mcp: task-augmented tools/call is not supported`);
+    }
+    let sent = false;
+    let raw: unknown;
+    try {
+      const execute = async (effective: Record<string, unknown>, ctx: { permitId: string | undefined }) => {
+        const out: Record<string, unknown> = { ...params, arguments: effective };
+        // Only the permit the PDP minted for this call travels (a caller's own value under the key never does).
+        const meta: Record<string, unknown> = { ...(isObject(params._meta) ? params._meta : {}) };
+        delete meta[PERMIT_META_KEY];
+        if (ctx.permitId !== undefined) meta[PERMIT_META_KEY] = ctx.permitId;
+        if (isObject(params._meta) || ctx.permitId !== undefined) out._meta = meta;
+        sent = true;
+        raw = await send(out);
+        return raw;
+      };
+      const guarded = checkResult
+        ? pep.guardTool(name, execute, { checkResult: resultText })
+        : pep.guardTool(name, execute);
+      const callOpts: CallOptions = {};
+      const session = sessionOf((target.transport as { sessionId?: unknown } | undefined)?.sessionId);
+      if (session !== undefined) callOpts.session = session;
+      if (isObject(options) && options.signal instanceof AbortSignal) callOpts.signal = options.signal;
+      const args = params.arguments ?? {};
+      const out = await guarded(args as Record<string, unknown>, callOpts);
+      if (!sent) return asToolResult(out);
+      // A string where the server answered an object: WARN's transformedContent for the result.
+      return typeof out === 'string' && typeof raw !== 'string' ? withText(raw, out) : out;
+    } catch (err) {
+      if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
+      if (sent) throw err;
+      return failedClosed(name, 'invalid_request', 'the adapter failed');
+    }
+  }
+
+  Object.defineProperty(client, 'callTool', {
+    value: (params: unknown, resultSchema?: unknown, options?: unknown) =>
+      call(params, options, (p) => {
+        authorized.add(p);
+        return callTool.call(client, p, resultSchema, options);
+      }),
+    writable: false,
+    configurable: false,
+  });
+  Object.defineProperty(client, 'request', {
+    value: (req: unknown, resultSchema?: unknown, options?: unknown) => {
+      if (!isObject(req) || req.method !== 'tools/call') return request.call(client, req, resultSchema, options);
+      if (isObject(req.params) && authorized.has(req.params)) {
+        authorized.delete(req.params);
+        return request.call(client, req, resultSchema, options);
+      }
+      return call(req.params, options, (p) => request.call(client, { ...req, params: p }, resultSchema, options));
+    },
+    writable: false,
+    configurable: false,
+  });
+  guardedClients.add(client);
+  return client;
+}

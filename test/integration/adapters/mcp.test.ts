@@ -1,0 +1,716 @@
+/**
+ * agent-pep/mcp against the real MCP SDK (`Client`, `McpServer`, `InMemoryTransport.createLinkedPair()`,
+ * no network) and the real dev PDP on 127.0.0.1 (port 0). Each test counts what ran: tool bodies, the
+ * calls that reached the server, and the decisions the PDP made (its evidence).
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { guardMcpClient, guardMcpServer, PERMIT_META_KEY } from '../../../src/adapters/mcp.js';
+import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { createPep, createPermitVerifier, type Interceptor, type Pep, type PepOptions } from '../../../src/index.js';
+import { closedPort } from '../../support/fake-pdp.js';
+import { REFUND_REVIEW } from '../../support/policies.js';
+
+const policy = {
+  agents: ['support-ai'],
+  latches: [
+    REFUND_REVIEW,
+    { id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' },
+    {
+      id: 'cap-limit',
+      stage: 'action',
+      tool: 'search_orders',
+      when: { 'args.limit': { gt: 10 } },
+      verdict: 'WARN',
+      setArgs: { 'args.limit': 10 },
+      reason: 'at most 10 results',
+    },
+    {
+      id: 'phone-egress',
+      stage: 'context_egress',
+      content: '\\b\\d{3}[-.]\\d{3}[-.]\\d{4}\\b',
+      verdict: 'WARN',
+      redact: '[phone]',
+      reason: 'phone numbers are redacted',
+    },
+    { id: 'secret-egress', stage: 'context_egress', content: 'SECRET', verdict: 'BLOCK', reason: 'secret in result' },
+  ],
+};
+
+let pdp: DevPdp;
+beforeAll(async () => {
+  pdp = await startDevPdp({ policy, port: 0, log: false });
+});
+afterAll(() => pdp?.close());
+afterEach(() => pdp.setFault(null));
+
+const peps: Pep[] = [];
+afterEach(async () => {
+  for (const p of peps.splice(0)) await p.close();
+});
+
+function makePep(extra: Partial<PepOptions> = {}): Pep {
+  const pep = createPep({
+    pdpUrl: pdp.url,
+    agentId: 'support-ai',
+    session: 'sess_mcp',
+    permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
+    timeoutMs: 1000,
+    retries: 0,
+    ...extra,
+  });
+  peps.push(pep);
+  return pep;
+}
+
+/** How many decisions the dev PDP made at `stage` so far. */
+const decisions = (stage: string): number => pdp.evidence().filter((r) => r.stage === stage).length;
+
+/** What each tool body saw, in order. */
+interface Ran {
+  tool: string;
+  args: unknown;
+  meta: unknown;
+}
+
+/** A server with the test's tools; `ran` records every body that ran. */
+function makeServer(ran: Ran[]): McpServer {
+  const server = new McpServer({ name: 'payments', version: '1.0.0' });
+  const record = (tool: string, args: unknown, extra: { _meta?: unknown }) => {
+    ran.push({ tool, args, meta: extra._meta });
+  };
+  server.registerTool(
+    'refund_payment',
+    { inputSchema: { orderId: z.string(), amount: z.number() } },
+    async (args, extra) => {
+      record('refund_payment', args, extra);
+      return { content: [{ type: 'text', text: `refunded ${args.amount}` }] };
+    },
+  );
+  server.registerTool(
+    'bank_transfer_funds',
+    { inputSchema: { to: z.string(), amount: z.number() } },
+    async (args, extra) => {
+      record('bank_transfer_funds', args, extra);
+      return { content: [{ type: 'text', text: 'transferred' }] };
+    },
+  );
+  server.registerTool(
+    'search_orders',
+    { inputSchema: { query: z.string(), limit: z.number().optional() } },
+    async (args, extra) => {
+      record('search_orders', args, extra);
+      return { content: [{ type: 'text', text: `found ${args.limit ?? 'all'}` }] };
+    },
+  );
+  server.registerTool('customer_contact', { inputSchema: { id: z.string() } }, async (args, extra) => {
+    record('customer_contact', args, extra);
+    const text = args.id === 'leak' ? 'token SECRET-42' : 'call 555-123-4567';
+    return { content: [{ type: 'text', text }], structuredContent: { text } };
+  });
+  return server;
+}
+
+async function connect(server: McpServer, client = new Client({ name: 'agent', version: '1.0.0' })): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  await client.connect(clientSide);
+  return client;
+}
+
+interface ToolResultLike {
+  isError?: boolean;
+  content: { type: string; text?: string }[];
+  structuredContent?: unknown;
+}
+const textOf = (r: unknown): string | undefined => (r as ToolResultLike).content[0]?.text;
+
+describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
+  let ran: Ran[];
+  let client: Client;
+  beforeEach(async () => {
+    ran = [];
+    const server = makeServer(ran);
+    guardMcpServer(makePep(), server);
+    client = await connect(server);
+  });
+
+  it('runs an allowed call once, with the args as sent', async () => {
+    const before = decisions('action');
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 129 } });
+    expect(r.isError).toBeFalsy();
+    expect(textOf(r)).toBe('refunded 129');
+    expect(ran).toEqual([{ tool: 'refund_payment', args: { orderId: 'ord_1', amount: 129 }, meta: undefined }]);
+    expect(decisions('action')).toBe(before + 1);
+  });
+
+  it('answers a PDP BLOCK with the isError denial text; the body does not run', async () => {
+    const r = await client.callTool({ name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } });
+    expect(r).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: "ERROR: Tool 'bank_transfer_funds' denied by policy: no money transfers" }],
+    });
+    expect(ran).toHaveLength(0);
+  });
+
+  it('answers ESCALATE with the held-for-review text (MCP 1.x has no approval flow); the body does not run', async () => {
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 900 } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review");
+    expect(ran).toHaveLength(0);
+  });
+
+  it('runs a WARN with the transformedArgs', async () => {
+    const r = await client.callTool({ name: 'search_orders', arguments: { query: 'late', limit: 500 } });
+    expect(textOf(r)).toBe('found 10');
+    expect(ran.map((x) => x.args)).toEqual([{ query: 'late', limit: 10 }]);
+  });
+
+  it('fails closed when the PDP hangs: pdp_timeout, the body does not run', async () => {
+    pdp.setFault({ kind: 'hang' });
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_timeout)");
+    expect(ran).toHaveLength(0);
+  });
+
+  it('guards tools registered after guardMcpServer (registerTool and the tool() overloads)', async () => {
+    const server = makeServer(ran);
+    guardMcpServer(makePep(), server);
+    let later = 0;
+    server.registerTool('bank_wire', { inputSchema: { to: z.string() } }, async () => {
+      later++;
+      return { content: [{ type: 'text', text: 'wired' }] };
+    });
+    server.tool('bank_sweep', 'moves everything', async () => {
+      later++;
+      return { content: [{ type: 'text', text: 'swept' }] };
+    });
+    server.tool('lookup_order', { orderId: z.string() }, async ({ orderId }) => {
+      later++;
+      return { content: [{ type: 'text', text: `order ${orderId}` }] };
+    });
+    const c = await connect(server);
+    const wire = await c.callTool({ name: 'bank_wire', arguments: { to: 'x' } });
+    const sweep = await c.callTool({ name: 'bank_sweep', arguments: {} });
+    expect([wire.isError, sweep.isError]).toEqual([true, true]);
+    expect(textOf(sweep)).toBe("ERROR: Tool 'bank_sweep' denied by policy: no money transfers");
+    expect(later).toBe(0);
+    expect(textOf(await c.callTool({ name: 'lookup_order', arguments: { orderId: 'o1' } }))).toBe('order o1');
+    expect(later).toBe(1);
+  });
+
+  it('a callback swapped in with RegisteredTool.update({ callback }) is guarded too', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    const swapped: string[] = [];
+    const transfer = server.registerTool('bank_transfer_funds', {}, async () => ({ content: [] }));
+    const lookup = server.registerTool('lookup_order', {}, async () => ({ content: [] }));
+    guardMcpServer(makePep(), server);
+    for (const [tool, name] of [
+      [transfer, 'bank_transfer_funds'],
+      [lookup, 'lookup_order'],
+    ] as const) {
+      tool.update({
+        callback: async () => {
+          swapped.push(name);
+          return { content: [{ type: 'text', text: 'swapped' }] };
+        },
+      });
+    }
+    const c = await connect(server);
+    const blocked = await c.callTool({ name: 'bank_transfer_funds', arguments: {} });
+    const allowed = await c.callTool({ name: 'lookup_order', arguments: {} });
+    expect(textOf(blocked)).toBe("ERROR: Tool 'bank_transfer_funds' denied by policy: no money transfers");
+    expect(textOf(allowed)).toBe('swapped');
+    expect(swapped).toEqual(['lookup_order']);
+  });
+
+  it('one callback registered for two tools is decided under the name of the tool called', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    const calls: string[] = [];
+    const shared = async (extra: { requestId: unknown }) => {
+      calls.push(String(extra.requestId));
+      return { content: [{ type: 'text' as const, text: 'ran' }] };
+    };
+    server.registerTool('lookup_order', {}, shared);
+    server.registerTool('bank_lookup', {}, shared);
+    guardMcpServer(makePep(), server);
+    const c = await connect(server);
+    const blocked = await c.callTool({ name: 'bank_lookup', arguments: {} });
+    const allowed = await c.callTool({ name: 'lookup_order', arguments: {} });
+    expect([textOf(blocked), textOf(allowed)]).toEqual([
+      "ERROR: Tool 'bank_lookup' denied by policy: no money transfers",
+      'ran',
+    ]);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('a tool renamed with update({ name }) is decided under its new name', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    let runs = 0;
+    const tool = server.registerTool('lookup_order', {}, async () => {
+      runs++;
+      return { content: [] };
+    });
+    guardMcpServer(makePep(), server);
+    tool.update({ name: 'bank_lookup' });
+    const c = await connect(server);
+    const r = await c.callTool({ name: 'bank_lookup', arguments: {} });
+    expect(textOf(r)).toBe("ERROR: Tool 'bank_lookup' denied by policy: no money transfers");
+    expect(runs).toBe(0);
+  });
+});
+
+describe('the session is the MCP session id where the transport has one', () => {
+  it("the server decides under extra.sessionId, the client under its transport's sessionId", async () => {
+    const ran: Ran[] = [];
+    const server = makeServer(ran);
+    guardMcpServer(makePep(), server);
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    serverSide.sessionId = 'mcp-server-session';
+    clientSide.sessionId = 'mcp-client-session';
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    guardMcpClient(makePep(), client);
+    const before = pdp.evidence().length;
+    await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(ran).toHaveLength(1);
+    const sessions = pdp
+      .evidence()
+      .slice(before)
+      .map((r) => [r.stage, r.session]);
+    expect(sessions).toEqual([
+      ['action', 'mcp-client-session'],
+      ['action', 'mcp-server-session'],
+      ['context_egress', 'mcp-client-session'],
+    ]);
+  });
+});
+
+describe('guardMcpServer: experimental task tools', () => {
+  it('a task tool creates its task only after ALLOW; a blocked one answers the denial text', async () => {
+    const server = new McpServer(
+      { name: 's', version: '1' },
+      { capabilities: { tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() },
+    );
+    guardMcpServer(makePep(), server);
+    const created: string[] = [];
+    for (const name of ['bank_batch', 'lookup_batch']) {
+      server.experimental.tasks.registerToolTask(
+        name,
+        { inputSchema: { n: z.number() }, execution: { taskSupport: 'optional' } },
+        {
+          createTask: async (args, extra) => {
+            created.push(name);
+            const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: 10 });
+            await extra.taskStore.storeTaskResult(task.taskId, 'completed', {
+              content: [{ type: 'text', text: `batch ${args.n}` }],
+            });
+            return { task };
+          },
+          getTask: async (_args, extra) => (await extra.taskStore.getTask(extra.taskId)) as never,
+          getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as never,
+        },
+      );
+    }
+    const client = await connect(server);
+    const blocked = await client.callTool({ name: 'bank_batch', arguments: { n: 1 } });
+    expect(blocked).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: "ERROR: Tool 'bank_batch' denied by policy: no money transfers" }],
+    });
+    expect(created).toEqual([]);
+    const allowed = await client.callTool({ name: 'lookup_batch', arguments: { n: 2 } });
+    expect(textOf(allowed)).toBe('batch 2');
+    expect(created).toEqual(['lookup_batch']);
+  });
+});
+
+describe('guardMcpServer: failing closed', () => {
+  it('fails closed when the PDP is down: pdp_unreachable, the body does not run', async () => {
+    const ran: Ran[] = [];
+    const server = makeServer(ran);
+    guardMcpServer(makePep({ pdpUrl: await closedPort() }), server);
+    const client = await connect(server);
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_unreachable)");
+    expect(ran).toHaveLength(0);
+  });
+
+  it('an error inside the adapter answers isError and the body does not run', async () => {
+    const ran: Ran[] = [];
+    const server = makeServer(ran);
+    const real = makePep();
+    // A Pep whose guarded tools throw a plain error (not a policy decision) when called.
+    const broken: Pep = {
+      ...real,
+      guardTool: (name, execute, options) => {
+        real.guardTool(name, execute, options);
+        return async () => {
+          throw new Error('adapter bug');
+        };
+      },
+    };
+    guardMcpServer(broken, server);
+    const client = await connect(server);
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+    expect(ran).toHaveLength(0);
+  });
+
+  it('a tool name that cannot be decided (normalizes to nothing) is refused, its body does not run', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    let runs = 0;
+    server.registerTool('---', {}, async () => {
+      runs++;
+      return { content: [] };
+    });
+    guardMcpServer(makePep(), server);
+    const client = await connect(server);
+    const r = await client.callTool({ name: '---', arguments: {} });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toBe("ERROR: Tool '---' was not run: the policy check failed (invalid_request)");
+    expect(runs).toBe(0);
+  });
+
+  it('WARN args that do not fit the input schema are refused, not run', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    let runs = 0;
+    // The PDP caps limit at 10; this tool's schema wants more than 10, so the capped call cannot run.
+    server.registerTool(
+      'search_orders',
+      { inputSchema: { query: z.string(), limit: z.number().min(11) } },
+      async () => {
+        runs++;
+        return { content: [] };
+      },
+    );
+    guardMcpServer(makePep(), server);
+    const client = await connect(server);
+    const r = await client.callTool({ name: 'search_orders', arguments: { query: 'q', limit: 500 } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toBe("ERROR: Tool 'search_orders' was not run: the policy check failed (invalid_request)");
+    expect(runs).toBe(0);
+  });
+});
+
+describe('guardMcpServer: interceptors apply through pep.guardTool', () => {
+  it("a substitute answers without running the body or asking the PDP; an after deny withholds the body's result", async () => {
+    const interceptors: Interceptor[] = [
+      {
+        name: 'cached-lookup',
+        stages: ['action'],
+        before: (step) =>
+          step.tool === 'refund_payment' && step.args?.orderId === 'cached'
+            ? { action: 'substitute', result: 'from cache' }
+            : { action: 'proceed' },
+      },
+      {
+        name: 'no-big-refund-text',
+        stages: ['action'],
+        after: (_step, result) =>
+          JSON.stringify(result).includes('refunded 42') ? { action: 'deny', reason: 'no 42' } : { action: 'proceed' },
+      },
+    ];
+    const ran: Ran[] = [];
+    const server = makeServer(ran);
+    guardMcpServer(makePep({ interceptors }), server);
+    const client = await connect(server);
+    const before = decisions('action');
+    const sub = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'cached', amount: 1 } });
+    expect(sub).toEqual({ content: [{ type: 'text', text: 'from cache' }] });
+    expect(ran).toHaveLength(0);
+    expect(decisions('action')).toBe(before);
+    const denied = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'o', amount: 42 } });
+    expect(denied.isError).toBe(true);
+    expect(textOf(denied)).toBe("ERROR: Tool 'refund_payment' denied by policy: no 42");
+    expect(ran).toHaveLength(1);
+  });
+});
+
+describe('guardMcpClient: callTool is decided before the request leaves', () => {
+  let ran: Ran[];
+  let client: Client;
+  beforeEach(async () => {
+    ran = [];
+    client = await connect(makeServer(ran));
+    guardMcpClient(makePep(), client);
+  });
+
+  it('sends an allowed call with its permit in params._meta, and returns the result', async () => {
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 129 } });
+    expect(textOf(r)).toBe('refunded 129');
+    expect(ran).toHaveLength(1);
+    const meta = ran[0]?.meta as Record<string, unknown>;
+    expect(typeof meta[PERMIT_META_KEY]).toBe('string');
+    // The permit is the PDP's for exactly this call: a verifier for the dev PDP's audience accepts it.
+    const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience });
+    const claims = await verifier.verify(meta[PERMIT_META_KEY] as string, {
+      tool: 'refund_payment',
+      args: { orderId: 'ord_1', amount: 129 },
+    });
+    expect(claims.sid).toBe('sess_mcp');
+  });
+
+  it("keeps the caller's other _meta, and replaces a permit the caller put there with the PDP's", async () => {
+    await client.callTool({
+      name: 'refund_payment',
+      arguments: { orderId: 'ord_1', amount: 129 },
+      _meta: { [PERMIT_META_KEY]: 'forged', progressToken: 'p1' },
+    });
+    const meta = ran[0]?.meta as Record<string, unknown>;
+    expect(meta.progressToken).toBe('p1');
+    expect(meta[PERMIT_META_KEY]).not.toBe('forged');
+    expect(String(meta[PERMIT_META_KEY]).split('.')).toHaveLength(3);
+  });
+
+  it('a BLOCK never reaches the server: isError with the denial text', async () => {
+    const r = await client.callTool({ name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } });
+    expect(r).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: "ERROR: Tool 'bank_transfer_funds' denied by policy: no money transfers" }],
+    });
+    expect(ran).toHaveLength(0);
+  });
+
+  it('an ESCALATE never reaches the server: isError with the held text', async () => {
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 900 } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review");
+    expect(ran).toHaveLength(0);
+  });
+
+  it('after the escalation is approved at the PDP, the identical call asked again runs once', async () => {
+    const held: string[] = [];
+    const c = await connect(makeServer(ran));
+    guardMcpClient(
+      makePep({
+        onDecision: (e) => {
+          if (e.decision.escalationId !== undefined) held.push(e.decision.escalationId);
+        },
+      }),
+      c,
+    );
+    const call = { name: 'refund_payment', arguments: { orderId: 'ord_9', amount: 900 } };
+    expect((await c.callTool(call)).isError).toBe(true);
+    expect(held).toHaveLength(1);
+    pdp.resolveEscalation(held[0] as string, 'approve');
+    expect(textOf(await c.callTool(call))).toBe('refunded 900');
+    expect(ran).toHaveLength(1);
+  });
+
+  it('a tools/call sent through client.request is guarded the same way', async () => {
+    const r = await client.request(
+      { method: 'tools/call', params: { name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } } },
+      CallToolResultSchema,
+    );
+    expect(r.isError).toBe(true);
+    expect(ran).toHaveLength(0);
+  });
+
+  it('sends a WARN with the transformedArgs (and the permit binds them)', async () => {
+    await client.callTool({ name: 'search_orders', arguments: { query: 'late', limit: 500 } });
+    expect(ran.map((x) => x.args)).toEqual([{ query: 'late', limit: 10 }]);
+  });
+
+  it('fails closed when the PDP hangs or is down: nothing reaches the server', async () => {
+    pdp.setFault({ kind: 'hang' });
+    const hung = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(textOf(hung)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_timeout)");
+    pdp.setFault(null);
+    const down = await connect(makeServer(ran));
+    guardMcpClient(makePep({ pdpUrl: await closedPort() }), down);
+    const r = await down.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_unreachable)");
+    expect(ran).toHaveLength(0);
+  });
+
+  it('checks the result at context_egress with the tool name: WARN replaces the text, BLOCK withholds it', async () => {
+    const before = decisions('context_egress');
+    const warned = (await client.callTool({ name: 'customer_contact', arguments: { id: 'c1' } })) as ToolResultLike;
+    expect(warned.isError).toBeFalsy();
+    expect(warned.content).toEqual([{ type: 'text', text: 'call [phone]\n{"text":"call [phone]"}' }]);
+    expect(warned.structuredContent).toBeUndefined();
+    const blocked = await client.callTool({ name: 'customer_contact', arguments: { id: 'leak' } });
+    expect(blocked).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: "ERROR: Tool 'customer_contact' denied by policy: secret in result" }],
+    });
+    // Both calls reached the server; the results were checked, with the tool's name.
+    expect(ran).toHaveLength(2);
+    const egress = pdp.evidence().filter((r) => r.stage === 'context_egress');
+    expect(egress.length).toBe(before + 2);
+    expect(egress.slice(-2).map((r) => r.tool)).toEqual(['customer_contact', 'customer_contact']);
+  });
+
+  it('a result without text is still checked (by tool name) and returned as it is on ALLOW', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    server.registerTool('render_chart', {}, async () => ({
+      content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }],
+    }));
+    const c = await connect(server);
+    guardMcpClient(makePep(), c);
+    const before = decisions('context_egress');
+    const r = await c.callTool({ name: 'render_chart', arguments: {} });
+    expect(r).toEqual({ content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] });
+    expect(decisions('context_egress')).toBe(before + 1);
+  });
+
+  it('an error inside the adapter sends nothing and answers isError', async () => {
+    const real = makePep();
+    const broken: Pep = {
+      ...real,
+      guardTool: (name, execute, options) => {
+        real.guardTool(name, execute, options);
+        return async () => {
+          throw new Error('adapter bug');
+        };
+      },
+    };
+    const c = await connect(makeServer(ran));
+    guardMcpClient(broken, c);
+    const r = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+    expect(ran).toHaveLength(0);
+  });
+
+  it('args that are not a JSON object are refused without a PDP request, and nothing is sent', async () => {
+    const before = pdp.evidence().length;
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'o', amount: Number.NaN } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+    expect(ran).toHaveLength(0);
+    expect(pdp.evidence().length).toBe(before);
+  });
+
+  it('checkResult: false returns the result unchecked', async () => {
+    const plain = await connect(makeServer(ran));
+    guardMcpClient(makePep(), plain, { checkResult: false });
+    const before = decisions('context_egress');
+    const r = await plain.callTool({ name: 'customer_contact', arguments: { id: 'c1' } });
+    expect(textOf(r)).toBe('call 555-123-4567');
+    expect(decisions('context_egress')).toBe(before);
+  });
+});
+
+describe('end to end: the server verifies the permit from _meta and never asks the PDP', () => {
+  const PERMIT_INVALID = "ERROR: Tool 'refund_payment' was not run: the policy check failed (permit_invalid)";
+  let ran: Ran[];
+  let server: McpServer;
+  beforeEach(() => {
+    ran = [];
+    server = makeServer(ran);
+    const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience });
+    guardMcpServer(makePep(), server, { verifier });
+  });
+
+  it('runs a call whose permit verifies; the PDP decided it once, on the client', async () => {
+    const client = await connect(server);
+    guardMcpClient(makePep(), client);
+    const before = decisions('action');
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 129 } });
+    expect(textOf(r)).toBe('refunded 129');
+    expect(ran).toHaveLength(1);
+    expect(decisions('action')).toBe(before + 1);
+  });
+
+  it('verifies the permit against the args as received; the body gets them as its schema parses them', async () => {
+    let got: unknown;
+    server.registerTool(
+      'list_orders',
+      { inputSchema: { query: z.string(), limit: z.number().default(5) } },
+      async (args) => {
+        got = args;
+        return { content: [{ type: 'text', text: 'listed' }] };
+      },
+    );
+    const client = await connect(server);
+    guardMcpClient(makePep(), client);
+    // The client's PDP saw { query } (no limit); the schema's default is the server's own.
+    const r = await client.callTool({ name: 'list_orders', arguments: { query: 'late' } });
+    expect(textOf(r)).toBe('listed');
+    expect(got).toEqual({ query: 'late', limit: 5 });
+  });
+
+  it('refuses the same request sent twice with the same permit (the replay claim)', async () => {
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const sent: unknown[] = [];
+    const send = clientSide.send.bind(clientSide);
+    clientSide.send = (message, options) => {
+      sent.push(message);
+      return send(message, options);
+    };
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    guardMcpClient(makePep(), client);
+    await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 129 } });
+    expect(ran).toHaveLength(1);
+    const call = sent.find((m) => (m as { method?: string }).method === 'tools/call') as {
+      params: { name: string; arguments: Record<string, unknown>; _meta: Record<string, unknown> };
+    };
+    expect(typeof call.params._meta[PERMIT_META_KEY]).toBe('string');
+    // The identical request again (same params, same permit), from a client without a PEP.
+    await client.close();
+    const plain = await connect(server);
+    const before = pdp.evidence().length;
+    const again = await plain.request({ method: 'tools/call', params: call.params }, CallToolResultSchema);
+    expect(again).toEqual({ isError: true, content: [{ type: 'text', text: PERMIT_INVALID }] });
+    expect(ran).toHaveLength(1);
+    expect(pdp.evidence().length).toBe(before);
+  });
+
+  it('refuses a call without a permit: permit_invalid, the body does not run, the PDP is not asked', async () => {
+    const plain = await connect(server);
+    const before = pdp.evidence().length;
+    const r = await plain.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 129 } });
+    expect(r).toEqual({ isError: true, content: [{ type: 'text', text: PERMIT_INVALID }] });
+    expect(ran).toHaveLength(0);
+    expect(pdp.evidence().length).toBe(before);
+  });
+
+  it('refuses a permit for other args or another tool: the body does not run, the PDP is not asked', async () => {
+    const agent = makePep();
+    const refund = await agent.authorizeAction('refund_payment', { orderId: 'ord_1', amount: 129 });
+    const lookup = await agent.authorizeAction('lookup_order', { orderId: 'ord_1', amount: 129 });
+    expect([refund.verdict, lookup.verdict]).toEqual(['ALLOW', 'ALLOW']);
+    const plain = await connect(server);
+    const before = pdp.evidence().length;
+    const changed = await plain.callTool({
+      name: 'refund_payment',
+      arguments: { orderId: 'ord_1', amount: 5000 },
+      _meta: { [PERMIT_META_KEY]: refund.permitId },
+    });
+    const otherTool = await plain.callTool({
+      name: 'refund_payment',
+      arguments: { orderId: 'ord_1', amount: 129 },
+      _meta: { [PERMIT_META_KEY]: lookup.permitId },
+    });
+    expect([textOf(changed), textOf(otherTool)]).toEqual([PERMIT_INVALID, PERMIT_INVALID]);
+    expect(ran).toHaveLength(0);
+    expect(pdp.evidence().length).toBe(before);
+    // The untouched permit still works once: the refusals did not use it up.
+    const ok = await plain.callTool({
+      name: 'refund_payment',
+      arguments: { orderId: 'ord_1', amount: 129 },
+      _meta: { [PERMIT_META_KEY]: refund.permitId },
+    });
+    expect(textOf(ok)).toBe('refunded 129');
+    expect(ran).toHaveLength(1);
+  });
+
+  it('refuses every call while the PDP is down only on the client: the server needs no PDP', async () => {
+    pdp.setFault({ kind: 'hang' });
+    const client = await connect(server);
+    guardMcpClient(makePep({ timeoutMs: 300 }), client);
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_timeout)");
+    expect(ran).toHaveLength(0);
+  });
+});

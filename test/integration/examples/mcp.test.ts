@@ -1,0 +1,18 @@
+/**
+ * examples/mcp/main.ts as a user runs it (`npm run example:mcp`): the compiled example, a real
+ * process, with its own dev PDP; offline.
+ */
+import { expect, it } from 'vitest';
+import { built, runNode } from '../../support/processes.js';
+
+it('runs the permitted refund, holds the one over 500, refuses the call that skipped the PEP, and exits 0', async () => {
+  const { code, stdout } = await runNode(built('examples/mcp/main.js'), []);
+  expect(code).toBe(0);
+  expect(stdout.trim().split('\n')).toEqual([
+    'refunded 129',
+    "ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review",
+    "ERROR: Tool 'refund_payment' was not run: the policy check failed (permit_invalid)",
+    // One refund ran; the PDP decided the two calls of the guarded client, and nothing for the server.
+    'refunds run: 1; action decisions at the PDP: 2',
+  ]);
+});

@@ -1,0 +1,106 @@
+/**
+ * agent-pep/mcp setup rules: what guardMcpServer and guardMcpClient refuse at the call that guards
+ * (a TypeError, with `err.option` for a bad option), before any tool can run unguarded. No network:
+ * the Peps here are never asked.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { describe, expect, it } from 'vitest';
+import { guardMcpClient, guardMcpServer, PERMIT_META_KEY } from '../../../src/adapters/mcp.js';
+import { createPep, createPermitVerifier, type Pep } from '../../../src/index.js';
+import { createTestIssuer } from '../../support/permits.js';
+
+const base = { pdpUrl: 'http://127.0.0.1:9', agentId: 'support-ai', session: 's' };
+const withPermits = (): Pep => createPep({ ...base, permits: { keys: 'http://127.0.0.1:9/jwks', issuer: 'x' } });
+const server = (): McpServer => new McpServer({ name: 's', version: '1' });
+const client = (): Client => new Client({ name: 'c', version: '1' });
+
+/** The TypeError `fn` throws, for its `option`. */
+function typeErrorOf(fn: () => unknown): TypeError & { option?: string } {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(TypeError);
+    return err as TypeError & { option?: string };
+  }
+  throw new Error('expected a TypeError');
+}
+
+describe('guardMcpServer refuses what it cannot guard', () => {
+  it('the permit travels under agent-pep/permit', () => {
+    expect(PERMIT_META_KEY).toBe('agent-pep/permit');
+  });
+
+  it('an unknown option is a TypeError naming it (a misspelt verifier must never fall back to the PDP silently)', () => {
+    expect(typeErrorOf(() => guardMcpServer(withPermits(), server(), { verifer: {} } as never)).option).toBe('verifer');
+  });
+
+  it('a verifier that is not a PermitVerifier is a TypeError naming verifier', () => {
+    expect(typeErrorOf(() => guardMcpServer(withPermits(), server(), { verifier: {} as never })).option).toBe(
+      'verifier',
+    );
+  });
+
+  it('without a verifier, a Pep that cannot guard tools (no permits configured) is a TypeError', () => {
+    typeErrorOf(() => guardMcpServer(createPep(base), server()));
+  });
+
+  it('with a verifier, the Pep needs no permits of its own', async () => {
+    const issuer = await createTestIssuer();
+    const verifier = createPermitVerifier({ keys: issuer.jwks, issuer: issuer.issuer, audience: 'payments-service' });
+    expect(guardMcpServer(createPep(base), server(), { verifier })).toBeInstanceOf(McpServer);
+  });
+
+  it('something that is not an McpServer 1.x, or not a Pep, is a TypeError', () => {
+    typeErrorOf(() => guardMcpServer(withPermits(), {} as never));
+    typeErrorOf(() => guardMcpServer(withPermits(), client() as never));
+    typeErrorOf(() => guardMcpServer({} as never, server()));
+  });
+
+  it('guarding the same server twice is a TypeError', () => {
+    const s = server();
+    guardMcpServer(withPermits(), s);
+    typeErrorOf(() => guardMcpServer(withPermits(), s));
+  });
+
+  it('the guard cannot be undone by replacing the tool record or a tool handler accessor', () => {
+    const s = server();
+    const tool = s.registerTool('lookup_order', {}, async () => ({ content: [] }));
+    guardMcpServer(withPermits(), s);
+    const internals = s as unknown as { _registeredTools: unknown };
+    expect(() => {
+      internals._registeredTools = {};
+    }).toThrow(TypeError);
+    expect(() => Object.defineProperty(tool, 'handler', { value: () => undefined })).toThrow(TypeError);
+  });
+});
+
+describe('guardMcpClient refuses what it cannot guard', () => {
+  it('an unknown option, or a checkResult that is not a boolean, is a TypeError naming it', () => {
+    expect(typeErrorOf(() => guardMcpClient(withPermits(), client(), { checkResults: false } as never)).option).toBe(
+      'checkResults',
+    );
+    expect(typeErrorOf(() => guardMcpClient(withPermits(), client(), { checkResult: 'no' as never })).option).toBe(
+      'checkResult',
+    );
+  });
+
+  it('a Pep that cannot guard tools, something that is not a Client, and a second guard are TypeErrors', () => {
+    typeErrorOf(() => guardMcpClient(createPep(base), client()));
+    typeErrorOf(() => guardMcpClient(withPermits(), server() as never));
+    const c = client();
+    guardMcpClient(withPermits(), c);
+    typeErrorOf(() => guardMcpClient(withPermits(), c));
+  });
+
+  it('the guarded callTool and request cannot be swapped back', () => {
+    const c = client();
+    guardMcpClient(withPermits(), c);
+    expect(() => {
+      (c as unknown as { callTool: unknown }).callTool = Client.prototype.callTool;
+    }).toThrow(TypeError);
+    expect(() => {
+      (c as unknown as { request: unknown }).request = Client.prototype.request;
+    }).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * What guardMcpClient checks of a tool result, and what a WARN makes of it: every text the model
+ * could read is checked, and a WARN leaves none of the unredacted text behind.
+ */
+import { describe, expect, it } from 'vitest';
+import { resultText, withText } from '../../../../src/adapters/mcp/result.js';
+
+const result = {
+  content: [
+    { type: 'text', text: 'call 555-123-4567' },
+    { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+    { type: 'resource', resource: { uri: 'file:///a', text: 'note 555-000-1111' } },
+    { type: 'resource', resource: { uri: 'file:///b', blob: 'QUJD' } },
+  ],
+  structuredContent: { phone: '555-123-4567' },
+  isError: false,
+};
+
+describe('resultText: every text of the result is checked', () => {
+  it('joins text items, embedded resource texts and the JSON of structuredContent, in order', () => {
+    expect(resultText(result)).toBe('call 555-123-4567\nnote 555-000-1111\n{"phone":"555-123-4567"}');
+  });
+
+  it('a result without text checks as empty text; a legacy or odd result checks as its JSON', () => {
+    expect(resultText({ content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] })).toBe('');
+    expect(resultText({ toolResult: { ok: 1 } })).toBe('{"toolResult":{"ok":1}}');
+  });
+});
+
+describe('withText: a WARN replaces every checked text with the PDP text', () => {
+  it('keeps one text item with the PDP text and the unchecked items, and drops structuredContent', () => {
+    expect(withText(result, 'call [phone]')).toEqual({
+      content: [
+        { type: 'text', text: 'call [phone]' },
+        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+        { type: 'resource', resource: { uri: 'file:///b', blob: 'QUJD' } },
+      ],
+      isError: false,
+    });
+  });
+
+  it('a legacy toolResult is replaced by the text', () => {
+    expect(withText({ toolResult: { phone: '555-123-4567' } }, '[phone]')).toEqual({
+      content: [{ type: 'text', text: '[phone]' }],
+    });
+  });
+});
