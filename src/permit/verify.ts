@@ -42,6 +42,7 @@ import { optionError } from '../internal/option-error.js';
 import { DEFAULTS, type PermitKeySource, type PermitsOptions } from '../options.js';
 import { createMemoryReplayStore, SYNC_CLAIM } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
+import { createTelemetry, type TelemetryOption, validateTelemetry } from '../telemetry.js';
 import { actionHashOfSnapshot, sha256b64url } from './hash.js';
 import { normalizeToolName } from './normalize.js';
 
@@ -106,6 +107,12 @@ export interface PermitVerifierOptions {
   jwksCooldownMs?: number | undefined;
   /** Deadline of one `replayStore.claim`, in milliseconds; a claim that takes longer refuses. @defaultValue 2000 */
   storeTimeoutMs?: number | undefined;
+  /**
+   * OpenTelemetry (CONTRACT.md section 10): counts every `verify` in `pep.permit.verifications` by result
+   * (`ok` or the error code); `true` for the global meter, or `{ meter }`. Needs `@opentelemetry/api`.
+   * @defaultValue undefined (nothing recorded, nothing loaded)
+   */
+  telemetry?: TelemetryOption | false | undefined;
 }
 
 /** What a side-effecting service calls before it acts. */
@@ -623,6 +630,8 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
     fail(`${name}.replayStore: expected { claim(key, expiresAtMs) }`);
   }
   const toleranceMs = core.toleranceSec * 1000;
+  const telemetryOption = validateTelemetry(options.telemetry, (path, problem) => fail(`${name}.${path}: ${problem}`));
+  const telemetry = telemetryOption === undefined ? undefined : createTelemetry(telemetryOption);
 
   async function checkThenClaim(permit: string, expected: PermitExpectation, binding: Binding): Promise<PermitClaims> {
     const claims = await runChecks(core, permit, expected, binding);
@@ -660,7 +669,8 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
         args: action?.args as Record<string, unknown>,
         audience: audiences,
       };
-      return checkThenClaim(permit, expected, bind(expected));
+      const verification = checkThenClaim(permit, expected, bind(expected));
+      return telemetry ? telemetry.countPermit(verification) : verification;
     },
   };
 }
