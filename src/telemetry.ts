@@ -261,9 +261,12 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
     }
     span.setAttributes(attrs);
     span.end();
+    // Two objects: the SDK may keep the attributes object it was given.
     duration.record(sec, metricAttrs);
-    if (d.synthesized !== undefined) metricAttrs['pep.fail_closed_code'] = d.synthesized.code;
-    decisions.add(1, metricAttrs);
+    decisions.add(
+      1,
+      d.synthesized === undefined ? { ...metricAttrs } : { ...metricAttrs, 'pep.fail_closed_code': d.synthesized.code },
+    );
   }
 
   function countPermitResult(result: string): void {

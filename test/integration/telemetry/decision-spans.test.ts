@@ -247,8 +247,8 @@ describe('metrics', () => {
     const p = pep();
     await p.checkInput('hello');
     await p.checkInput('hello again');
-    await p.authorizeAction('wire_funds', { amount: 1 });
     await p.authorizeAction('x', { bad: Number.NaN });
+    await p.authorizeAction('wire_funds', { amount: 1 });
     const points = await otel.points();
     const decisions = points.filter((x) => x.name === 'pep.decisions');
     expect(decisions.map((x) => [x.attributes, x.value])).toEqual(
@@ -261,6 +261,14 @@ describe('metrics', () => {
     expect(decisions).toHaveLength(3);
     const duration = points.filter((x) => x.name === 'pep.decision.duration');
     expect(duration.every((x) => x.unit === 's')).toBe(true);
+    // the histogram is by stage and verdict only, also for a synthesized BLOCK
+    expect(duration.map((x) => x.attributes)).toEqual(
+      expect.arrayContaining([
+        { 'pep.stage': 'input', 'pep.verdict': 'ALLOW' },
+        { 'pep.stage': 'action', 'pep.verdict': 'BLOCK' },
+      ]),
+    );
+    expect(duration).toHaveLength(2);
     const inputAllow = duration.find((x) => x.attributes['pep.stage'] === 'input');
     expect(inputAllow?.attributes).toEqual({ 'pep.stage': 'input', 'pep.verdict': 'ALLOW' });
     const h = inputAllow?.value as { count: number; sum: number };
