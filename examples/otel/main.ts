@@ -57,8 +57,9 @@ const pep = createPep({
   permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
   telemetry: true,
 });
-// Every decision is now one `agent_pep.decision` span, and counted in `pep.decisions` and
-// `pep.decision.duration`; the PDP receives the W3C `traceparent` of each decision.
+// Every decision is now one `agent_pep.decision` span, counted in `pep.decisions` and
+// `pep.decision.duration`; the PDP receives the W3C `traceparent` of each decision; guardTool's permit
+// checks are counted in `pep.permit.verifications` (so is createPermitVerifier({ telemetry: true })).
 // #endregion telemetry
 
 const verdicts: string[] = [];
@@ -66,7 +67,10 @@ const note = (d: { verdict: string; synthesized?: { code: string } }) =>
   verdicts.push(d.synthesized ? `${d.verdict} (${d.synthesized.code})` : d.verdict);
 
 note(await pep.checkInput('Where is my order ord_1842?'));
-note(await pep.authorizeAction('lookup_order', { orderId: 'ord_1842' }));
+// guardTool verifies the permit before the tool runs: counted in `pep.permit.verifications`
+const lookupOrder = pep.guardTool('lookup_order', async ({ orderId }) => ({ orderId, status: 'shipped' }));
+await lookupOrder({ orderId: 'ord_1842' });
+verdicts.push('ALLOW');
 note(await pep.authorizeAction('refund_payment', { orderId: 'ord_1842', amount: 129 }));
 note(await pep.authorizeAction('refund_payment', { orderId: 'ord_1842', amount: 900 }));
 note(await pep.authorizeAction('bank_transfer_funds', { to: 'acct_1', amount: 50 }));
