@@ -220,7 +220,8 @@ function bindClient(shared: Shared, session: string): Pep {
       }
     }
     const headers = { ...shared.headers, 'x-request-id': requestId };
-    const outcome = await decide(ctx, p, span ? span.headers(headers) : headers, deadlineAt);
+    if (span) span.inject(headers);
+    const outcome = await decide(ctx, p, headers, deadlineAt);
     outcome.args = p.sent.args;
     return outcome;
   }

@@ -87,8 +87,11 @@ function loadOtelApi(load?: Require): Api {
 export interface DecisionSpan {
   /** The normalized tool name, set once the request is built (`gen_ai.tool.name`). */
   tool: string | undefined;
-  /** `base` plus the trace context of this span (`traceparent`, and what the registered propagator adds). */
-  headers(base: Readonly<Record<string, string>>): Record<string, string>;
+  /**
+   * Adds the trace context of this span to `headers` (`traceparent`, and what the registered propagator
+   * adds), never replacing one that is there.
+   */
+  inject(headers: Record<string, string>): void;
 }
 
 /** The recorder one client or verifier holds when `telemetry` is on. @internal */
@@ -174,7 +177,7 @@ function safeTool(name: string | undefined): string | undefined {
 
 const NOOP_SPAN: DecisionSpan = {
   tool: undefined,
-  headers: (base) => ({ ...base }),
+  inject: () => {},
 };
 
 class Span implements DecisionSpan {
@@ -185,24 +188,26 @@ class Span implements DecisionSpan {
     private readonly ctx: OtelApi.Context,
   ) {}
 
-  headers(base: Readonly<Record<string, string>>): Record<string, string> {
-    const out: Record<string, string> = { ...base };
+  inject(headers: Record<string, string>): void {
     try {
       const carrier: Record<string, unknown> = {};
       this.api.propagation.inject(this.ctx, carrier);
-      const sc = this.span.spanContext();
-      if (typeof carrier.traceparent !== 'string' && this.api.isSpanContextValid(sc)) {
-        carrier.traceparent = traceparentOf(sc);
-      }
       // What a propagator adds can never replace one of our own headers (authorization, x-request-id, ...).
-      for (const [k, v] of Object.entries(carrier)) {
+      for (const k in carrier) {
+        const v = carrier[k];
         const key = k.toLowerCase();
-        if (typeof v === 'string' && !Object.hasOwn(out, key)) out[key] = v;
+        if (typeof v === 'string' && !Object.hasOwn(headers, key)) headers[key] = v;
+      }
+      if (headers.traceparent === undefined) {
+        const sc = this.span.spanContext();
+        // the SDK's ids are valid hex; a no-op tracer's are all zeros
+        if (sc.traceId !== this.api.INVALID_TRACEID && sc.spanId !== this.api.INVALID_SPANID) {
+          headers.traceparent = traceparentOf(sc);
+        }
       }
     } catch {
-      // a propagator that throws sends no trace context; the decision goes on
+      // a propagator that throws sends no (more) trace context; the decision goes on
     }
-    return out;
   }
 }
 
