@@ -102,6 +102,7 @@ function counted(checker: PermitChecker, telemetry: Telemetry | undefined): Perm
  * @throws TypeError synchronously on a bad option, with `err.option` naming its path (missing or
  *   non-http(s) `pdpUrl`, empty `agentId` or `session`, negative or non-integer numbers, a duration past
  *   2^31 - 1 ms, `none`/HMAC permit algorithms, an unknown key at any level, duplicate interceptor names, ...)
+ * @throws Error naming `@opentelemetry/api` when `telemetry` is set and that package is not installed
  * @remarks The five stage methods never reject. A PDP that is down, slow, answers anything but a
  * valid, enforceable decision (CONTRACT.md section 3, rules 1-5; RFC 7493 I-JSON), an interceptor that
  * fails, or a caller's abort yields a synthesized BLOCK with a {@link FailClosedCode}, never an ALLOW.

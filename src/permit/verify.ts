@@ -573,11 +573,13 @@ export function createPermitChecker(options: PermitCheckerOptions): PermitChecke
  *   `issuer`: the expected `iss`; `audience`: this service's name (string or list);
  *   `algorithms?` (default `['EdDSA', 'ES256']`); `clockToleranceSec?` (seconds, default 5);
  *   `replayStore?` (default: a memory store per verifier); `jwksTimeoutMs?` (ms, default 1500);
- *   `jwksCooldownMs?` (ms, default 30000); `storeTimeoutMs?` (ms, default 2000)
+ *   `jwksCooldownMs?` (ms, default 30000); `storeTimeoutMs?` (ms, default 2000); `telemetry?`
+ *   (`true` or `{ meter }`: count every verification in `pep.permit.verifications`)
  * @returns a {@link PermitVerifier}; `verify(permit, { tool, args })` resolves the claims after the
  *   `jti` has been claimed, and rejects with a `PermitVerificationError` otherwise
  * @throws TypeError synchronously, for a bad option: missing issuer/audience, a key source that is not
- *   a JWKS URL/object or a public key, `none`/HMAC/unknown algorithms, out-of-range numbers
+ *   a JWKS URL/object or a public key, `none`/HMAC/unknown algorithms, out-of-range numbers, a bad `telemetry`
+ * @throws Error naming `@opentelemetry/api` when `telemetry` is set and that package is not installed
  * @throws PermitVerificationError (from `verify`) `permit_missing` / `permit_malformed`: nothing, or not a compact JWS with `alg`, `kid` and a JSON payload
  * @throws PermitVerificationError (from `verify`) `permit_alg_not_allowed`: `alg` outside the allow-list (`none` and `HS*` always), checked before any key lookup
  * @throws PermitVerificationError (from `verify`) `permit_signature_invalid`: bad signature, or no key with the permit's `kid`

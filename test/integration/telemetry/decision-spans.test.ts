@@ -11,6 +11,7 @@ import { startDevPdp } from '../../../src/dev-pdp/index.js';
 import { createPep, createPermitVerifier, type Pep, type PepOptions, PolicyBlockedError } from '../../../src/index.js';
 import { answer, closedPort, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 import { makeOtel, type Otel, useAlsContext } from '../../support/otel.js';
+import { createTestIssuer } from '../../support/permits.js';
 import { PHONE_REDACTION, REFUND_REVIEW } from '../../support/policies.js';
 
 type DevPdp = Awaited<ReturnType<typeof startDevPdp>>;
@@ -238,6 +239,63 @@ describe('one agent_pep.decision span per decision', () => {
       'pep.request_id': asked?.attributes['pep.request_id'],
     });
     expect(refused?.status.code).toBe(SpanStatusCode.ERROR);
+  });
+});
+
+describe('every fail-closed code is an ERROR span with its code', () => {
+  it('records pdp_timeout, invalid_response and aborted from the dev PDP and the caller', async () => {
+    fresh();
+    const p = pep({ timeoutMs: 300 });
+    pdp.setFault({ kind: 'hang' });
+    await p.checkInput('hello');
+    pdp.setFault({ kind: 'garbage' });
+    await p.checkInput('hello');
+    pdp.setFault(null);
+    await p.checkInput('hello', { signal: AbortSignal.abort() });
+    const got = spans().map((s) => [
+      s.attributes['pep.fail_closed_code'],
+      s.status.code,
+      s.attributes['pep.synthesized'],
+    ]);
+    expect(got).toEqual([
+      ['pdp_timeout', SpanStatusCode.ERROR, true],
+      ['invalid_response', SpanStatusCode.ERROR, true],
+      ['aborted', SpanStatusCode.ERROR, true],
+    ]);
+  });
+
+  it('records permit_invalid when guardTool refuses a permit signed by another key, and counts its code', async () => {
+    fresh();
+    const foreign = await createTestIssuer(pdp.issuer, 'agent-pep');
+    const fake = await startFakePdp(async (req, res) => {
+      const permitId = await foreign.mint('lookup_order', req.body.args as Record<string, unknown>, { sid: 's' });
+      answer(res, { verdict: 'ALLOW', requestId: req.body.requestId, permitId });
+    });
+    try {
+      const p = createPep({
+        pdpUrl: fake.url,
+        agentId: 'support-ai',
+        session: 's',
+        permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
+        telemetry: { tracer: otel.tracer, meter: otel.meter },
+      });
+      peps.push(p);
+      let ran = 0;
+      await expect(p.guardTool('lookup_order', () => ++ran)({ orderId: 'o' })).rejects.toBeInstanceOf(
+        PolicyBlockedError,
+      );
+      expect(ran).toBe(0);
+      const [asked, refused] = spans();
+      expect(asked?.attributes['pep.verdict']).toBe('ALLOW');
+      expect(refused?.attributes).toMatchObject({ 'pep.fail_closed_code': 'permit_invalid', 'pep.verdict': 'BLOCK' });
+      expect(refused?.status.code).toBe(SpanStatusCode.ERROR);
+      const counts = (await otel.points())
+        .filter((x) => x.name === 'pep.permit.verifications')
+        .map((x) => [x.attributes['pep.permit.result'], x.value]);
+      expect(counts).toEqual([['permit_signature_invalid', 1]]);
+    } finally {
+      await fake.close();
+    }
   });
 });
 
