@@ -221,8 +221,11 @@ function bindClient(shared: Shared, session: string): Pep {
       }
     }
     const headers = { ...shared.headers, 'x-request-id': requestId };
-    if (span) span.inject(headers);
-    const outcome = await decide(ctx, p, headers, deadlineAt);
+    let outcome: Outcome;
+    if (span) {
+      span.inject(headers);
+      outcome = await span.run(() => decide(ctx, p, headers, deadlineAt));
+    } else outcome = await decide(ctx, p, headers, deadlineAt);
     outcome.args = p.sent.args;
     return outcome;
   }

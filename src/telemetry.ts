@@ -92,6 +92,11 @@ export interface DecisionSpan {
    * adds), never replacing one that is there.
    */
   inject(headers: Record<string, string>): void;
+  /**
+   * Runs `fn` with this span as the active span, so that an HTTP client instrumentation (e.g. of
+   * undici) nests its span under the decision's.
+   */
+  run<T>(fn: () => T): T;
 }
 
 /** The recorder one client or verifier holds when `telemetry` is on. @internal */
@@ -178,6 +183,7 @@ function safeTool(name: string | undefined): string | undefined {
 const NOOP_SPAN: DecisionSpan = {
   tool: undefined,
   inject: () => {},
+  run: (fn) => fn(),
 };
 
 class Span implements DecisionSpan {
@@ -207,6 +213,20 @@ class Span implements DecisionSpan {
       }
     } catch {
       // a propagator that throws sends no (more) trace context; the decision goes on
+    }
+  }
+
+  run<T>(fn: () => T): T {
+    let entered = false;
+    try {
+      return this.api.context.with(this.ctx, () => {
+        entered = true;
+        return fn();
+      });
+    } catch (err) {
+      // a context manager that throws before running fn: run it without; an error of fn itself is fn's
+      if (entered) throw err;
+      return fn();
     }
   }
 }

@@ -6,6 +6,7 @@
  */
 import { context, propagation, SpanKind, SpanStatusCode, type TextMapPropagator, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { Agent, type Dispatcher } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDevPdp } from '../../../src/dev-pdp/index.js';
 import { createPep, createPermitVerifier, type Pep, type PepOptions, PolicyBlockedError } from '../../../src/index.js';
@@ -429,6 +430,29 @@ describe('trace context sent to the PDP', () => {
     expect(sent).toBe(`00-${traceId}-${spanId}-01`);
     expect(traceId).toBe(parent.spanContext().traceId);
     expect(decision.parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
+  });
+
+  it('makes the decision span the active span while the request is sent (an HTTP instrumentation nests under it)', async () => {
+    fresh();
+    const seen: (string | undefined)[] = [];
+    class Watching extends Agent {
+      override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+        seen.push(trace.getActiveSpan()?.spanContext().spanId);
+        return super.dispatch(opts, handler);
+      }
+    }
+    const dispatcher = new Watching();
+    const p = createPep({
+      pdpUrl: fake.url,
+      agentId: 'support-ai',
+      session: 's',
+      dispatcher,
+      telemetry: { tracer: otel.tracer, meter: otel.meter },
+    });
+    peps.push(p);
+    await p.checkInput('hello');
+    await dispatcher.close();
+    expect(seen).toEqual([only().spanContext().spanId]);
   });
 
   it('adds what the registered propagator injects, but never lets it replace our own headers', async () => {
