@@ -4,7 +4,8 @@
  * metrics `pep.decisions`, `pep.decision.duration` and `pep.permit.verifications`.
  *
  * The only importer of `@opentelemetry/api` (an optional peer dependency), and only when the
- * `telemetry` option is given: it is then loaded synchronously with `createRequire`, so `createPep`
+ * `telemetry` option is given: it is then loaded synchronously with `createRequire` (from
+ * `process.getBuiltinModule`, so not even `node:module` is imported otherwise), so `createPep`
  * stays synchronous. The API keeps one global registry (`Symbol.for('opentelemetry.js.api.1')` on
  * `globalThis`), so its CommonJS build loaded here and an ESM copy loaded by the application share
  * the same registered tracer provider, meter provider and propagator.
@@ -14,7 +15,6 @@
  * Every call is contained: a tracer, meter or propagator that throws cannot change a decision.
  * @internal
  */
-import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
 import type { PolicyDecision } from './decision.js';
 import { normalizeToolName } from './permit/normalize.js';
@@ -72,7 +72,9 @@ function loadOtelApi(load?: Require): Api {
   if (load === undefined && cachedApi !== undefined) return cachedApi;
   let api: Api;
   try {
-    api = (load ?? createRequire(import.meta.url))('@opentelemetry/api') as Api;
+    // node:module is fetched here, not imported: the main entry imports nothing it does not need
+    const req = load ?? process.getBuiltinModule('node:module').createRequire(import.meta.url);
+    api = req('@opentelemetry/api') as Api;
   } catch (cause) {
     throw new Error(
       'agent-pep: the telemetry option needs the package @opentelemetry/api (^1.9): npm install @opentelemetry/api',
