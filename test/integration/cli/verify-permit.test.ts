@@ -3,6 +3,7 @@
  * 0, or the `PermitVerificationError` code and exit 1; no replay claim unless `--consume` (then in the
  * Redis store the services share); usage errors exit 2.
  */
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +74,22 @@ describe('agent-pep verify-permit: a permit that verifies', () => {
       });
       expect(typeof claims.jti).toBe('string');
     }
+  });
+
+  it('takes keys from a file with one JWK or a PEM public key too', async () => {
+    const p = await permit();
+    const jwks = (await (await fetch(pdp.jwksUrl)).json()) as { keys: JsonWebKey[] };
+    const jwkFile = join(dir, 'key.jwk.json');
+    const pemFile = join(dir, 'key.pem');
+    await writeFile(jwkFile, JSON.stringify(jwks.keys[0]));
+    await writeFile(
+      pemFile,
+      createPublicKey({ key: jwks.keys[0] as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' }),
+    );
+    for (const keys of [jwkFile, pemFile]) expect((await runBin([...flags(keys), p])).code).toBe(0);
+    const notKey = join(dir, 'not-a-key.pem');
+    await writeFile(notKey, '-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n');
+    expectUsage(await runBin([...flags(notKey), p]), 'verify-permit', /is not a PEM public key/);
   });
 
   it('reads the permit from stdin when it is - or absent', async () => {
