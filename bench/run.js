@@ -201,6 +201,9 @@ async function decisionClients(stub, ap, pepWhy) {
     const passThrough = ['a', 'b', 'c'].map((name) => ({ name, before: () => ({ action: 'proceed' }) }));
     const pepText3 = ap.pep.createPep(pepOptions(stub, { interceptors: passThrough }));
     const pepAction3 = ap.pep.createPep(pepOptions(stub, { interceptors: passThrough }));
+    // Telemetry on (issue 14): the OpenTelemetry SDK with an in-memory span exporter and a metric reader.
+    const otel = await telemetrySdk();
+    const pepTextOtel = ap.pep.createPep(pepOptions(stub, { telemetry: { tracer: otel.tracer, meter: otel.meter } }));
     clients.push(
       {
         name: 'agent-pep checkInput',
@@ -225,6 +228,18 @@ async function decisionClients(stub, ap, pepWhy) {
           return d.verdict === 'ALLOW' && d.synthesized === undefined;
         },
         close: () => pepText3.close(),
+      },
+      {
+        name: 'agent-pep checkInput (telemetry)',
+        call: async () => {
+          const d = await pepTextOtel.checkInput(CONTENT);
+          otel.trim();
+          return d.verdict === 'ALLOW' && d.synthesized === undefined;
+        },
+        close: async () => {
+          await pepTextOtel.close();
+          await otel.shutdown();
+        },
       },
       {
         name: 'agent-pep authorizeAction (3 interceptors)',
@@ -264,6 +279,41 @@ async function decisionClients(stub, ap, pepWhy) {
     },
   );
   return clients;
+}
+
+/**
+ * The OpenTelemetry SDK as an application runs it in production (a BatchSpanProcessor; the
+ * SimpleSpanProcessor is for debugging), exporting spans to memory (trimmed as it goes).
+ */
+async function telemetrySdk() {
+  const { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } = await import(
+    '@opentelemetry/sdk-trace-base'
+  );
+  const { InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, AggregationTemporality } = await import(
+    '@opentelemetry/sdk-metrics'
+  );
+  const exporter = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
+  const meterProvider = new MeterProvider({
+    readers: [
+      new PeriodicExportingMetricReader({
+        exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
+        exportIntervalMillis: 1000,
+      }),
+    ],
+  });
+  let n = 0;
+  return {
+    tracer: tracerProvider.getTracer('bench'),
+    meter: meterProvider.getMeter('bench'),
+    trim() {
+      if (++n % 4096 === 0) exporter.reset();
+    },
+    async shutdown() {
+      await tracerProvider.shutdown();
+      await meterProvider.shutdown();
+    },
+  };
 }
 
 async function benchDecisions(stub, ap, pepWhy, profile, rows, log) {
@@ -691,6 +741,7 @@ export function computeRatios(rows, memory) {
       d('agent-pep checkInput (3 interceptors)', 64).ops_per_s,
       ci64.ops_per_s,
     ),
+    checkInput_telemetry_vs_none_c64: div(d('agent-pep checkInput (telemetry)', 64).ops_per_s, ci64.ops_per_s),
     verify_ops_vs_jose: div(verifyMem.ops_per_s, jose.ops_per_s),
     verify_redis_vs_jose_plus_setnx: div(
       (find(rows, 'verify', 'verify (redis store)', 16) ?? {}).ops_per_s,
@@ -761,6 +812,7 @@ export const TARGETS = {
   authorizeAction_ops_c64_vs_undici: { op: '>=', value: 0.85 },
   authorizeAction_3_interceptors_vs_none_c64: { op: '>=', value: 0.95 },
   checkInput_3_interceptors_vs_none_c64: { op: '>=', value: 0.95 },
+  checkInput_telemetry_vs_none_c64: { op: '>=', value: 0.9 },
   verify_ops_vs_jose: { op: '>=', value: 0.9 },
   verify_redis_vs_jose_plus_setnx: { op: '>=', value: 0.8 },
   open_sockets_after_close: { op: '<=', value: 0 },

@@ -24,6 +24,7 @@ import {
   replaceRunningValue,
   type Snapshot,
 } from './request.js';
+import { createTelemetry, type DecisionSpan, type Telemetry } from './telemetry.js';
 import { HttpTransport } from './transport/http.js';
 import { VERSION } from './version.js';
 
@@ -84,6 +85,13 @@ interface Shared {
   readonly headers: Readonly<Record<string, string>>;
   readonly chains: Chains;
   checker: PermitChecker | undefined;
+  /** Set only with the `telemetry` option (then `@opentelemetry/api` is loaded). */
+  readonly telemetry: Telemetry | undefined;
+}
+
+/** The checker, counting each result in `pep.permit.verifications` when telemetry is on. */
+function counted(checker: PermitChecker, telemetry: Telemetry | undefined): PermitChecker {
+  return telemetry ? { check: (permit, expected) => telemetry.countPermit(checker.check(permit, expected)) } : checker;
 }
 
 /**
@@ -94,6 +102,7 @@ interface Shared {
  * @throws TypeError synchronously on a bad option, with `err.option` naming its path (missing or
  *   non-http(s) `pdpUrl`, empty `agentId` or `session`, negative or non-integer numbers, a duration past
  *   2^31 - 1 ms, `none`/HMAC permit algorithms, an unknown key at any level, duplicate interceptor names, ...)
+ * @throws Error naming `@opentelemetry/api` when `telemetry` is set and that package is not installed
  * @remarks The five stage methods never reject. A PDP that is down, slow, answers anything but a
  * valid, enforceable decision (CONTRACT.md section 3, rules 1-5; RFC 7493 I-JSON), an interceptor that
  * fails, or a caller's abort yields a synthesized BLOCK with a {@link FailClosedCode}, never an ALLOW.
@@ -128,11 +137,12 @@ export function createPep(options: PepOptions): Pep {
     headers: baseHeaders(`agent-pep/${VERSION}`, opts.apiKey),
     chains: chainsByStage(opts.interceptors),
     checker: undefined,
+    telemetry: opts.telemetry === undefined ? undefined : createTelemetry(opts.telemetry, { origin: opts.origin }),
   };
   // Built now so that a bad permits option (key, issuer, algorithms) is a TypeError at construction.
   if (typeof opts.permits === 'object') {
     try {
-      shared.checker = createPermitChecker(opts.permits);
+      shared.checker = counted(createPermitChecker(opts.permits), shared.telemetry);
     } catch (err) {
       if (err instanceof TypeError) {
         const option = (err as TypeError & { option?: unknown }).option;
@@ -155,6 +165,7 @@ function bindClient(shared: Shared, session: string): Pep {
     rawOpts: unknown,
     snapshot: Snapshot | undefined,
     started: number,
+    span: DecisionSpan | undefined,
   ): Promise<Outcome> {
     const requestId = randomUUID();
     let p: Prepared;
@@ -165,6 +176,7 @@ function bindClient(shared: Shared, session: string): Pep {
       const message = err instanceof InvalidRequest ? err.message : 'the call could not be turned into a request';
       return blockOutcome({ stage, requestId }, 'invalid_request', message);
     }
+    if (span) span.tool = p.sent.tool;
     const deadlineAt = started + opts.timeoutMs;
     const chain = chains[stage].before;
     if (chain.length > 0) {
@@ -208,7 +220,12 @@ function bindClient(shared: Shared, session: string): Pep {
         }
       }
     }
-    const outcome = await decide(ctx, p, { ...shared.headers, 'x-request-id': requestId }, deadlineAt);
+    const headers = { ...shared.headers, 'x-request-id': requestId };
+    let outcome: Outcome;
+    if (span) {
+      span.inject(headers);
+      outcome = await span.run(() => decide(ctx, p, headers, deadlineAt));
+    } else outcome = await decide(ctx, p, headers, deadlineAt);
     outcome.args = p.sent.args;
     return outcome;
   }
@@ -216,15 +233,19 @@ function bindClient(shared: Shared, session: string): Pep {
   /** One observed decision, with the args that were sent (what a permit binds). */
   async function runStep(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<Outcome> {
     const started = performance.now();
+    const telemetry = shared.telemetry;
+    const span = telemetry ? telemetry.start() : undefined;
     let outcome: Outcome;
     try {
-      outcome = await decideStep(stage, payload, rawOpts, snapshot, started);
+      outcome = await decideStep(stage, payload, rawOpts, snapshot, started, span);
     } catch {
       // Unreachable by design; a bug must still fail closed.
       outcome = { decision: synthesizeBlock(stage, randomUUID(), 'invalid_request', 'internal error', 0), attempts: 0 };
     }
     const tool = 'tool' in payload && typeof payload.tool === 'string' ? payload.tool : undefined;
     observe(opts.onDecision, outcome, started, tool);
+    if (telemetry && span)
+      telemetry.end(span, outcome.decision, outcome.attempts, (performance.now() - started) / 1000);
     return outcome;
   }
 
@@ -239,12 +260,15 @@ function bindClient(shared: Shared, session: string): Pep {
     checker() {
       if (!shared.checker) {
         if (typeof opts.permits !== 'object') throw new TypeError('permits are not configured');
-        shared.checker = createPermitChecker(opts.permits);
+        shared.checker = counted(createPermitChecker(opts.permits), shared.telemetry);
       }
       return shared.checker;
     },
     run: runStep,
-    observe: (outcome, started, tool) => observe(opts.onDecision, outcome, started, tool),
+    observe(outcome, started, tool) {
+      shared.telemetry?.record(outcome.decision, outcome.attempts, started, tool);
+      return observe(opts.onDecision, outcome, started, tool);
+    },
     after: chains.action.after,
   });
 

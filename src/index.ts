@@ -43,3 +43,4 @@ export { createPermitVerifier } from './permit/verify.js';
 export type { MemoryReplayStoreOptions } from './replay/memory.js';
 export { createMemoryReplayStore, ReplayStoreFullError } from './replay/memory.js';
 export type { ReplayStore } from './replay/types.js';
+export type { TelemetryMeter, TelemetryOption, TelemetryTracer } from './telemetry.js';

@@ -8,6 +8,7 @@ import type { Dispatcher } from 'undici';
 import type { PolicyDecision, Stage } from './decision.js';
 import { type CompiledInterceptor, type Interceptor, validateInterceptors } from './interceptors.js';
 import { MAX_TIMER_MS, optionError, refuseUnknownKeys } from './internal/option-error.js';
+import { type TelemetryOption, validateTelemetry } from './telemetry.js';
 
 /** Where permit verification keys come from: a JWKS URL, a JWKS object, or one key. */
 export type PermitKeySource = string | URL | JSONWebKeySet | KeyObject | CryptoKey;
@@ -84,6 +85,12 @@ export interface PepOptions {
   interceptors?: Interceptor[];
   /** Observer called after every decision; throwing is contained. */
   onDecision?: (event: DecisionEvent) => void;
+  /**
+   * OpenTelemetry (CONTRACT.md section 10): `true` records with the globally registered tracer and
+   * meter, `{ tracer?, meter? }` with those given. Needs the optional peer `@opentelemetry/api`, which is
+   * loaded only when this is set. @defaultValue undefined (nothing recorded, nothing loaded)
+   */
+  telemetry?: TelemetryOption | false | undefined;
 }
 
 /** Per-call options: the optional last argument of every stage method. */
@@ -137,6 +144,7 @@ export interface ResolvedOptions {
   requireEcho: boolean;
   interceptors: readonly CompiledInterceptor[];
   onDecision: ((event: DecisionEvent) => void) | undefined;
+  telemetry: TelemetryOption | undefined;
 }
 
 const SCOPE = 'createPep';
@@ -188,6 +196,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'requireEcho',
   'interceptors',
   'onDecision',
+  'telemetry',
 ]);
 
 const KNOWN_PERMITS_OPTIONS: ReadonlySet<string> = new Set(['keys', 'issuer', 'algorithms', 'clockToleranceSec']);
@@ -263,5 +272,6 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
     requireEcho,
     interceptors,
     onDecision: options.onDecision,
+    telemetry: validateTelemetry(options.telemetry, fail),
   };
 }

@@ -42,6 +42,7 @@ import { optionError } from '../internal/option-error.js';
 import { DEFAULTS, type PermitKeySource, type PermitsOptions } from '../options.js';
 import { createMemoryReplayStore, SYNC_CLAIM } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
+import { createTelemetry, type TelemetryOption, validateTelemetry } from '../telemetry.js';
 import { actionHashOfSnapshot, sha256b64url } from './hash.js';
 import { normalizeToolName } from './normalize.js';
 
@@ -106,6 +107,12 @@ export interface PermitVerifierOptions {
   jwksCooldownMs?: number | undefined;
   /** Deadline of one `replayStore.claim`, in milliseconds; a claim that takes longer refuses. @defaultValue 2000 */
   storeTimeoutMs?: number | undefined;
+  /**
+   * OpenTelemetry (CONTRACT.md section 10): counts every `verify` in `pep.permit.verifications` by result
+   * (`ok` or the error code); `true` for the global meter, or `{ meter }`. Needs `@opentelemetry/api`.
+   * @defaultValue undefined (nothing recorded, nothing loaded)
+   */
+  telemetry?: TelemetryOption | false | undefined;
 }
 
 /** What a side-effecting service calls before it acts. */
@@ -566,11 +573,13 @@ export function createPermitChecker(options: PermitCheckerOptions): PermitChecke
  *   `issuer`: the expected `iss`; `audience`: this service's name (string or list);
  *   `algorithms?` (default `['EdDSA', 'ES256']`); `clockToleranceSec?` (seconds, default 5);
  *   `replayStore?` (default: a memory store per verifier); `jwksTimeoutMs?` (ms, default 1500);
- *   `jwksCooldownMs?` (ms, default 30000); `storeTimeoutMs?` (ms, default 2000)
+ *   `jwksCooldownMs?` (ms, default 30000); `storeTimeoutMs?` (ms, default 2000); `telemetry?`
+ *   (`true` or `{ meter }`: count every verification in `pep.permit.verifications`)
  * @returns a {@link PermitVerifier}; `verify(permit, { tool, args })` resolves the claims after the
  *   `jti` has been claimed, and rejects with a `PermitVerificationError` otherwise
  * @throws TypeError synchronously, for a bad option: missing issuer/audience, a key source that is not
- *   a JWKS URL/object or a public key, `none`/HMAC/unknown algorithms, out-of-range numbers
+ *   a JWKS URL/object or a public key, `none`/HMAC/unknown algorithms, out-of-range numbers, a bad `telemetry`
+ * @throws Error naming `@opentelemetry/api` when `telemetry` is set and that package is not installed
  * @throws PermitVerificationError (from `verify`) `permit_missing` / `permit_malformed`: nothing, or not a compact JWS with `alg`, `kid` and a JSON payload
  * @throws PermitVerificationError (from `verify`) `permit_alg_not_allowed`: `alg` outside the allow-list (`none` and `HS*` always), checked before any key lookup
  * @throws PermitVerificationError (from `verify`) `permit_signature_invalid`: bad signature, or no key with the permit's `kid`
@@ -623,6 +632,8 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
     fail(`${name}.replayStore: expected { claim(key, expiresAtMs) }`);
   }
   const toleranceMs = core.toleranceSec * 1000;
+  const telemetryOption = validateTelemetry(options.telemetry, (path, problem) => fail(`${name}.${path}: ${problem}`));
+  const telemetry = telemetryOption === undefined ? undefined : createTelemetry(telemetryOption);
 
   async function checkThenClaim(permit: string, expected: PermitExpectation, binding: Binding): Promise<PermitClaims> {
     const claims = await runChecks(core, permit, expected, binding);
@@ -660,7 +671,8 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
         args: action?.args as Record<string, unknown>,
         audience: audiences,
       };
-      return checkThenClaim(permit, expected, bind(expected));
+      const verification = checkThenClaim(permit, expected, bind(expected));
+      return telemetry ? telemetry.countPermit(verification) : verification;
     },
   };
 }

@@ -38,6 +38,7 @@ describe('targets', () => {
     expect(t.checkInput_ops_c64_vs_opa).toEqual({ op: '>=', value: 8 });
     expect(t.checkInput_ops_c64_vs_cerbos).toEqual({ op: '>=', value: 4 });
     expect(t.authorizeAction_3_interceptors_vs_none_c64).toEqual({ op: '>=', value: 0.95 });
+    expect(t.checkInput_telemetry_vs_none_c64).toEqual({ op: '>=', value: 0.9 });
   });
 });
 

@@ -1,0 +1,163 @@
+/**
+ * `agent-pep check`: asks a PDP about one step, as an agent would, and prints the decision as JSON
+ * (CONTRACT.md section 11). Exit codes: 0 ALLOW or WARN, 3 BLOCK (a PDP's or a synthesized one: a PDP
+ * that is down is a BLOCK here too), 4 ESCALATE, 2 for a usage error.
+ * @internal
+ */
+import { createPep } from '../client.js';
+import { type PolicyDecision, TEXT_STAGES, type TextStage } from '../decision.js';
+import type { PepOptions } from '../options.js';
+import { jsonObjectFlag, readStdin } from './input.js';
+import { EXIT, integerFlag, parseCommandLine, UsageError, usageExit } from './usage.js';
+
+export const USAGE = `Usage: agent-pep check --pdp URL --agent ID [options]
+         (--stage input|context_egress|output|delivery --text T | --tool NAME --args JSON)
+
+Asks the PDP about one step and prints the decision as JSON. The permit of an ALLOW or WARN
+action is left out unless --show-permit is given.
+
+Options:
+  --pdp URL             the PDP's base URL (required)
+  --agent ID            the agent id sent as agentId (required)
+  --session S           the session id (default agent-pep-check)
+  --api-key-env VAR     read the PDP API key from the environment variable VAR
+                        (never from a flag, so it stays out of shell history and ps)
+  --protocol P          agent-pep (default) or authzen (AuthZEN 1.0)
+  --stage STAGE         a text stage: input, context_egress, output or delivery
+  --text T              the content to check; - reads it from stdin
+  --tool NAME           the tool of an action; with --stage context_egress, the tool
+                        whose result the text is
+  --args JSON           the action's arguments, a JSON object
+  --simulated           ask for a dry run (no permit is minted)
+  --timeout MS          deadline of the decision in milliseconds (default 2000)
+  --show-permit         include the permit (permitId) in the output
+  -h, --help            show this help
+
+Exit codes: 0 ALLOW or WARN, 3 BLOCK, 4 ESCALATE, 2 usage error.
+`;
+
+const COMMAND = 'check';
+
+/** Exit codes of `check`, by verdict. */
+export const CHECK_EXIT = Object.freeze({ ALLOW: 0, WARN: 0, BLOCK: 3, ESCALATE: 4 });
+
+function isTextStage(v: string): v is TextStage {
+  return (TEXT_STAGES as readonly string[]).includes(v);
+}
+
+/** What the decision prints: everything but the permit, unless asked for. */
+function printable(d: PolicyDecision, showPermit: boolean): PolicyDecision {
+  if (showPermit) return d;
+  const { permitId: _permit, ...rest } = d;
+  return rest;
+}
+
+/** Runs the command; sets `process.exitCode` by the verdict. */
+export async function run(argv: string[]): Promise<void> {
+  const { values } = parseCommandLine(COMMAND, {
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      pdp: { type: 'string' },
+      agent: { type: 'string' },
+      session: { type: 'string' },
+      'api-key-env': { type: 'string' },
+      protocol: { type: 'string' },
+      stage: { type: 'string' },
+      text: { type: 'string' },
+      tool: { type: 'string' },
+      args: { type: 'string' },
+      simulated: { type: 'boolean' },
+      timeout: { type: 'string' },
+      'show-permit': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  let options: Record<string, unknown>;
+  let step:
+    | { stage: TextStage; text: string | undefined; tool: string | undefined }
+    | { tool: string; args: Record<string, unknown> };
+  try {
+    if (values.pdp === undefined) throw new UsageError('--pdp URL is required');
+    if (values.agent === undefined) throw new UsageError('--agent ID is required');
+    const timeoutMs = integerFlag(values.timeout, 'timeout', 1, 2 ** 31 - 1);
+    options = {
+      pdpUrl: values.pdp,
+      agentId: values.agent,
+      session: values.session ?? 'agent-pep-check',
+      permits: false,
+    };
+    if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
+    if (values.simulated) options.simulated = true;
+    const envName = values['api-key-env'];
+    if (envName !== undefined) {
+      const key = process.env[envName];
+      if (key === undefined || key === '')
+        throw new UsageError(`--api-key-env: the environment variable ${envName} is not set`);
+      options.apiKey = key;
+    }
+    if (values.protocol !== undefined) {
+      if (values.protocol !== 'agent-pep' && values.protocol !== 'authzen') {
+        throw new UsageError(
+          `--protocol must be agent-pep or authzen, not ${JSON.stringify(values.protocol.slice(0, 40))}`,
+        );
+      }
+      options.protocol = values.protocol;
+    }
+    if (values.stage !== undefined) {
+      if (!isTextStage(values.stage)) {
+        throw new UsageError(
+          '--stage must be input, context_egress, output or delivery (use --tool and --args for an action)',
+        );
+      }
+      if (values.text === undefined) throw new UsageError('--stage needs --text T (or --text - for stdin)');
+      if (values.args !== undefined)
+        throw new UsageError('--args is for an action (--tool NAME --args JSON), not a text stage');
+      if (values.tool !== undefined && values.stage !== 'context_egress') {
+        throw new UsageError('--tool with --stage is only for context_egress');
+      }
+      step = { stage: values.stage, text: values.text, tool: values.tool };
+    } else if (values.tool !== undefined) {
+      if (values.text !== undefined) throw new UsageError('--text is for a text stage (--stage STAGE --text T)');
+      if (values.args === undefined) throw new UsageError('--tool needs --args JSON (use {} for none)');
+      step = { tool: values.tool, args: jsonObjectFlag('args', values.args) };
+    } else {
+      throw new UsageError('give --stage STAGE --text T, or --tool NAME --args JSON');
+    }
+  } catch (error) {
+    usageExit(COMMAND, (error as Error).message);
+  }
+
+  let pep: ReturnType<typeof createPep>;
+  try {
+    pep = createPep(options as unknown as PepOptions);
+  } catch (error) {
+    // a bad --pdp URL, agent id, session, API key (the message names the option, never its value)
+    usageExit(COMMAND, (error as Error).message);
+  }
+  let decision: PolicyDecision;
+  try {
+    if ('stage' in step) {
+      const text = step.text === '-' ? await readStdin() : (step.text as string);
+      decision =
+        step.stage === 'context_egress'
+          ? await pep.checkContextEgress(text, step.tool !== undefined ? { tool: step.tool } : {})
+          : step.stage === 'input'
+            ? await pep.checkInput(text)
+            : step.stage === 'output'
+              ? await pep.checkOutput(text)
+              : await pep.checkDelivery(text);
+    } else {
+      decision = await pep.authorizeAction(step.tool, step.args);
+    }
+  } finally {
+    await pep.close();
+  }
+  process.stdout.write(`${JSON.stringify(printable(decision, values['show-permit'] === true), null, 2)}\n`);
+  process.exitCode = CHECK_EXIT[decision.verdict] ?? EXIT.failure;
+}

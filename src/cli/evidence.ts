@@ -1,0 +1,89 @@
+/**
+ * `agent-pep evidence verify FILE --keys URL|FILE`: checks a PDP's evidence log (JSON Lines, as the
+ * dev PDP writes with `--evidence` / `evidencePath`) with `verifyEvidence` (CONTRACT.md sections 6 and
+ * 11) and prints `{ ok, count }` or `{ ok: false, index, reason }`. Exit codes: 0 intact, 1 not, 2
+ * usage error.
+ * @internal
+ */
+import { readFile } from 'node:fs/promises';
+import { type EvidenceRecord, verifyEvidence } from '../evidence/verify.js';
+import { readKeys, readStdin } from './input.js';
+import { EXIT, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
+
+export const USAGE = `Usage: agent-pep evidence verify FILE --keys URL|FILE
+
+Verifies an evidence log (JSON Lines, one record a line; - reads stdin): every record's hash, its
+link to the previous record, its sequence number and its signature by the PDP's key. Prints
+{ "ok": true, "count": N }, or { "ok": false, "index": I, "reason": R } for the first record
+(0-based line index) that is edited, missing, out of order, or signed by another key.
+
+Options:
+  --keys URL|FILE   the PDP's public keys: a JWKS URL, or a file with a JWKS, a JWK or a PEM
+                    public key (required)
+  -h, --help        show this help
+
+Exit codes: 0 intact, 1 not intact (or the keys could not be fetched), 2 usage error.
+`;
+
+const COMMAND = 'evidence verify';
+
+/** The records of a JSON Lines log; a line that is not JSON is kept as its text (then `malformed`). */
+export function parseJsonLines(text: string): unknown[] {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  return lines.map((line) => {
+    const l = line.endsWith('\r') ? line.slice(0, -1) : line;
+    try {
+      return JSON.parse(l) as unknown;
+    } catch {
+      return l;
+    }
+  });
+}
+
+/** Runs `evidence <subcommand>`; only `verify` exists. */
+export async function run(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === '--help' || sub === '-h') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (sub !== 'verify') {
+    usageExit(
+      'evidence verify',
+      sub === undefined ? 'a subcommand is required: verify' : `unknown subcommand ${JSON.stringify(sub.slice(0, 40))}`,
+    );
+  }
+  const { values, positionals } = parseCommandLine(COMMAND, {
+    args: rest,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      keys: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  let keys: Awaited<ReturnType<typeof readKeys>>;
+  let text: string;
+  try {
+    const file = positionals[0];
+    if (file === undefined) throw new UsageError('the evidence FILE is required (or - for stdin)');
+    if (positionals.length > 1) throw new UsageError('give one evidence FILE');
+    keys = await readKeys(values.keys);
+    try {
+      text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read the evidence file ${file} (${systemReason(error)})`);
+    }
+  } catch (error) {
+    usageExit(COMMAND, (error as Error).message);
+  }
+  // verifyEvidence checks every record's shape itself: a line that is not a record is `malformed` at its index
+  const result = await verifyEvidence(parseJsonLines(text) as EvidenceRecord[], { keys });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.exitCode = result.ok ? EXIT.ok : EXIT.failure;
+}

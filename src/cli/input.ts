@@ -1,0 +1,75 @@
+/**
+ * What several commands read: `--keys URL|FILE` (`verify-permit`, `evidence verify`), a JSON object
+ * flag (`--args`), and stdin. A file that cannot be read or parsed is a usage error naming the system's
+ * reason or the JSON position.
+ * @internal
+ */
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { JSONWebKeySet } from 'jose';
+import { jsonPosition, systemReason, UsageError } from './usage.js';
+
+/** Where keys come from, as the verifiers take them. */
+export type KeySource = string | JSONWebKeySet | KeyObject;
+
+/**
+ * Reads `--keys`: an `http(s)` URL of a JWKS, or a file holding a JWKS, one public JWK, or a PEM
+ * public key (SPKI).
+ * @throws UsageError naming the file and the reason
+ */
+export async function readKeys(value: string | undefined): Promise<KeySource> {
+  if (value === undefined) throw new UsageError('--keys URL|FILE is required');
+  if (/^https?:\/\//i.test(value)) return value;
+  let text: string;
+  try {
+    text = await readFile(value, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read the keys file ${value} (${systemReason(error)})`);
+  }
+  if (text.trimStart().startsWith('-----BEGIN')) {
+    try {
+      const key = createPublicKey(text);
+      return key;
+    } catch {
+      throw new UsageError(`the keys file ${value} is not a PEM public key`);
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`the keys file ${value} is not valid JSON${jsonPosition(error)}`);
+  }
+  if (typeof parsed === 'object' && parsed !== null) {
+    if (Array.isArray((parsed as { keys?: unknown }).keys)) return parsed as JSONWebKeySet;
+    if (typeof (parsed as { kty?: unknown }).kty === 'string') return { keys: [parsed] } as JSONWebKeySet;
+  }
+  throw new UsageError(`the keys file ${value} holds neither a JWKS ({ "keys": [...] }) nor a JWK`);
+}
+
+/** Reads all of stdin as UTF-8. */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Parses a flag that must be a JSON object (`--args`).
+ * @throws UsageError naming the flag and the JSON position
+ */
+export function jsonObjectFlag(name: string, value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    const ended = error instanceof Error && /end of JSON/i.test(error.message);
+    throw new UsageError(
+      `--${name} is not valid JSON${ended ? ` at position ${value.length} (it ends early)` : jsonPosition(error)}`,
+    );
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`--${name} must be a JSON object`);
+  }
+  return parsed as Record<string, unknown>;
+}
