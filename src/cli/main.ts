@@ -17,6 +17,7 @@ interface Command {
 /** Every command of the bin, by its first word. */
 const COMMANDS: Readonly<Record<string, Command>> = {
   'dev-pdp': { summary: 'run the local reference PDP', load: () => import('./dev-pdp.js') },
+  hook: { summary: 'answer a Claude Code or Codex command hook', load: () => import('./hook.js') },
 };
 
 const USAGE = `Usage: agent-pep <command> [options]
