@@ -7,7 +7,6 @@
  * @internal
  */
 import { createPep, type Pep } from '../client.js';
-import type { PepOptions } from '../options.js';
 import {
   type AnswerOptions,
   answerFor,
@@ -18,7 +17,8 @@ import {
   type HookHost,
   type HookStep,
   readHookEvent,
-} from './hook-answer.js';
+} from '../hooks/wire.js';
+import type { PepOptions } from '../options.js';
 import { integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep hook claude-code|codex --pdp URL --agent ID [options]
