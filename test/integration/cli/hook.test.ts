@@ -1,11 +1,14 @@
 // Runs the built bin (`npm run build` first; npm test does) as Claude Code and Codex run a command hook:
 // one recorded event on stdin, the answer on stdout, against a real dev PDP on 127.0.0.1.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { query } from '@anthropic-ai/claude-agent-sdk';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { type AnthropicStub, startAnthropicStub } from '../../support/anthropic-stub.js';
 import { ROOT } from '../../support/processes.js';
 
 const cli = join(ROOT, 'dist', 'cli', 'main.js');
@@ -343,4 +346,80 @@ describe('options', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Usage: agent-pep hook claude-code|codex');
   });
+});
+
+// The Claude Code binary the Agent SDK ships runs the command hook from its settings, offline: a local
+// stub of the Messages API proposes one Bash command; what the model is sent back is recorded.
+describe('the Claude Code binary runs the command hook', () => {
+  let dir: string;
+  let home: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'agent-pep-hook-'));
+    home = mkdtempSync(join(tmpdir(), 'agent-pep-hook-home-'));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  async function runClaude(command: string, pdpUrl: string): Promise<AnthropicStub> {
+    const stub = await startAnthropicStub({ name: 'Bash', input: { command, description: 'test command' } });
+    const hookCommand = `"${process.execPath}" "${cli}" hook claude-code --pdp ${pdpUrl} --agent coder --timeout 3000`;
+    const hooks = [{ type: 'command' as const, command: hookCommand, timeout: 10, onFailure: 'block' as const }];
+    try {
+      for await (const _ of query({
+        prompt: 'run the command',
+        options: {
+          cwd: dir,
+          settingSources: [],
+          maxTurns: 3,
+          allowedTools: ['Bash'],
+          settings: { hooks: { PreToolUse: [{ matcher: '*', hooks }], PostToolUse: [{ matcher: '*', hooks }] } },
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: home,
+            ANTHROPIC_BASE_URL: stub.url,
+            ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+            DISABLE_TELEMETRY: '1',
+            DISABLE_AUTOUPDATER: '1',
+          },
+        },
+      })) {
+        // drain
+      }
+    } finally {
+      await stub.close();
+    }
+    return stub;
+  }
+
+  test('a PreToolUse deny: the command never runs and the model sees the toolMessage', async () => {
+    const victim = join(dir, 'victim');
+    mkdirSync(victim);
+    const stub = await runClaude(`rm -rf ${victim}`, pdp.url);
+    expect(existsSync(victim)).toBe(true);
+    expect(stub.toolResults().join('\n')).toContain('denied by policy: recursive deletes are not allowed');
+  }, 90_000);
+
+  test('the PDP down: exit 2 blocks the call', async () => {
+    const marker = join(dir, 'marker-down');
+    const stub = await runClaude(`touch ${marker}`, `http://127.0.0.1:${closedPort}`);
+    expect(existsSync(marker)).toBe(false);
+    expect(stub.toolResults().join('\n')).toContain('pdp_unreachable');
+  }, 90_000);
+
+  test('an allowed command runs (the checks above can fail)', async () => {
+    const marker = join(dir, 'marker-ok');
+    await runClaude(`touch ${marker}`, pdp.url);
+    expect(existsSync(marker)).toBe(true);
+  }, 90_000);
+
+  test('a PostToolUse block: the key in the output is never sent to the model', async () => {
+    const stub = await runClaude('echo STRIPE_KEY=sk_live_abc123', pdp.url);
+    expect(stub.calls()).toBeGreaterThanOrEqual(2);
+    expect(stub.toolResults().length).toBeGreaterThan(0);
+    expect(stub.toolResults().join('\n')).toContain('[withheld by policy]');
+    expect(stub.toolResults().join('\n')).not.toContain('sk_live_abc123');
+  }, 90_000);
 });
