@@ -362,10 +362,16 @@ describe('the Claude Code binary runs the command hook', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  async function runClaude(command: string, pdpUrl: string): Promise<AnthropicStub> {
+  async function runClaude(
+    command: string,
+    pdpUrl: string,
+    hookCommand = `"${process.execPath}" "${cli}" hook claude-code --pdp ${pdpUrl} --agent coder --timeout 3000`,
+    onFailure: 'block' | undefined = 'block',
+  ): Promise<AnthropicStub> {
     const stub = await startAnthropicStub({ name: 'Bash', input: { command, description: 'test command' } });
-    const hookCommand = `"${process.execPath}" "${cli}" hook claude-code --pdp ${pdpUrl} --agent coder --timeout 3000`;
-    const hooks = [{ type: 'command' as const, command: hookCommand, timeout: 10, onFailure: 'block' as const }];
+    const hooks = [
+      { type: 'command' as const, command: hookCommand, timeout: 10, ...(onFailure ? { onFailure } : {}) },
+    ];
     try {
       for await (const _ of query({
         prompt: 'run the command',
@@ -421,5 +427,12 @@ describe('the Claude Code binary runs the command hook', () => {
     expect(stub.toolResults().length).toBeGreaterThan(0);
     expect(stub.toolResults().join('\n')).toContain('[withheld by policy]');
     expect(stub.toolResults().join('\n')).not.toContain('sk_live_abc123');
+  }, 90_000);
+
+  test('a hook that cannot answer (exit 1) under onFailure: "block" (the README settings) blocks the call', async () => {
+    const marker = join(dir, 'marker-crash');
+    const stub = await runClaude(`touch ${marker}`, pdp.url, 'exit 1', 'block');
+    expect(existsSync(marker)).toBe(false);
+    expect(stub.toolResults().join('\n')).toContain('onFailure');
   }, 90_000);
 });
