@@ -2,7 +2,7 @@
 // one recorded event on stdin, the answer on stdout, against a real dev PDP on 127.0.0.1.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { query } from '@anthropic-ai/claude-agent-sdk';
@@ -71,6 +71,7 @@ let keyed: DevPdp;
 let closedPort: number;
 let hung: Server;
 let hungUrl: string;
+const hungSockets = new Set<Socket>();
 
 beforeAll(async () => {
   pdp = await startDevPdp({ policy, port: 0, log: false });
@@ -81,13 +82,18 @@ beforeAll(async () => {
   closedPort = (probe.address() as { port: number }).port;
   await new Promise<void>((r) => probe.close(() => r()));
   // A PDP that accepts connections and never answers.
-  hung = createServer(() => undefined);
+  hung = createServer((socket) => {
+    hungSockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.once('close', () => hungSockets.delete(socket));
+  });
   await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
   hungUrl = `http://127.0.0.1:${(hung.address() as { port: number }).port}`;
 });
 afterAll(async () => {
   await pdp?.close();
   await keyed?.close();
+  for (const socket of hungSockets) socket.destroy();
   await new Promise<void>((r) => (hung ? hung.close(() => r()) : r()));
 });
 
