@@ -164,6 +164,7 @@ describe('docs/api.md', () => {
     'src/adapters/langchain.ts',
     'src/adapters/ai.ts',
     'src/adapters/mcp.ts',
+    'src/adapters/claude-agent-sdk.ts',
   ];
   it.each(ENTRIES)('names every export of %s', (file) => {
     const api = read('docs/api.md');

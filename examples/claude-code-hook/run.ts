@@ -1,0 +1,74 @@
+/**
+ * The Claude Code command hook, offline: recorded Claude Code hook events piped into
+ * `agent-pep hook claude-code`, as Claude Code runs it, against a local reference PDP this script starts.
+ *
+ *   npm run example:claude-code-hook
+ *
+ * Prints one line per event: the event, what the hook answered, and its exit code. The last event is
+ * sent with no PDP listening: the hook fails closed (a deny and exit code 2).
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { startDevPdp } from 'agent-pep/dev-pdp';
+import postToolUse from './events/post-tool-use-env.json' with { type: 'json' };
+import gitPush from './events/pre-tool-use-git-push.json' with { type: 'json' };
+import ls from './events/pre-tool-use-ls.json' with { type: 'json' };
+import npmInstall from './events/pre-tool-use-npm-install.json' with { type: 'json' };
+import rm from './events/pre-tool-use-rm.json' with { type: 'json' };
+import prompt from './events/user-prompt-submit.json' with { type: 'json' };
+import policy from './policy.json' with { type: 'json' };
+
+// The package's own bin, as `npx agent-pep` finds it.
+const manifest = createRequire(import.meta.url).resolve('agent-pep/package.json');
+const bin = join(dirname(manifest), 'dist', 'cli', 'main.js');
+
+/** Runs `agent-pep hook claude-code ...` with one event on stdin; resolves with its answer and exit code. */
+function hook(pdpUrl: string, event: object): Promise<{ code: number | null; answer: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'hook', 'claude-code', '--pdp', pdpUrl, '--agent', 'coder'], {
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, answer: JSON.parse(out || '{}') as Record<string, unknown> }));
+    child.stdin.end(JSON.stringify(event));
+  });
+}
+
+/** One line: PreToolUse's permission decision and reason, or a text event's decision and reason. */
+function summary(answer: Record<string, unknown>): string {
+  const specific = answer.hookSpecificOutput as Record<string, unknown> | undefined;
+  if (specific?.permissionDecision !== undefined) {
+    const input = specific.updatedInput === undefined ? '' : ` updatedInput=${JSON.stringify(specific.updatedInput)}`;
+    const reason =
+      specific.permissionDecisionReason === undefined ? '' : ` ${String(specific.permissionDecisionReason)}`;
+    return `${String(specific.permissionDecision)}${input}${reason}`;
+  }
+  return answer.decision === undefined ? 'continue' : `${String(answer.decision)} ${String(answer.reason)}`;
+}
+
+const pdp = await startDevPdp({ policy, log: false });
+try {
+  const events: [string, object][] = [
+    ['PreToolUse Bash ls -la', ls],
+    ['PreToolUse Bash npm install', npmInstall],
+    ['PreToolUse Bash rm -rf build', rm],
+    ['PreToolUse Bash git push origin main', gitPush],
+    ['UserPromptSubmit', prompt],
+    ['PostToolUse Bash cat .env', postToolUse],
+  ];
+  for (const [name, event] of events) {
+    const { code, answer } = await hook(pdp.url, event);
+    console.log(`${name}: ${summary(answer)} (exit ${code})`);
+  }
+  // No PDP on port 9: the hook fails closed.
+  const { code, answer } = await hook('http://127.0.0.1:9', ls);
+  console.log(`PreToolUse Bash ls -la, PDP down: ${summary(answer)} (exit ${code})`);
+} finally {
+  await pdp.close();
+}

@@ -1,0 +1,210 @@
+/**
+ * `agent-pep hook claude-code|codex`: answers one Claude Code or Codex command hook (CONTRACT.md
+ * sections 8 and 11). Reads one hook event on stdin, asks the PDP, prints the host's JSON answer.
+ * It fails closed on its own errors: unreadable or oversized stdin, malformed JSON, an unknown event
+ * kind, a PDP failure, its own deadline or any exception give a deny answer, the reason on stderr and
+ * exit code 2 (both hosts block a call on exit 2 with a reason on stderr).
+ * @internal
+ */
+import { createPep, type Pep } from '../client.js';
+import {
+  type AnswerOptions,
+  answerFor,
+  failureAnswer,
+  type HookAnswer,
+  HookEventError,
+  type HookEventName,
+  type HookHost,
+  type HookStep,
+  readHookEvent,
+} from '../hooks/wire.js';
+import type { PepOptions } from '../options.js';
+import { integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
+
+export const USAGE = `Usage: agent-pep hook claude-code|codex --pdp URL --agent ID [options]
+
+Answers one Claude Code or Codex command hook: reads the hook event (JSON) on stdin, asks the PDP,
+prints the host's answer on stdout. PreToolUse is the action stage (allow, deny, or ask on ESCALATE,
+with updatedInput on WARN); UserPromptSubmit is input; PostToolUse is context_egress (block).
+Fails closed: any error of its own (bad stdin, unknown event, PDP failure, deadline) is a deny
+answer with the reason on stderr and exit code 2.
+
+Options:
+  --pdp URL           the PDP's base URL (required)
+  --agent ID          this agent's id (required)
+  --api-key-env VAR   read the PDP API key from env VAR (it must be set)
+  --timeout MS        the hook's whole deadline, stdin read included, 100-60000 (default 5000);
+                      keep it well under the host's hook timeout
+  --protocol P        agent-pep (default), or authzen where this build's createPep supports it
+  --escalate MODE     ask (default for claude-code: the host's prompt is the approval) or deny
+                      (a deny with the held text); codex always denies (it has no ask)
+  -h, --help          show this help
+
+The session is the event's session_id. Exit codes: 0 an answer, 2 a usage error or a failure
+of the hook itself (the host blocks the call).
+`;
+
+const COMMAND = 'hook';
+const HOSTS: readonly HookHost[] = ['claude-code', 'codex'];
+/** Largest hook event read from stdin, in bytes (a tool result can be large; more is refused). */
+export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 5000;
+
+interface HookConfig {
+  host: HookHost;
+  pep: Pep;
+  timeoutMs: number;
+  answer: AnswerOptions;
+}
+
+function configure(argv: string[]): HookConfig {
+  const { values, positionals } = parseCommandLine(COMMAND, {
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      pdp: { type: 'string' },
+      agent: { type: 'string' },
+      'api-key-env': { type: 'string' },
+      timeout: { type: 'string' },
+      protocol: { type: 'string' },
+      escalate: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  try {
+    const [host, ...extra] = positionals;
+    if (host === undefined) throw new UsageError('a host is required: claude-code or codex');
+    if (!(HOSTS as readonly string[]).includes(host)) {
+      throw new UsageError(`unknown host ${JSON.stringify(host.slice(0, 40))}: expected claude-code or codex`);
+    }
+    if (extra.length > 0) throw new UsageError('unexpected argument after the host');
+    if (values.pdp === undefined) throw new UsageError('--pdp URL is required');
+    if (values.agent === undefined) throw new UsageError('--agent ID is required');
+    const timeoutMs = integerFlag(values.timeout, 'timeout', 100, 60_000) ?? DEFAULT_TIMEOUT_MS;
+    const protocol = values.protocol ?? 'agent-pep';
+    if (protocol !== 'agent-pep' && protocol !== 'authzen') {
+      throw new UsageError('--protocol must be agent-pep or authzen');
+    }
+    const escalate = values.escalate ?? (host === 'codex' ? 'deny' : 'ask');
+    if (escalate !== 'ask' && escalate !== 'deny') throw new UsageError('--escalate must be ask or deny');
+    if (host === 'codex' && escalate === 'ask') {
+      throw new UsageError('--escalate ask is not possible with codex: its PreToolUse hook cannot ask');
+    }
+    let apiKey: string | undefined;
+    if (values['api-key-env'] !== undefined) {
+      apiKey = process.env[values['api-key-env']];
+      if (apiKey === undefined || apiKey === '') {
+        throw new UsageError(`--api-key-env: ${JSON.stringify(values['api-key-env'].slice(0, 60))} is not set`);
+      }
+    }
+    // The decision gets the deadline less a reserve for reading stdin and writing the answer.
+    const options: PepOptions = {
+      pdpUrl: values.pdp,
+      agentId: values.agent,
+      session: 'agent-pep-hook',
+      apiKey,
+      timeoutMs: Math.max(50, timeoutMs - Math.min(500, Math.floor(timeoutMs / 4))),
+      permits: false,
+    };
+    let pep: Pep;
+    try {
+      // `protocol` is passed only when asked for: a createPep without AuthZEN refuses the key.
+      pep = createPep(protocol === 'authzen' ? ({ ...options, protocol } as PepOptions) : options);
+    } catch (error) {
+      const option = (error as { option?: unknown }).option;
+      if (protocol === 'authzen' && option === 'protocol') {
+        throw new UsageError('--protocol authzen is not supported by this build');
+      }
+      const flag = option === 'pdpUrl' ? '--pdp' : option === 'agentId' ? '--agent' : 'an option';
+      throw new UsageError(`${flag}: ${error instanceof Error ? error.message.split('\n')[0] : 'invalid'}`);
+    }
+    return { host: host as HookHost, pep, timeoutMs, answer: { escalate } };
+  } catch (error) {
+    usageExit(COMMAND, error instanceof Error ? error.message : 'bad arguments');
+  }
+}
+
+/** Reads stdin whole, at most `maxBytes`; rejects on an error or on more bytes. */
+function readStdin(maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stdin = process.stdin;
+    stdin.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        stdin.pause();
+        reject(new HookEventError(`the hook event is larger than ${maxBytes} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stdin.once('end', () => resolve(Buffer.concat(chunks)));
+    stdin.once('error', (error) => reject(new HookEventError(`stdin could not be read (${systemReason(error)})`)));
+  });
+}
+
+function parseEvent(bytes: Buffer): unknown {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new HookEventError('the hook event is not valid UTF-8');
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new HookEventError(`the hook event is not JSON${jsonPosition(error)}`);
+  }
+}
+
+async function decide(pep: Pep, step: HookStep) {
+  const bound = pep.withSession(step.session);
+  switch (step.event) {
+    case 'PreToolUse':
+      return bound.authorizeAction(step.tool, step.args);
+    case 'PostToolUse':
+      return bound.checkContextEgress(step.content, { tool: step.tool });
+    default:
+      return bound.checkInput(step.content);
+  }
+}
+
+/** Runs the command: one event in, one answer out, then exits (0, or 2 when it failed closed). */
+export async function run(argv: string[]): Promise<void> {
+  const config = configure(argv);
+  const { host } = config;
+  let event: HookEventName | undefined;
+  let done = false;
+
+  const finish = (answer: HookAnswer): void => {
+    if (done) return;
+    done = true;
+    if (answer.stderr !== undefined) process.stderr.write(`${answer.stderr}\n`);
+    process.stdout.write(`${JSON.stringify(answer.stdout)}\n`, () => process.exit(answer.exitCode));
+  };
+  const fail = (error: unknown): void => {
+    const reason = error instanceof HookEventError ? error.message : 'internal error';
+    finish(failureAnswer(host, error instanceof HookEventError ? (error.event ?? event) : event, reason));
+  };
+
+  // Nothing of this process outlives the deadline: at it, a deny answer and exit 2.
+  const timer = setTimeout(() => fail(new HookEventError('the hook deadline passed')), config.timeoutMs);
+  process.once('uncaughtException', fail);
+  process.once('unhandledRejection', fail);
+  try {
+    const step = readHookEvent(parseEvent(await readStdin(MAX_EVENT_BYTES)));
+    event = step.event;
+    const decision = await decide(config.pep, step);
+    finish(answerFor(host, step, decision, config.answer));
+  } catch (error) {
+    fail(error);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The wire of `agent-pep hook claude-code|codex` (CONTRACT.md section 8): a host's hook event (stdin
+ * JSON) read into a step, and a decision turned into the host's answer (stdout JSON and exit code).
+ * Pure: no I/O, so every mapping is unit-testable.
+ *
+ * Codex reads the Claude Code wire, with differences this module relies on (read in
+ * openai/codex `codex-rs/hooks/src/engine/output_parser.rs`):
+ * - PreToolUse `permissionDecision: "ask"` is unsupported there and fails open (the tool runs), so a
+ *   Codex ESCALATE is always a deny; a bare `allow` (without `updatedInput`) is reported as a hook failure,
+ *   so a Codex ALLOW prints `{}`; `continue`, `stopReason` and `suppressOutput` are refused on PreToolUse.
+ * - PostToolUse cannot replace a tool's output (an `updatedMCPToolOutput` is refused and fails open), so a
+ *   Codex PostToolUse block also sets `continue: false`, which stops the turn.
+ * - exit 2 blocks only when stderr carries a reason, so every exit-2 answer writes one.
+ * @internal
+ */
+import type { PolicyDecision } from '../decision.js';
+import { toolMessage } from '../errors.js';
+
+/** The two hosts whose command hooks this answers. */
+export type HookHost = 'claude-code' | 'codex';
+
+/** The event kinds the hook answers; any other is refused (fail closed). */
+export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit'] as const;
+
+/** One of {@link HOOK_EVENTS}. */
+export type HookEventName = (typeof HOOK_EVENTS)[number];
+
+/** A hook event read from stdin, reduced to what the PEP sends. */
+export type HookStep =
+  | { event: 'PreToolUse'; session: string; tool: string; args: Record<string, unknown> }
+  | { event: 'PostToolUse'; session: string; tool: string; response: unknown; content: string }
+  | { event: 'UserPromptSubmit'; session: string; content: string };
+
+/** What the command prints and how it exits. */
+export interface HookAnswer {
+  /** The JSON object printed on stdout. */
+  stdout: Record<string, unknown>;
+  /** A line for stderr (the reason a host reads on exit 2), or undefined. */
+  stderr: string | undefined;
+  /** 0 for a policy answer, 2 for a failure of the hook itself (both hosts block on exit 2 with a stderr reason). */
+  exitCode: 0 | 2;
+}
+
+/** A hook event that cannot be answered; the message names the problem, never the content. */
+export class HookEventError extends Error {
+  override readonly name = 'HookEventError';
+  /** The event kind, when it was read before the problem. */
+  readonly event: HookEventName | undefined;
+  constructor(message: string, event?: HookEventName) {
+    super(message);
+    this.event = event;
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function nonEmptyString(v: unknown): v is string {
+  return typeof v === 'string' && v.length > 0;
+}
+
+/** A tool result as the text checked at `context_egress`: a string as is, anything else as JSON. */
+export function responseText(response: unknown): string {
+  if (typeof response === 'string') return response;
+  const json = JSON.stringify(response);
+  return json === undefined ? '' : json;
+}
+
+/**
+ * Reads one parsed hook event.
+ * @throws HookEventError for an unknown event kind, a missing `session_id`, or fields of the wrong type
+ */
+export function readHookEvent(value: unknown): HookStep {
+  if (!isPlainObject(value)) throw new HookEventError('the hook event is not a JSON object');
+  const name = value.hook_event_name;
+  if (typeof name !== 'string' || !(HOOK_EVENTS as readonly string[]).includes(name)) {
+    throw new HookEventError('unknown hook event kind');
+  }
+  const event = name as HookEventName;
+  const session = value.session_id;
+  if (!nonEmptyString(session)) throw new HookEventError('the hook event has no session_id', event);
+  switch (event) {
+    case 'PreToolUse': {
+      if (!nonEmptyString(value.tool_name)) throw new HookEventError('PreToolUse without tool_name', event);
+      if (!isPlainObject(value.tool_input)) throw new HookEventError('PreToolUse tool_input is not an object', event);
+      return { event, session, tool: value.tool_name, args: value.tool_input };
+    }
+    case 'PostToolUse': {
+      if (!nonEmptyString(value.tool_name)) throw new HookEventError('PostToolUse without tool_name', event);
+      if (!Object.hasOwn(value, 'tool_response')) throw new HookEventError('PostToolUse without tool_response', event);
+      const response = value.tool_response;
+      return { event, session, tool: value.tool_name, response, content: responseText(response) };
+    }
+    default: {
+      if (typeof value.prompt !== 'string') throw new HookEventError('UserPromptSubmit prompt is not a string', event);
+      return { event, session, content: value.prompt };
+    }
+  }
+}
+
+/** The text a model sees in place of a withheld tool result: every string leaf replaced, the shape kept. */
+function withheld(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return '[withheld by policy]';
+  if (depth > 64 || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((v) => withheld(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withheld(v, depth + 1)]));
+}
+
+function preToolUse(
+  host: HookHost,
+  decision: 'allow' | 'deny' | 'ask',
+  reason?: string,
+  updatedInput?: Record<string, unknown>,
+): Record<string, unknown> {
+  if (host === 'codex' && decision === 'allow' && updatedInput === undefined) return {};
+  const out: Record<string, unknown> = { hookEventName: 'PreToolUse', permissionDecision: decision };
+  if (reason !== undefined) out.permissionDecisionReason = reason;
+  if (updatedInput !== undefined) out.updatedInput = updatedInput;
+  return { hookSpecificOutput: out };
+}
+
+/** A block of a text event (`UserPromptSubmit`, `PostToolUse`) in the host's form. */
+function textBlock(host: HookHost, event: 'PostToolUse' | 'UserPromptSubmit', reason: string, response?: unknown) {
+  const out: Record<string, unknown> = { decision: 'block', reason };
+  if (host === 'codex') {
+    // Codex cannot withhold a tool's output: stop the turn so the model is not called with it.
+    if (event === 'PostToolUse') Object.assign(out, { continue: false, stopReason: reason });
+    return out;
+  }
+  if (event === 'UserPromptSubmit') {
+    out.hookSpecificOutput = { hookEventName: 'UserPromptSubmit', suppressOriginalPrompt: true };
+  } else {
+    out.hookSpecificOutput = { hookEventName: 'PostToolUse', updatedToolOutput: withheld(response) };
+  }
+  return out;
+}
+
+/** Options of {@link answerFor}. */
+export interface AnswerOptions {
+  /** What ESCALATE becomes: `ask` (the host's own prompt is the approval) or `deny` with the held text. */
+  escalate: 'ask' | 'deny';
+}
+
+/**
+ * The host's answer to a decision on a step. A synthesized BLOCK (the PEP failed closed) exits 2.
+ * WARN on PreToolUse allows with `updatedInput` = `transformedArgs`; WARN on PostToolUse replaces the
+ * output on Claude Code (a string as is; an object only when the transformed text is JSON of one, else
+ * a block) and blocks on Codex; WARN on UserPromptSubmit blocks (neither host can rewrite a prompt).
+ */
+export function answerFor(host: HookHost, step: HookStep, decision: PolicyDecision, opts: AnswerOptions): HookAnswer {
+  const failed = decision.synthesized !== undefined;
+  const ok = (stdout: Record<string, unknown>): HookAnswer => ({ stdout, stderr: undefined, exitCode: 0 });
+  const stop = (stdout: Record<string, unknown>, message: string): HookAnswer =>
+    failed ? { stdout, stderr: message, exitCode: 2 } : ok(stdout);
+
+  if (step.event === 'PreToolUse') {
+    const message = toolMessage(decision, step.tool);
+    switch (decision.verdict) {
+      case 'ALLOW':
+        return ok(preToolUse(host, 'allow'));
+      case 'WARN':
+        return ok(preToolUse(host, 'allow', undefined, decision.transformedArgs ?? step.args));
+      case 'ESCALATE':
+        return ok(preToolUse(host, host === 'codex' || opts.escalate === 'deny' ? 'deny' : 'ask', message));
+      default:
+        return stop(preToolUse(host, 'deny', message), message);
+    }
+  }
+  if (decision.verdict === 'ALLOW') return ok({});
+  if (decision.verdict === 'WARN' && step.event === 'PostToolUse' && host === 'claude-code') {
+    const replaced = replacedOutput(step.response, decision.transformedContent);
+    if (replaced.ok)
+      return ok({ hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: replaced.value } });
+  }
+  const message = toolMessage(decision);
+  const reason = step.event === 'PostToolUse' ? `${message} (tool '${step.tool}')` : message;
+  return stop(textBlock(host, step.event, reason, step.event === 'PostToolUse' ? step.response : undefined), reason);
+}
+
+/** The transformed text as a tool output of the original's shape, or not ok. */
+function replacedOutput(
+  original: unknown,
+  transformed: string | undefined,
+): { ok: true; value: unknown } | { ok: false } {
+  if (transformed === undefined) return { ok: false };
+  if (typeof original === 'string') return { ok: true, value: transformed };
+  try {
+    const value = JSON.parse(transformed) as unknown;
+    const sameKind = Array.isArray(original) === Array.isArray(value) && typeof value === typeof original;
+    return sameKind && value !== null ? { ok: true, value } : { ok: false };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * The answer when the hook itself fails (bad stdin, unknown event, its own deadline, an exception):
+ * a deny in the event's form when the kind is known, else a generic block, and exit 2 with the reason on stderr.
+ */
+export function failureAnswer(host: HookHost, event: HookEventName | undefined, reason: string): HookAnswer {
+  const message = `ERROR: agent-pep hook failed closed: ${reason}`;
+  let stdout: Record<string, unknown>;
+  if (event === 'PreToolUse') stdout = preToolUse(host, 'deny', message);
+  else if (event === 'PostToolUse' || event === 'UserPromptSubmit') stdout = textBlock(host, event, message);
+  else stdout = { decision: 'block', reason: message };
+  return { stdout, stderr: message, exitCode: 2 };
+}

@@ -1,0 +1,444 @@
+// Runs the built bin (`npm run build` first; npm test does) as Claude Code and Codex run a command hook:
+// one recorded event on stdin, the answer on stdout, against a real dev PDP on 127.0.0.1.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { query } from '@anthropic-ai/claude-agent-sdk';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { type AnthropicStub, startAnthropicStub } from '../../support/anthropic-stub.js';
+import { ROOT } from '../../support/processes.js';
+
+const cli = join(ROOT, 'dist', 'cli', 'main.js');
+const policy = JSON.parse(readFileSync(join(ROOT, 'examples/claude-code-hook/policy.json'), 'utf8')) as object;
+
+type Json = Record<string, unknown>;
+function fixture(name: string): Json {
+  return JSON.parse(readFileSync(join(ROOT, 'test/fixtures/hooks', `${name}.json`), 'utf8')) as Json;
+}
+function withInput(event: Json, command: string): Json {
+  return { ...event, tool_input: { ...(event.tool_input as Json), command } };
+}
+
+interface HookRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  json: Json;
+}
+
+/** Spawns `agent-pep hook ...`; `stdin` undefined leaves stdin open (a host that never finishes writing). */
+function hook(args: string[], stdin: string | Buffer | undefined, env: Record<string, string> = {}): Promise<HookRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, 'hook', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(killer);
+      let json: Json = {};
+      try {
+        json = stdout.trim() === '' ? {} : (JSON.parse(stdout) as Json);
+      } catch {
+        json = { unparsable: stdout };
+      }
+      resolve({ code, stdout, stderr, json });
+    });
+    child.stdin.on('error', () => undefined);
+    if (stdin !== undefined) child.stdin.end(stdin);
+  });
+}
+
+function pre(run: HookRun): Json {
+  return run.json.hookSpecificOutput as Json;
+}
+
+let pdp: DevPdp;
+let keyed: DevPdp;
+let closedPort: number;
+let hung: Server;
+let hungUrl: string;
+const hungSockets = new Set<Socket>();
+
+beforeAll(async () => {
+  pdp = await startDevPdp({ policy, port: 0, log: false });
+  keyed = await startDevPdp({ policy, port: 0, log: false, apiKey: 'hook-test-key' });
+  // A port that nothing listens on: bind one, note it, close it.
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  closedPort = (probe.address() as { port: number }).port;
+  await new Promise<void>((r) => probe.close(() => r()));
+  // A PDP that accepts connections and never answers.
+  hung = createServer((socket) => {
+    hungSockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.once('close', () => hungSockets.delete(socket));
+  });
+  await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
+  hungUrl = `http://127.0.0.1:${(hung.address() as { port: number }).port}`;
+});
+afterAll(async () => {
+  await pdp?.close();
+  await keyed?.close();
+  for (const socket of hungSockets) socket.destroy();
+  await new Promise<void>((r) => (hung ? hung.close(() => r()) : r()));
+});
+
+const base = () => ['--pdp', pdp.url, '--agent', 'coder'];
+
+describe.each(['claude-code', 'codex'] as const)('%s PreToolUse is the action stage', (host) => {
+  const event = () => fixture(`${host}-pre-tool-use-bash`);
+
+  test('ALLOW lets the tool run: allow (Claude Code) or an empty answer (Codex), exit 0', async () => {
+    const r = await hook([host, ...base()], JSON.stringify(withInput(event(), 'ls -la')));
+    expect(r.code).toBe(0);
+    if (host === 'codex') expect(r.json).toEqual({});
+    else expect(pre(r)).toEqual({ hookEventName: 'PreToolUse', permissionDecision: 'allow' });
+  });
+
+  test('BLOCK is a deny with the toolMessage, exit 0', async () => {
+    const r = await hook([host, ...base()], JSON.stringify(event()));
+    expect(r.code).toBe(0);
+    expect(pre(r)).toEqual({
+      hookEventName: 'PreToolUse',
+      permissionDecision: 'deny',
+      permissionDecisionReason: "ERROR: Tool 'Bash' denied by policy: recursive deletes are not allowed",
+    });
+  });
+
+  test('WARN allows with updatedInput = transformedArgs', async () => {
+    const r = await hook([host, ...base()], JSON.stringify(withInput(event(), 'npm install')));
+    expect(r.code).toBe(0);
+    expect(pre(r).permissionDecision).toBe('allow');
+    expect((pre(r).updatedInput as Json).command).toBe('npm ci');
+  });
+
+  test('the session is the event session_id, and the PDP saw the action', async () => {
+    const e = withInput(event(), 'echo session');
+    await hook([host, ...base()], JSON.stringify(e));
+    const last = pdp.evidence().at(-1);
+    expect(last).toMatchObject({ session: e.session_id, stage: 'action', tool: 'bash', agentId: 'coder' });
+  });
+});
+
+describe('ESCALATE', () => {
+  const push = (host: string) =>
+    JSON.stringify(withInput(fixture(`${host}-pre-tool-use-bash`), 'git push origin main'));
+  const held = "ERROR: Tool 'Bash' is held for human review: pushes need review";
+
+  test('Claude Code answers ask, so the host prompt is the approval', async () => {
+    const r = await hook(['claude-code', ...base()], push('claude-code'));
+    expect(r.code).toBe(0);
+    expect(pre(r)).toEqual({ hookEventName: 'PreToolUse', permissionDecision: 'ask', permissionDecisionReason: held });
+  });
+
+  test('--escalate deny makes it a deny with the held text', async () => {
+    const r = await hook(['claude-code', ...base(), '--escalate', 'deny'], push('claude-code'));
+    expect(r.code).toBe(0);
+    expect(pre(r)).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: held });
+  });
+
+  test('Codex cannot ask (an ask would fail open there): a deny with the held text', async () => {
+    const r = await hook(['codex', ...base()], push('codex'));
+    expect(r.code).toBe(0);
+    expect(pre(r)).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: held });
+    const usage = await hook(['codex', ...base(), '--escalate', 'ask'], push('codex'));
+    expect(usage.code).toBe(2);
+  });
+});
+
+describe.each(['claude-code', 'codex'] as const)('%s UserPromptSubmit is the input stage', (host) => {
+  test('BLOCK blocks the prompt', async () => {
+    const r = await hook([host, ...base()], JSON.stringify(fixture(`${host}-user-prompt-submit`)));
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ decision: 'block', reason: 'ERROR: input blocked by policy: prompt injection' });
+    if (host === 'claude-code') expect(r.json.hookSpecificOutput).toMatchObject({ suppressOriginalPrompt: true });
+    else expect(r.json.hookSpecificOutput).toBeUndefined();
+  });
+
+  test('ALLOW answers nothing to do', async () => {
+    const e = { ...fixture(`${host}-user-prompt-submit`), prompt: 'Where is the build script?' };
+    const r = await hook([host, ...base()], JSON.stringify(e));
+    expect(r.code).toBe(0);
+    expect(r.json).toEqual({});
+  });
+});
+
+describe.each(['claude-code', 'codex'] as const)('%s PostToolUse is the context_egress stage', (host) => {
+  test('BLOCK blocks the result and never repeats it', async () => {
+    const r = await hook([host, ...base()], JSON.stringify(fixture(`${host}-post-tool-use-bash`)));
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ decision: 'block' });
+    expect(r.json.reason).toBe(
+      "ERROR: context_egress blocked by policy: a live API key is in the tool output (tool 'Bash')",
+    );
+    expect(r.stdout).not.toContain('sk_live_');
+    if (host === 'claude-code') {
+      expect(r.json.hookSpecificOutput).toEqual({
+        hookEventName: 'PostToolUse',
+        updatedToolOutput: {
+          stdout: '[withheld by policy]',
+          stderr: '[withheld by policy]',
+          interrupted: false,
+          isImage: false,
+        },
+      });
+    } else {
+      // Codex cannot replace a tool output: the turn is stopped.
+      expect(r.json).toMatchObject({ continue: false });
+    }
+    expect(pdp.evidence().at(-1)).toMatchObject({ stage: 'context_egress', tool: 'bash' });
+  });
+
+  test('WARN replaces the output on Claude Code (same shape) and blocks on Codex', async () => {
+    const e = fixture(`${host}-post-tool-use-bash`);
+    const phone = 'call 555-123-4567';
+    e.tool_response = host === 'claude-code' ? { ...(e.tool_response as Json), stdout: phone } : phone;
+    const r = await hook([host, ...base()], JSON.stringify(e));
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('555-123-4567');
+    if (host === 'claude-code') {
+      expect(r.json.hookSpecificOutput).toEqual({
+        hookEventName: 'PostToolUse',
+        updatedToolOutput: { stdout: 'call [phone]', stderr: '', interrupted: false, isImage: false },
+      });
+    } else {
+      expect(r.json).toMatchObject({ decision: 'block', continue: false });
+    }
+  });
+});
+
+describe('fails closed on its own errors: a deny answer, the reason on stderr, exit 2', () => {
+  const event = JSON.stringify(fixture('claude-code-pre-tool-use-bash'));
+
+  test.each(['claude-code', 'codex'] as const)('%s: PDP down', async (host) => {
+    const r = await hook(
+      [host, '--pdp', `http://127.0.0.1:${closedPort}`, '--agent', 'coder'],
+      JSON.stringify(withInput(fixture(`${host}-pre-tool-use-bash`), 'ls')),
+    );
+    expect(r.code).toBe(2);
+    expect(pre(r)).toMatchObject({ permissionDecision: 'deny' });
+    expect(pre(r).permissionDecisionReason).toBe(
+      "ERROR: Tool 'Bash' was not run: the policy check failed (pdp_unreachable)",
+    );
+    expect(r.stderr).toContain('pdp_unreachable');
+  });
+
+  test('PDP hung: the decision deadline fires well within --timeout', async () => {
+    const started = Date.now();
+    const r = await hook(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '1500'], event);
+    expect(r.code).toBe(2);
+    expect(pre(r).permissionDecisionReason).toBe(
+      "ERROR: Tool 'Bash' was not run: the policy check failed (pdp_timeout)",
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  test('the dev PDP hanging (fault) gives the same', async () => {
+    pdp.setFault({ kind: 'hang' });
+    try {
+      const r = await hook(
+        ['codex', ...base(), '--timeout', '1000'],
+        JSON.stringify(fixture('codex-pre-tool-use-bash')),
+      );
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('pdp_timeout');
+    } finally {
+      pdp.setFault(null);
+    }
+  });
+
+  test('stdin that never ends: the hook deadline answers deny', async () => {
+    const started = Date.now();
+    const r = await hook(['claude-code', ...base(), '--timeout', '800'], undefined);
+    expect(r.code).toBe(2);
+    expect(r.json).toEqual({
+      decision: 'block',
+      reason: 'ERROR: agent-pep hook failed closed: the hook deadline passed',
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  test.each([
+    ['malformed JSON', '{"hook_event_name": "PreToolUse", ', 'the hook event is not JSON at position 34'],
+    ['not an object', '[1, 2]', 'the hook event is not a JSON object'],
+    ['empty stdin', '', 'the hook event is not JSON'],
+    ['unknown event kind', JSON.stringify(fixture('claude-code-stop')), 'unknown hook event kind'],
+  ])('%s', async (_name, stdin, reason) => {
+    const r = await hook(['claude-code', ...base()], stdin);
+    expect(r.code).toBe(2);
+    expect(r.json).toEqual({ decision: 'block', reason: `ERROR: agent-pep hook failed closed: ${reason}` });
+    expect(r.stderr.trim()).toBe(`ERROR: agent-pep hook failed closed: ${reason}`);
+  });
+
+  test('invalid UTF-8 on stdin', async () => {
+    const r = await hook(['codex', ...base()], Buffer.from([0x7b, 0xff, 0xfe, 0x7d]));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('not valid UTF-8');
+  });
+
+  test('a PreToolUse event without session_id or with a non-object tool_input is a deny of that kind', async () => {
+    const e = fixture('claude-code-pre-tool-use-bash');
+    delete e.session_id;
+    const r = await hook(['claude-code', ...base()], JSON.stringify(e));
+    expect(r.code).toBe(2);
+    expect(pre(r)).toMatchObject({ permissionDecision: 'deny' });
+    const r2 = await hook(
+      ['codex', ...base()],
+      JSON.stringify({ ...fixture('codex-pre-tool-use-bash'), tool_input: 'rm' }),
+    );
+    expect(r2.code).toBe(2);
+    expect(pre(r2)).toMatchObject({ permissionDecision: 'deny' });
+  });
+
+  test('stdin larger than the cap is refused without reading it all', async () => {
+    const big = JSON.stringify({ ...fixture('claude-code-user-prompt-submit'), prompt: 'x'.repeat(5 * 1024 * 1024) });
+    const before = pdp.evidence().length;
+    const r = await hook(['claude-code', ...base()], big);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('larger than');
+    expect(pdp.evidence().length).toBe(before); // the PDP was never asked
+  });
+});
+
+describe('options', () => {
+  const event = JSON.stringify(withInput(fixture('claude-code-pre-tool-use-bash'), 'ls'));
+
+  test('--api-key-env sends the key from the environment', async () => {
+    const args = ['claude-code', '--pdp', keyed.url, '--agent', 'coder', '--api-key-env', 'HOOK_TEST_KEY'];
+    const ok = await hook(args, event, { HOOK_TEST_KEY: 'hook-test-key' });
+    expect(ok.code).toBe(0);
+    expect(pre(ok).permissionDecision).toBe('allow');
+    const wrong = await hook(args, event, { HOOK_TEST_KEY: 'not-the-key' });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('pdp_status');
+    const unset = await hook(args, event, { HOOK_TEST_KEY: '' });
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain('--api-key-env');
+  });
+
+  test.each([
+    [['claude-code', '--agent', 'coder'], '--pdp URL is required'],
+    [['claude-code', '--pdp', 'http://127.0.0.1:1'], '--agent ID is required'],
+    [['cursor', '--pdp', 'http://127.0.0.1:1', '--agent', 'a'], 'unknown host'],
+    [[], 'a host is required'],
+    [['claude-code', '--pdp', 'ftp://x', '--agent', 'a'], '--pdp'],
+    [['claude-code', '--pdp', 'http://127.0.0.1:1', '--agent', 'a', '--timeout', '0'], '--timeout'],
+    [['claude-code', '--pdp', 'http://127.0.0.1:1', '--agent', 'a', '--protocol', 'grpc'], '--protocol'],
+    [['claude-code', '--pdp', 'http://127.0.0.1:1', '--agent', 'a', '--escalate', 'maybe'], '--escalate'],
+    [['claude-code', '--pdp', 'http://127.0.0.1:1', '--agent', 'a', '--bogus'], 'bogus'],
+  ])('a usage error exits 2 with one line naming it: %j', async (args, named) => {
+    const r = await hook(args, event);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0]).toContain(named);
+    expect(r.stdout).toBe('');
+  });
+
+  test('--help prints the usage and exits 0', async () => {
+    const r = await hook(['--help'], '');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: agent-pep hook claude-code|codex');
+  });
+});
+
+// The Claude Code binary the Agent SDK ships runs the command hook from its settings, offline: a local
+// stub of the Messages API proposes one Bash command; what the model is sent back is recorded.
+describe('the Claude Code binary runs the command hook', () => {
+  let dir: string;
+  let home: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'agent-pep-hook-'));
+    home = mkdtempSync(join(tmpdir(), 'agent-pep-hook-home-'));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  async function runClaude(
+    command: string,
+    pdpUrl: string,
+    hookCommand = `"${process.execPath}" "${cli}" hook claude-code --pdp ${pdpUrl} --agent coder --timeout 3000`,
+    onFailure: 'block' | undefined = 'block',
+  ): Promise<AnthropicStub> {
+    const stub = await startAnthropicStub({ name: 'Bash', input: { command, description: 'test command' } });
+    const hooks = [
+      { type: 'command' as const, command: hookCommand, timeout: 10, ...(onFailure ? { onFailure } : {}) },
+    ];
+    try {
+      for await (const _ of query({
+        prompt: 'run the command',
+        options: {
+          cwd: dir,
+          settingSources: [],
+          maxTurns: 3,
+          allowedTools: ['Bash'],
+          settings: { hooks: { PreToolUse: [{ matcher: '*', hooks }], PostToolUse: [{ matcher: '*', hooks }] } },
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: home,
+            ANTHROPIC_BASE_URL: stub.url,
+            ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+            DISABLE_TELEMETRY: '1',
+            DISABLE_AUTOUPDATER: '1',
+          },
+        },
+      })) {
+        // drain
+      }
+    } finally {
+      await stub.close();
+    }
+    return stub;
+  }
+
+  test('a PreToolUse deny: the command never runs and the model sees the toolMessage', async () => {
+    const victim = join(dir, 'victim');
+    mkdirSync(victim);
+    const stub = await runClaude(`rm -rf ${victim}`, pdp.url);
+    expect(existsSync(victim)).toBe(true);
+    expect(stub.toolResults().join('\n')).toContain('denied by policy: recursive deletes are not allowed');
+  }, 90_000);
+
+  test('the PDP down: exit 2 blocks the call', async () => {
+    const marker = join(dir, 'marker-down');
+    const stub = await runClaude(`touch ${marker}`, `http://127.0.0.1:${closedPort}`);
+    expect(existsSync(marker)).toBe(false);
+    expect(stub.toolResults().join('\n')).toContain('pdp_unreachable');
+  }, 90_000);
+
+  test('an allowed command runs (the checks above can fail)', async () => {
+    const marker = join(dir, 'marker-ok');
+    await runClaude(`touch ${marker}`, pdp.url);
+    expect(existsSync(marker)).toBe(true);
+  }, 90_000);
+
+  test('a PostToolUse block: the key in the output is never sent to the model', async () => {
+    const stub = await runClaude('echo STRIPE_KEY=sk_live_abc123', pdp.url);
+    expect(stub.calls()).toBeGreaterThanOrEqual(2);
+    expect(stub.toolResults().length).toBeGreaterThan(0);
+    expect(stub.toolResults().join('\n')).toContain('[withheld by policy]');
+    expect(stub.toolResults().join('\n')).not.toContain('sk_live_abc123');
+  }, 90_000);
+
+  test('a hook that cannot answer (exit 1) under onFailure: "block" (the README settings) blocks the call', async () => {
+    const marker = join(dir, 'marker-crash');
+    const stub = await runClaude(`touch ${marker}`, pdp.url, 'exit 1', 'block');
+    expect(existsSync(marker)).toBe(false);
+    expect(stub.toolResults().join('\n')).toContain('onFailure');
+  }, 90_000);
+});

@@ -1,0 +1,180 @@
+import { describe, expect, test } from 'vitest';
+import { type PolicyDecision, synthesizeBlock } from '../../../src/decision.js';
+import {
+  answerFor,
+  failureAnswer,
+  HookEventError,
+  type HookStep,
+  readHookEvent,
+  responseText,
+} from '../../../src/hooks/wire.js';
+
+const pre: HookStep = { event: 'PreToolUse', session: 's', tool: 'Bash', args: { command: 'ls' } };
+const post: HookStep = {
+  event: 'PostToolUse',
+  session: 's',
+  tool: 'Bash',
+  response: { stdout: 'a 555-123-4567', stderr: '' },
+  content: '{"stdout":"a 555-123-4567","stderr":""}',
+};
+const prompt: HookStep = { event: 'UserPromptSubmit', session: 's', content: 'hi' };
+const d = (verdict: PolicyDecision['verdict'], extra: Partial<PolicyDecision> = {}): PolicyDecision => ({
+  verdict,
+  stage: 'action',
+  requestId: 'r',
+  reason: 'because',
+  ...extra,
+});
+const ask = { escalate: 'ask' } as const;
+
+describe('readHookEvent', () => {
+  test('reads the three event kinds into steps', () => {
+    expect(
+      readHookEvent({ hook_event_name: 'PreToolUse', session_id: 's', tool_name: 'Bash', tool_input: {} }),
+    ).toEqual({
+      event: 'PreToolUse',
+      session: 's',
+      tool: 'Bash',
+      args: {},
+    });
+    expect(readHookEvent({ hook_event_name: 'UserPromptSubmit', session_id: 's', prompt: 'p' })).toEqual({
+      event: 'UserPromptSubmit',
+      session: 's',
+      content: 'p',
+    });
+    const step = readHookEvent({
+      hook_event_name: 'PostToolUse',
+      session_id: 's',
+      tool_name: 'T',
+      tool_response: 'out',
+    });
+    expect(step).toMatchObject({ event: 'PostToolUse', content: 'out' });
+  });
+
+  test.each([
+    [null, undefined],
+    [{ hook_event_name: 'Stop', session_id: 's' }, undefined],
+    [{ hook_event_name: 'toString', session_id: 's' }, undefined],
+    [{ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: {} }, 'PreToolUse'],
+    [{ hook_event_name: 'PreToolUse', session_id: 's', tool_name: '', tool_input: {} }, 'PreToolUse'],
+    [{ hook_event_name: 'PreToolUse', session_id: 's', tool_name: 'Bash', tool_input: [] }, 'PreToolUse'],
+    [{ hook_event_name: 'PostToolUse', session_id: 's', tool_name: 'Bash' }, 'PostToolUse'],
+    [{ hook_event_name: 'UserPromptSubmit', session_id: 's', prompt: 1 }, 'UserPromptSubmit'],
+  ])('refuses %j, naming the event kind when it was read', (value, event) => {
+    try {
+      readHookEvent(value);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(HookEventError);
+      expect((err as HookEventError).event).toBe(event);
+    }
+  });
+
+  test('a tool result is checked as text: a string as is, anything else as JSON', () => {
+    expect(responseText('x')).toBe('x');
+    expect(responseText({ a: 1 })).toBe('{"a":1}');
+    expect(responseText(undefined)).toBe('');
+  });
+});
+
+describe('answerFor: PreToolUse', () => {
+  test('ALLOW: allow on Claude Code, {} on Codex (a bare allow is a hook failure there)', () => {
+    expect(answerFor('claude-code', pre, d('ALLOW'), ask)).toEqual({
+      stdout: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } },
+      stderr: undefined,
+      exitCode: 0,
+    });
+    expect(answerFor('codex', pre, d('ALLOW'), ask).stdout).toEqual({});
+  });
+
+  test('WARN: allow with updatedInput = transformedArgs on both hosts', () => {
+    for (const host of ['claude-code', 'codex'] as const) {
+      const a = answerFor(host, pre, d('WARN', { transformedArgs: { command: 'ls -l' } }), ask);
+      expect(a.stdout.hookSpecificOutput).toEqual({
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'allow',
+        updatedInput: { command: 'ls -l' },
+      });
+    }
+  });
+
+  test('ESCALATE: ask on Claude Code, deny with --escalate deny and always on Codex', () => {
+    const held = "ERROR: Tool 'Bash' is held for human review: because";
+    const spec = (a: ReturnType<typeof answerFor>) => a.stdout.hookSpecificOutput;
+    expect(spec(answerFor('claude-code', pre, d('ESCALATE'), ask))).toMatchObject({
+      permissionDecision: 'ask',
+      permissionDecisionReason: held,
+    });
+    expect(spec(answerFor('claude-code', pre, d('ESCALATE'), { escalate: 'deny' }))).toMatchObject({
+      permissionDecision: 'deny',
+    });
+    expect(spec(answerFor('codex', pre, d('ESCALATE'), ask))).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: held,
+    });
+  });
+
+  test('a PDP BLOCK exits 0; a synthesized BLOCK exits 2 with the reason on stderr', () => {
+    expect(answerFor('codex', pre, d('BLOCK'), ask).exitCode).toBe(0);
+    const failed = answerFor('codex', pre, synthesizeBlock('action', 'r', 'pdp_timeout', 'x', 1), ask);
+    expect(failed.exitCode).toBe(2);
+    expect(failed.stderr).toBe("ERROR: Tool 'Bash' was not run: the policy check failed (pdp_timeout)");
+    expect(failed.stdout.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+    // Codex refuses these on PreToolUse (and would then fail open).
+    expect(failed.stdout).not.toHaveProperty('continue');
+    expect(failed.stdout).not.toHaveProperty('stopReason');
+  });
+});
+
+describe('answerFor: text events', () => {
+  test('ALLOW answers {}', () => {
+    expect(answerFor('claude-code', prompt, d('ALLOW', { stage: 'input' }), ask).stdout).toEqual({});
+    expect(answerFor('codex', post, d('ALLOW', { stage: 'context_egress' }), ask).stdout).toEqual({});
+  });
+
+  test('a prompt cannot be rewritten: WARN blocks it', () => {
+    const a = answerFor('claude-code', prompt, d('WARN', { stage: 'input', transformedContent: 'x' }), ask);
+    expect(a.stdout).toMatchObject({ decision: 'block' });
+  });
+
+  test('PostToolUse WARN replaces the output in its own shape on Claude Code, blocks on Codex', () => {
+    const transformedContent = '{"stdout":"a [phone]","stderr":""}';
+    const warn = d('WARN', { stage: 'context_egress', transformedContent });
+    expect(answerFor('claude-code', post, warn, ask).stdout).toEqual({
+      hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: { stdout: 'a [phone]', stderr: '' } },
+    });
+    expect(answerFor('codex', post, warn, ask).stdout).toMatchObject({ decision: 'block', continue: false });
+    // A transformed text that is no longer JSON of the output's shape is a block, never the original.
+    const broken = d('WARN', { stage: 'context_egress', transformedContent: '{"stdout": [phone' });
+    expect(answerFor('claude-code', post, broken, ask).stdout).toMatchObject({ decision: 'block' });
+  });
+
+  test('PostToolUse BLOCK withholds every string of the output on Claude Code', () => {
+    const a = answerFor('claude-code', post, d('BLOCK', { stage: 'context_egress' }), ask);
+    expect(a.stdout).toEqual({
+      decision: 'block',
+      reason: "ERROR: context_egress blocked by policy: because (tool 'Bash')",
+      hookSpecificOutput: {
+        hookEventName: 'PostToolUse',
+        updatedToolOutput: { stdout: '[withheld by policy]', stderr: '[withheld by policy]' },
+      },
+    });
+  });
+});
+
+describe('failureAnswer', () => {
+  test('a deny in the event form when its kind is known, else a generic block; always exit 2 with stderr', () => {
+    const a = failureAnswer('claude-code', 'PreToolUse', 'the hook deadline passed');
+    expect(a.exitCode).toBe(2);
+    expect(a.stderr).toBe('ERROR: agent-pep hook failed closed: the hook deadline passed');
+    expect(a.stdout.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+    expect(failureAnswer('codex', undefined, 'x').stdout).toEqual({
+      decision: 'block',
+      reason: 'ERROR: agent-pep hook failed closed: x',
+    });
+    expect(failureAnswer('codex', 'UserPromptSubmit', 'x').stdout).toEqual({
+      decision: 'block',
+      reason: 'ERROR: agent-pep hook failed closed: x',
+    });
+  });
+});
