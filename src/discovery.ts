@@ -1,6 +1,7 @@
 /**
  * Where AuthZEN evaluations go: the paths under `pdpUrl`, or, with `discover: true`, the endpoints of
- * the PDP's discovery document (AuthZEN 1.0 section 9), fetched once, within the deadline of the first
+ * the PDP's discovery document (AuthZEN 1.0 section 9; for a `pdpUrl` with a path, the tenant form
+ * `/.well-known/authzen-configuration/{path}`, then `{path}/.well-known/authzen-configuration`), fetched once, within the deadline of the first
  * decision that needs it. A document for another `policy_decision_point` is discarded for good: every
  * decision is then a synthesized BLOCK `pdp_unreachable` (CONTRACT.md section 9).
  * @internal
@@ -13,6 +14,7 @@ import {
   type Endpoints,
   parseConfiguration,
 } from './protocol/authzen.js';
+import type { HttpResponse } from './transport/http.js';
 
 /** Resolves the endpoints for one decision, within its deadline. Never rejects. */
 export type EndpointSource = (deadlineAt: number) => Promise<Exchanged<Endpoints>>;
@@ -25,7 +27,7 @@ export function fixedEndpoints(base: string): EndpointSource {
 }
 
 /**
- * The endpoints of the discovery document at `{pdpUrl}/.well-known/authzen-configuration`. A failed
+ * The endpoints of the discovery document of `pdpUrl`. A failed
  * fetch fails the decisions waiting on it with its code and is tried again by the next decision; a
  * document that is discarded stays discarded.
  */
@@ -45,23 +47,29 @@ export function discoveredEndpoints(
     message: `AuthZEN discovery document discarded: ${discarded}`,
     attempts: 0,
   });
+  const read = (res: HttpResponse): Endpoints | DiscardedConfiguration => {
+    try {
+      return parseConfiguration(res.body, pdp);
+    } catch (err) {
+      if (err instanceof DiscardedConfiguration) return err;
+      throw err;
+    }
+  };
+  const get = (path: string, deadlineAt: number) =>
+    exchange(ctx, undefined, { path, headers: getHeaders, body: () => undefined }, deadlineAt, read);
+  // AuthZEN 1.0 section 9 (as RFC 8414): the well-known path goes between the host and the path of
+  // pdpUrl; a PDP that serves it under its path instead (Keycloak: /realms/{realm}/.well-known/...) is
+  // asked there after a 404.
+  const fetchDocument = async (deadlineAt: number) => {
+    if (base === '') return get(AUTHZEN_PATHS.configuration, deadlineAt);
+    const first = await get(`${AUTHZEN_PATHS.configuration}${base}`, deadlineAt);
+    if (first.ok || first.status !== 404) return first;
+    return get(`${base}${AUTHZEN_PATHS.configuration}`, deadlineAt);
+  };
   return async (deadlineAt) => {
     if (discarded !== undefined) return refused();
     if (known !== undefined) return { ok: true, value: known, attempts: 0 };
-    pending ??= exchange(
-      ctx,
-      undefined,
-      { path: `${base}${AUTHZEN_PATHS.configuration}`, headers: getHeaders, body: () => undefined },
-      deadlineAt,
-      (res) => {
-        try {
-          return parseConfiguration(res.body, pdp);
-        } catch (err) {
-          if (err instanceof DiscardedConfiguration) return err;
-          throw err;
-        }
-      },
-    ).then((r) => {
+    pending ??= fetchDocument(deadlineAt).then((r) => {
       pending = undefined;
       if (r.ok) {
         if (r.value instanceof DiscardedConfiguration) discarded = r.value.message;

@@ -318,6 +318,25 @@ describe('discovery', () => {
     expect(pdp.received.filter((r) => r.path === '/e')).toHaveLength(3);
   });
 
+  it('a pdpUrl with a path: the tenant form /.well-known/authzen-configuration/{path} first, then {path}/.well-known/... after a 404', async () => {
+    const doc = {
+      policy_decision_point: `${pdp.url}/realms/r1`,
+      access_evaluation_endpoint: `${pdp.url}/realms/r1/authzen/access/v1/evaluation`,
+    };
+    pdp.handler = (req, res) => {
+      if (req.path === '/realms/r1/.well-known/authzen-configuration') return answer(res, doc);
+      if (req.path.startsWith('/.well-known/')) return answer(res, { code: 'not_found' }, 404);
+      return answer(res, { decision: true });
+    };
+    const pep = client({ pdpUrl: `${pdp.url}/realms/r1`, discover: true, retries: 0 });
+    expect((await pep.checkInput('x')).verdict).toBe('ALLOW');
+    expect(pdp.received.map((r) => r.path)).toEqual([
+      '/.well-known/authzen-configuration/realms/r1',
+      '/realms/r1/.well-known/authzen-configuration',
+      '/realms/r1/authzen/access/v1/evaluation',
+    ]);
+  });
+
   it('a discovery document that hangs ends at the deadline as pdp_timeout', async () => {
     pdp.handler = () => undefined;
     expect((await client({ discover: true, timeoutMs: 300 }).checkInput('x')).synthesized?.code).toBe('pdp_timeout');
