@@ -29,37 +29,36 @@ const pdp = await startDevPdp({
   },
 });
 
+// #region authzen
+const pep = createPep({
+  pdpUrl: pdp.url, // e.g. Cerbos: 'http://127.0.0.1:3592'
+  agentId: 'support-ai',
+  session: 'sess_authzen',
+  protocol: 'authzen', // POST {pdpUrl}/access/v1/evaluation and /access/v1/evaluations
+  discover: true, // endpoints from {pdpUrl}/.well-known/authzen-configuration
+  permits: { keys: pdp.jwksUrl, issuer: pdp.issuer }, // or `false` for a PDP that mints no permits
+});
+
+// One decision per call, in order, each decided on its own (one `evaluations` request; a repeated tool
+// goes as an evaluation of its own, as a PDP may answer items that look alike as one).
+const decisions = await pep.authorizeActions([
+  { tool: 'lookup_order', args: { orderId: 'ord_1842' } },
+  { tool: 'refund_payment', args: { orderId: 'ord_1842', amount: 129 } },
+  { tool: 'refund_payment', args: { orderId: 'ord_1843', amount: 900 } },
+  { tool: 'transfer_funds', args: { to: 'DE00000000000000000000', amount: 5000 } },
+]);
+for (const d of decisions) console.log(d.verdict, d.reason ?? '');
+
+// The guard helpers work the same on either protocol.
+const refund = pep.guardTool('refund_payment', async (args) => ({ refunded: args.amount }));
+console.log(await refund({ orderId: 'ord_1842', amount: 129 }));
+// #endregion authzen
 try {
-  // #region authzen
-  const pep = createPep({
-    pdpUrl: pdp.url, // e.g. Cerbos: 'http://127.0.0.1:3592'
-    agentId: 'support-ai',
-    session: 'sess_authzen',
-    protocol: 'authzen', // POST {pdpUrl}/access/v1/evaluation and /access/v1/evaluations
-    discover: true, // endpoints from {pdpUrl}/.well-known/authzen-configuration
-    permits: { keys: pdp.jwksUrl, issuer: pdp.issuer }, // or `false` for a PDP that mints no permits
-  });
-
-  // One AuthZEN `evaluations` request; one decision per call, in order, each decided on its own.
-  const decisions = await pep.authorizeActions([
-    { tool: 'lookup_order', args: { orderId: 'ord_1842' } },
-    { tool: 'refund_payment', args: { orderId: 'ord_1842', amount: 129 } },
-    { tool: 'refund_payment', args: { orderId: 'ord_1843', amount: 900 } },
-    { tool: 'transfer_funds', args: { to: 'DE00000000000000000000', amount: 5000 } },
-  ]);
-  for (const d of decisions) console.log(d.verdict, d.reason ?? '');
-
-  // The guard helpers work the same on either protocol.
-  const refund = pep.guardTool('refund_payment', async (args) => ({ refunded: args.amount }));
-  console.log(await refund({ orderId: 'ord_1842', amount: 129 }));
-  // #endregion authzen
-  try {
-    await refund({ orderId: 'ord_1843', amount: 900 });
-  } catch (err) {
-    if (!(err instanceof PolicyEnforcementError)) throw err;
-    console.log(err.toolMessage);
-  }
-  await pep.close();
+  await refund({ orderId: 'ord_1843', amount: 900 });
+} catch (err) {
+  if (!(err instanceof PolicyEnforcementError)) throw err;
+  console.log(err.toolMessage);
 } finally {
+  await pep.close();
   await pdp.close();
 }

@@ -77,7 +77,9 @@ export interface PepOptions {
   maxResponseBytes?: number;
   /**
    * How to check permits: `{ keys, issuer, algorithms? }`, or `false` to opt out explicitly
-   * (then `guardTool` can still be created but no permit is verified). @defaultValue undefined
+   * (then `guardTool` can still be created but no permit is verified). With `protocol: 'authzen'`,
+   * `false` also lets an action ALLOW come without a permit (a PDP that mints none): the service can
+   * then no longer refuse a call that skipped the PEP. @defaultValue undefined
    */
   permits?: PermitsOptions | false;
   /** Send every request as simulated (dry run; nothing can be enforced). @defaultValue false */
