@@ -127,6 +127,9 @@ type Step = { kind: 'decided'; outcome: Outcome } | { kind: 'ready'; p: Prepared
  * @remarks The five stage methods never reject. A PDP that is down, slow, answers anything but a
  * valid, enforceable decision (CONTRACT.md section 3, rules 1-5; RFC 7493 I-JSON), an interceptor that
  * fails, or a caller's abort yields a synthesized BLOCK with a {@link FailClosedCode}, never an ALLOW.
+ * With `protocol: 'authzen'` the same rules hold on the OpenID AuthZEN 1.0 wire (CONTRACT.md section 9):
+ * a `decision` that is not a boolean, a profile verdict that contradicts it, or (with `discover: true`)
+ * a discovery document for another `policy_decision_point` fails closed too.
  * @example
  * ```ts
  * const pep = createPep({ pdpUrl: 'http://127.0.0.1:8787', agentId: 'support-ai', session: 'sess_demo',
@@ -289,7 +292,7 @@ function bindClient(shared: Shared, session: string): Pep {
    */
   async function sendAll(ps: readonly Prepared[], signal: AbortSignal | undefined, deadlineAt: number) {
     const out = new Map<Prepared, Promise<Outcome>>();
-    if (shared.endpoints) {
+    if (shared.endpoints && ps.length > 0) {
       const e = await shared.endpoints(deadlineAt);
       if (!e.ok) return ps.map((p) => blockOutcome(p.sent, e.code, e.message, e.attempts, e.status));
       const batchPath = e.value.evaluations;

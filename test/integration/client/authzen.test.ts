@@ -454,6 +454,8 @@ describe('authorizeActions over AuthZEN', () => {
   it('never rejects: a non-array is [], a call that is not valid input is invalid_request while the others are decided', async () => {
     const pep = client();
     expect(await pep.authorizeActions(undefined as never)).toEqual([]);
+    expect(await client({ discover: true }).authorizeActions([])).toEqual([]);
+    expect(pdp.received).toHaveLength(0);
     const ds = await pep.authorizeActions([
       { tool: 'lookup_order', args: {} },
       null as never,
