@@ -840,13 +840,12 @@ export function computeRatios(rows, memory) {
       d('agent-pep authorizeAction', 64).ops_per_s,
     ),
     authorizeActions_8_calls_per_s_vs_8_singles_c16: div(
-      (find(rows, 'batch', `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`, BATCH_CONCURRENCY) ?? {})
-        .calls_per_s,
-      (find(rows, 'batch', `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`, BATCH_CONCURRENCY) ?? {}).calls_per_s,
+      find(rows, 'batch', `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
+      find(rows, 'batch', `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
     ),
     checkInput_authzen_vs_cerbos_http_real_cerbos_c16: div(
-      (find(rows, 'cerbos', 'agent-pep checkInput (authzen, real Cerbos)', BATCH_CONCURRENCY) ?? {}).ops_per_s,
-      (find(rows, 'cerbos', '@cerbos/http checkResource (real Cerbos)', BATCH_CONCURRENCY) ?? {}).ops_per_s,
+      find(rows, 'cerbos', 'agent-pep checkInput (authzen, real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
+      find(rows, 'cerbos', '@cerbos/http checkResource (real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
     ),
     hung_overshoot_ms: hung.p99_ms ?? null,
     heap_growth_ratio: pts.length >= 2 ? div(pts[pts.length - 1].heapUsed, pts[0].heapUsed) : null,
