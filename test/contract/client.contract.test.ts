@@ -140,22 +140,23 @@ describe.each(TARGETS)('client contract against the %s over %s', (_name, start, 
       await observed.close();
     });
 
-    it.runIf(protocol === 'authzen')(
-      'discover: true reads the endpoints from the PDP and decides the same',
-      async () => {
-        const discovering = client({ discover: true });
-        expect((await discovering.authorizeAction('lookup_order', { orderId: 'o' })).verdict).toBe('ALLOW');
-        const ds = await discovering.authorizeActions([
-          { tool: 'transfer_funds', args: { to: 'x', amount: 1 } },
-          { tool: 'lookup_order', args: { orderId: 'o' } },
-        ]);
-        expect(ds.map((d) => [d.verdict, d.synthesized?.code])).toEqual([
-          ['BLOCK', undefined],
-          ['ALLOW', undefined],
-        ]);
-        await discovering.close();
-      },
-    );
+    // Registered only where they apply, so that a run skips nothing (a skip in CI would hide a Cerbos
+    // that did not run).
+    const notRegistered = Object.assign(() => undefined, { each: () => () => undefined }) as unknown as typeof it;
+    const onlyIf = (applies: boolean): typeof it => (applies ? it : notRegistered);
+    onlyIf(protocol === 'authzen')('discover: true reads the endpoints from the PDP and decides the same', async () => {
+      const discovering = client({ discover: true });
+      expect((await discovering.authorizeAction('lookup_order', { orderId: 'o' })).verdict).toBe('ALLOW');
+      const ds = await discovering.authorizeActions([
+        { tool: 'transfer_funds', args: { to: 'x', amount: 1 } },
+        { tool: 'lookup_order', args: { orderId: 'o' } },
+      ]);
+      expect(ds.map((d) => [d.verdict, d.synthesized?.code])).toEqual([
+        ['BLOCK', undefined],
+        ['ALLOW', undefined],
+      ]);
+      await discovering.close();
+    });
 
     it('an agent the PDP does not know is never allowed', async () => {
       const other = createPep({
@@ -177,7 +178,7 @@ describe.each(TARGETS)('client contract against the %s over %s', (_name, start, 
       await other.close();
     });
 
-    it.runIf(can.statuses)('a wrong API key is a synthesized BLOCK pdp_status 401', async () => {
+    onlyIf(can.statuses)('a wrong API key is a synthesized BLOCK pdp_status 401', async () => {
       const other = createPep({
         pdpUrl: target.url,
         agentId: AGENT,
@@ -194,7 +195,7 @@ describe.each(TARGETS)('client contract against the %s over %s', (_name, start, 
       await other.close();
     });
 
-    it.runIf(can.faults).each([
+    onlyIf(can.faults).each([
       [{ kind: 'hang' } as const, 'pdp_timeout'],
       [{ kind: 'reset' } as const, 'pdp_unreachable'],
       [{ kind: 'status', status: 503 } as const, 'pdp_status'],
