@@ -39,8 +39,8 @@ const pep = createPep({
   permits: { keys: pdp.jwksUrl, issuer: pdp.issuer }, // or `false` for a PDP that mints no permits
 });
 
-// One decision per call, in order, each decided on its own (one `evaluations` request; a repeated tool
-// goes as an evaluation of its own, as a PDP may answer items that look alike as one).
+// One decision per call, in order, each decided on its own, in `evaluations` requests that never hold
+// two calls to one tool (a PDP may answer items that look alike as one).
 const decisions = await pep.authorizeActions([
   { tool: 'lookup_order', args: { orderId: 'ord_1842' } },
   { tool: 'refund_payment', args: { orderId: 'ord_1842', amount: 129 } },

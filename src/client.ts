@@ -54,7 +54,8 @@ export interface Pep {
    * section 3 is BLOCK for its call while the others stand; a batch answer whose count differs from the
    * request's, or an answer that cannot be tied to exactly one call, is BLOCK for every call it could
    * belong to. Calls to the same tool never share one `evaluations` request: a PDP may answer items that
-   * look alike as one (Cerbos 0.55 does), so each repeat goes as a request of its own, concurrently.
+   * look alike as one (Cerbos 0.55 does), so the second call to a tool goes in a second request, and so on,
+   * concurrently.
    * @example
    * ```ts
    * const [a, b] = await pep.authorizeActions([
@@ -286,9 +287,10 @@ function bindClient(shared: Shared, session: string): Pep {
   }
 
   /**
-   * Several prepared action calls: over AuthZEN, the first call to each tool in one `evaluations`
-   * request and every repeat as a request of its own (a PDP may answer items that look alike as one);
-   * over the agent-pep protocol, each as a request of its own. All concurrent, within `deadlineAt`.
+   * Several prepared action calls: over AuthZEN, in `evaluations` requests none of which holds two
+   * calls to one tool (a PDP may answer items that look alike as one): the first call to each tool in
+   * the first, the second calls in the next, and so on; a request of one call is a single evaluation.
+   * Over the agent-pep protocol, each as a request of its own. All concurrent, within `deadlineAt`.
    */
   async function sendAll(ps: readonly Prepared[], signal: AbortSignal | undefined, deadlineAt: number) {
     const out = new Map<Prepared, Promise<Outcome>>();
@@ -296,16 +298,21 @@ function bindClient(shared: Shared, session: string): Pep {
       const e = await shared.endpoints(deadlineAt);
       if (!e.ok) return ps.map((p) => blockOutcome(p.sent, e.code, e.message, e.attempts, e.status));
       const batchPath = e.value.evaluations;
-      const seen = new Set<string>();
-      const batch =
-        batchPath === undefined
-          ? []
-          : ps.filter((p) => !seen.has(p.sent.tool as string) && seen.add(p.sent.tool as string));
-      if (batch.length > 1 && batchPath !== undefined) {
+      const rounds: Prepared[][] = [];
+      const seen = new Map<string, number>();
+      for (const p of ps) {
+        const n = seen.get(p.sent.tool as string) ?? 0;
+        seen.set(p.sent.tool as string, n + 1);
+        const round = rounds[n];
+        if (round) round.push(p);
+        else rounds[n] = [p];
+      }
+      for (const round of rounds) {
+        if (round.length < 2 || batchPath === undefined) continue;
         const batchId = randomUUID();
         const headers = { ...shared.headers, 'x-request-id': batchId };
-        const decided = decideBatch(ctx, batch, signal, headers, batchId, deadlineAt, batchPath);
-        batch.forEach((p, i) => {
+        const decided = decideBatch(ctx, round, signal, headers, batchId, deadlineAt, batchPath);
+        round.forEach((p, i) => {
           out.set(
             p,
             decided.then((all) => {

@@ -364,7 +364,28 @@ describe('authorizeActions over AuthZEN', () => {
     expect(ds.map((d) => d.requestId)).not.toContain(batchId);
   });
 
-  it('calls to the same tool never share one evaluations request: each repeat is an evaluation of its own', async () => {
+  it('calls to the same tool never share one evaluations request: the second call to a tool goes in a second one', async () => {
+    const ds = await client().authorizeActions([
+      { tool: 'a', args: { n: 1 } },
+      { tool: 'a', args: { n: 2 } },
+      { tool: 'b', args: { n: 3 } },
+      { tool: 'b', args: { n: 4 } },
+    ]);
+    expect(ds.map((d) => d.verdict)).toEqual(['ALLOW', 'ALLOW', 'ALLOW', 'ALLOW']);
+    const batches = evaluations().map((r) =>
+      (r.body.evaluations as { resource: { id: string; properties: { args: { n: number } } } }[]).map(
+        (i) => `${i.resource.id}${i.resource.properties.args.n}`,
+      ),
+    );
+    expect(batches.sort()).toEqual([
+      ['a1', 'b3'],
+      ['a2', 'b4'],
+    ]);
+    expect(singles()).toHaveLength(0);
+    expect(new Set(evaluations().map((r) => r.headers['x-request-id'])).size).toBe(2);
+  });
+
+  it('a call alone in its round is a single evaluation', async () => {
     const ds = await client().authorizeActions([
       { tool: 'refund_payment', args: { amount: 5 } },
       { tool: 'refundPayment', args: { amount: 900 } },
