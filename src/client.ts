@@ -115,7 +115,7 @@ interface Shared {
 }
 
 /** A call ready for the network, or already decided (locally, or because it is not valid input). */
-type Step = { kind: 'decided'; outcome: Outcome } | { kind: 'ready'; p: Prepared };
+type PreparedStep = { kind: 'decided'; outcome: Outcome } | { kind: 'ready'; p: Prepared };
 
 /**
  * Creates a PEP client that sends every step to the PDP and enforces its verdict, failing closed.
@@ -203,9 +203,9 @@ function bindClient(shared: Shared, session: string): Pep {
     rawOpts: unknown,
     snapshot: Snapshot | undefined,
     deadlineAt: number,
-  ): Promise<Step> {
+  ): Promise<PreparedStep> {
     const requestId = randomUUID();
-    const decided = (outcome: Outcome): Step => ({ kind: 'decided', outcome });
+    const decided = (outcome: Outcome): PreparedStep => ({ kind: 'decided', outcome });
     let p: Prepared;
     try {
       const call = readCallOptions(rawOpts, stage, { session, simulated: opts.simulated });

@@ -1,7 +1,8 @@
 /**
  * One decision over the network: the deadline, the attempts (with `attemptTimeoutMs`), the caller's
  * abort, `close()`, and retries -> an outcome. Never rejects: every failure becomes a synthesized
- * BLOCK with its fail-closed code (CONTRACT.md section 3).
+ * BLOCK with its fail-closed code (CONTRACT.md section 3). The same exchange carries one AuthZEN
+ * evaluation, an `evaluations` batch (one outcome per call, section 9) and the discovery document.
  * @internal
  */
 import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from './decision.js';
