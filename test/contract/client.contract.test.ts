@@ -52,8 +52,8 @@ describe.each(TARGETS)('client contract against the %s over %s', (_name, start, 
   });
   afterAll(async () => {
     if (skip) return;
-    await pep.close();
-    await target.close();
+    await pep?.close();
+    await target?.close();
   });
   afterEach(() => {
     if (!skip && can.faults) target.setFault(null);

@@ -58,6 +58,20 @@ const READY_WITHIN_MS = 20_000;
  * `/_cerbos/health`. Rejects (loudly: the tests fail) if it exits or is not ready within 20 s.
  */
 export async function startCerbos(dir: string): Promise<CerbosHandle> {
+  // A free port can be taken by another process between our probe and Cerbos's bind: a Cerbos that
+  // exits at once is started again on other ports, at most three times in all.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startCerbosOnce(dir);
+    } catch (err) {
+      if (attempt >= 3 || !(err instanceof CerbosExited)) throw err;
+    }
+  }
+}
+
+class CerbosExited extends Error {}
+
+async function startCerbosOnce(dir: string): Promise<CerbosHandle> {
   const bin = cerbosBinary();
   if (bin === undefined) throw new Error('no Cerbos binary installed (see cerbosUnavailableReason)');
   const [httpPort, grpcPort, debugPort] = [await freePort(), await freePort(), await freePort()];
@@ -107,7 +121,7 @@ export async function startCerbos(dir: string): Promise<CerbosHandle> {
   const until = Date.now() + READY_WITHIN_MS;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`Cerbos exited (${child.exitCode ?? child.signalCode}) before it was ready: ${out}`);
+      throw new CerbosExited(`Cerbos exited (${child.exitCode ?? child.signalCode}) before it was ready: ${out}`);
     }
     try {
       const res = await fetch(`${url}/_cerbos/health`, { signal: AbortSignal.timeout(1_000) });

@@ -18,7 +18,7 @@ describe.skipIf(noCerbos !== undefined)('Cerbos over AuthZEN', () => {
     pep = createPep({ pdpUrl: cerbos.url, agentId: 'support-ai', session: 's', protocol: 'authzen', permits: false });
   });
   afterAll(async () => {
-    await pep.close();
+    await pep?.close();
     await cerbos?.stop();
   });
 
