@@ -12,7 +12,7 @@ import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecution
 import { type Chains, chainsByStage, runBefore } from './interceptors.js';
 import { observe } from './observe.js';
 import type { ActionCall, CallOptions, EgressCallOptions, PepOptions, ResolvedOptions } from './options.js';
-import { resolveOptions } from './options.js';
+import { DEFAULTS, resolveOptions } from './options.js';
 import { createPermitChecker, type PermitChecker } from './permit/verify.js';
 import {
   baseHeaders,
@@ -289,7 +289,8 @@ function bindClient(shared: Shared, session: string): Pep {
   /**
    * Several prepared action calls: over AuthZEN, in `evaluations` requests none of which holds two
    * calls to one tool (a PDP may answer items that look alike as one): the first call to each tool in
-   * the first, the second calls in the next, and so on; a request of one call is a single evaluation.
+   * the first, the second calls in the next, and so on, at most `DEFAULTS.maxEvaluations` calls a
+   * request; a request of one call is a single evaluation.
    * Over the agent-pep protocol, each as a request of its own. All concurrent, within `deadlineAt`.
    */
   async function sendAll(ps: readonly Prepared[], signal: AbortSignal | undefined, deadlineAt: number) {
@@ -307,7 +308,13 @@ function bindClient(shared: Shared, session: string): Pep {
         if (round) round.push(p);
         else rounds[n] = [p];
       }
-      for (const round of rounds) {
+      const chunks = rounds.flatMap((round) => {
+        const out: Prepared[][] = [];
+        for (let i = 0; i < round.length; i += DEFAULTS.maxEvaluations)
+          out.push(round.slice(i, i + DEFAULTS.maxEvaluations));
+        return out;
+      });
+      for (const round of chunks) {
         if (round.length < 2 || batchPath === undefined) continue;
         const batchId = randomUUID();
         const headers = { ...shared.headers, 'x-request-id': batchId };

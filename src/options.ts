@@ -143,6 +143,8 @@ export const DEFAULTS = Object.freeze({
   maxToolNameLength: 256,
   requireEcho: false,
   protocol: 'agent-pep' as 'agent-pep' | 'authzen',
+  /** Most calls in one AuthZEN `evaluations` request; a larger batch goes as several (the dev PDP takes 64). */
+  maxEvaluations: 64,
   discover: false,
 });
 

@@ -385,6 +385,17 @@ describe('authorizeActions over AuthZEN', () => {
     expect(new Set(evaluations().map((r) => r.headers['x-request-id'])).size).toBe(2);
   });
 
+  it('a batch of more than 64 calls goes as several evaluations requests of at most 64', async () => {
+    const many = Array.from({ length: 70 }, (_, i) => ({ tool: `tool_${i}`, args: { i } }));
+    const ds = await client().authorizeActions(many);
+    expect(ds.map((d) => d.verdict)).toEqual(Array(70).fill('ALLOW'));
+    expect(
+      evaluations()
+        .map((r) => (r.body.evaluations as unknown[]).length)
+        .sort((a, b) => a - b),
+    ).toEqual([6, 64]);
+  });
+
   it('a call alone in its round is a single evaluation', async () => {
     const ds = await client().authorizeActions([
       { tool: 'refund_payment', args: { amount: 5 } },
