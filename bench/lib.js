@@ -158,3 +158,67 @@ export async function spawnRedis() {
   const version = /(?:version|v)=([\d.]+)/.exec(out)?.[1] ?? 'unknown';
   return { url: `redis://${HOST}:${port}`, version, pid: child.pid, stop };
 }
+
+/**
+ * Spawns a real Cerbos PDP (the `@cerbos/cerbos-linux-x64` binary, or `CERBOS_BIN`) on free loopback
+ * ports (HTTP, gRPC, debug listener), telemetry off, with the policies in `dir`, and waits (at most 20 s)
+ * for `/_cerbos/health`.
+ * @returns {Promise<{ url: string, version: string, stop(): Promise<void> } | { missing: true, message: string }>}
+ */
+export async function spawnCerbos(dir) {
+  let bin = process.env.CERBOS_BIN;
+  if (!bin) {
+    try {
+      const { createRequire } = await import('node:module');
+      bin = createRequire(import.meta.url).resolve('@cerbos/cerbos-linux-x64');
+    } catch {
+      return { missing: true, message: `no Cerbos binary for ${process.platform}-${process.arch} (set CERBOS_BIN)` };
+    }
+  }
+  const [httpPort, grpcPort, debugPort] = [await closedPort(), await closedPort(), await closedPort()];
+  const child = spawn(
+    bin,
+    [
+      'server',
+      '--config=/dev/null',
+      `--debug-listen-addr=${HOST}:${debugPort}`,
+      '--log-level=error',
+      `--set=server.httpListenAddr=${HOST}:${httpPort}`,
+      `--set=server.grpcListenAddr=${HOST}:${grpcPort}`,
+      '--set=storage.driver=disk',
+      `--set=storage.disk.directory=${dir}`,
+      '--set=storage.disk.watchForChanges=false',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '', CERBOS_NO_TELEMETRY: '1' } },
+  );
+  let out = '';
+  child.stderr.on('data', (c) => {
+    if (out.length < 65536) out += c;
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.once('error', () => {});
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const url = `http://${HOST}:${httpPort}`;
+  const until = performance.now() + 20_000;
+  while (performance.now() < until && child.exitCode === null && child.signalCode === null) {
+    try {
+      const res = await fetch(`${url}/_cerbos/health`, { signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      if (res.ok) {
+        const version = res.headers.get('grpc-metadata-cerbos-version') ?? 'unknown';
+        return { url, version, pid: child.pid, stop };
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await stop();
+  return { missing: true, message: `Cerbos did not start: ${out.slice(-300)}` };
+}

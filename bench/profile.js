@@ -3,7 +3,8 @@
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile.js checkInput 64 5
 //   node bench/cpuprofile-summary.js /tmp/prof/*.cpuprofile
 //
-// clients: undici, checkInput, authorizeAction, jose, verify
+// clients: undici, checkInput, authorizeAction, jose, verify, authorizeActions (8 calls over AuthZEN; ops
+// are calls), singles8 (8 authorizeAction over AuthZEN at once; ops are calls)
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createMemoryReplayStore, createPep, createPermitVerifier } from 'agent-pep';
@@ -41,6 +42,7 @@ async function permits(n) {
 const stub = await spawnStub();
 let call;
 let close = async () => {};
+let weight = 1;
 try {
   if (which === 'undici') {
     const pool = new Pool(stub.url);
@@ -66,6 +68,21 @@ try {
     });
     call = which === 'checkInput' ? () => pep.checkInput(CONTENT) : () => pep.authorizeAction('refund_payment', ARGS);
     close = () => pep.close();
+  } else if (which === 'authorizeActions' || which === 'singles8') {
+    const pep = createPep({
+      pdpUrl: stub.url,
+      agentId: 'a',
+      session: 's',
+      protocol: 'authzen',
+      permits: { keys: stub.jwks, issuer: stub.issuer },
+    });
+    const calls = Array.from({ length: 8 }, (_, i) => ({ tool: `refund_payment_${i}`, args: ARGS }));
+    call =
+      which === 'authorizeActions'
+        ? () => pep.authorizeActions(calls)
+        : () => Promise.all(calls.map((c) => pep.authorizeAction(c.tool, c.args)));
+    weight = 8;
+    close = () => pep.close();
   } else {
     const { out, publicKey } = await permits(30_000);
     let i = 0;
@@ -89,7 +106,7 @@ try {
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < end && ops < 100_000) {
         await call();
-        ops++;
+        ops += weight;
       }
     }),
   );

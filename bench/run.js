@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { jwtVerify, SignJWT } from 'jose';
 import { Pool, request } from 'undici';
-import { closedPort, createCell, HOST, rowOf, runBatch, runCount, skippedRow, spawnRedis } from './lib.js';
+import { closedPort, createCell, HOST, rowOf, runBatch, runCount, skippedRow, spawnCerbos, spawnRedis } from './lib.js';
 import { loadActionHash, spawnStub } from './stub.js';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -193,13 +193,21 @@ async function decisionClients(stub, ap, pepWhy) {
   ];
 
   if (pepWhy) {
-    clients.push({ name: 'agent-pep checkInput', skip: pepWhy }, { name: 'agent-pep authorizeAction', skip: pepWhy });
+    clients.push(
+      { name: 'agent-pep checkInput', skip: pepWhy },
+      { name: 'agent-pep authorizeAction', skip: pepWhy },
+      { name: 'agent-pep checkInput (authzen)', skip: pepWhy },
+      { name: 'agent-pep authorizeAction (authzen)', skip: pepWhy },
+    );
   } else {
     const pepText = ap.pep.createPep(pepOptions(stub));
     const pepAction = ap.pep.createPep(pepOptions(stub));
     // Three pass-through interceptors: the cost of a chain that changes nothing (issue 10).
     const passThrough = ['a', 'b', 'c'].map((name) => ({ name, before: () => ({ action: 'proceed' }) }));
     const pepText3 = ap.pep.createPep(pepOptions(stub, { interceptors: passThrough }));
+    // The same two decisions over AuthZEN 1.0 (issue 13).
+    const pepTextZ = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
+    const pepActionZ = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
     const pepAction3 = ap.pep.createPep(pepOptions(stub, { interceptors: passThrough }));
     // Telemetry on (issue 14): the OpenTelemetry SDK with an in-memory span exporter and a metric reader.
     const otel = await telemetrySdk();
@@ -220,6 +228,22 @@ async function decisionClients(stub, ap, pepWhy) {
           return d.verdict === 'ALLOW' && d.synthesized === undefined && typeof d.permitId === 'string';
         },
         close: () => pepAction.close(),
+      },
+      {
+        name: 'agent-pep checkInput (authzen)',
+        call: async () => {
+          const d = await pepTextZ.checkInput(CONTENT);
+          return d.verdict === 'ALLOW' && d.synthesized === undefined;
+        },
+        close: () => pepTextZ.close(),
+      },
+      {
+        name: 'agent-pep authorizeAction (authzen)',
+        call: async () => {
+          const d = await pepActionZ.authorizeAction(TOOL, ARGS);
+          return d.verdict === 'ALLOW' && d.synthesized === undefined && typeof d.permitId === 'string';
+        },
+        close: () => pepActionZ.close(),
       },
       {
         name: 'agent-pep checkInput (3 interceptors)',
@@ -347,6 +371,119 @@ async function benchDecisions(stub, ap, pepWhy, profile, rows, log) {
         rows.push(rowOf('decision', c.name, n, cell, extra));
       }
     }
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Section 1b: batches and a real Cerbos (issue 13)                                                  */
+/* ------------------------------------------------------------------------------------------------ */
+
+const BATCH_SIZE = 8;
+const BATCH_CONCURRENCY = 16;
+/** Eight calls to eight tools (calls to one tool never share an `evaluations` request). */
+const BATCH_CALLS = Object.freeze(
+  Array.from({ length: BATCH_SIZE }, (_, i) => Object.freeze({ tool: `${TOOL}_${i}`, args: ARGS })),
+);
+
+/** `authorizeActions` of 8 calls against 8 single `authorizeAction` calls, over AuthZEN: calls decided per second. */
+async function benchBatch(stub, ap, pepWhy, profile, rows, log) {
+  const names = [
+    `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`,
+    `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`,
+  ];
+  if (pepWhy) {
+    for (const name of names) rows.push(skippedRow('batch', name, BATCH_CONCURRENCY, pepWhy));
+    return;
+  }
+  const batchPep = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
+  const singlePep = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
+  const allowed = (ds) =>
+    ds.length === BATCH_SIZE && ds.every((d) => d.verdict === 'ALLOW' && !d.synthesized && d.permitId);
+  const clients = [
+    { name: names[0], call: async () => allowed(await batchPep.authorizeActions(BATCH_CALLS)) },
+    {
+      name: names[1],
+      call: async () => allowed(await Promise.all(BATCH_CALLS.map((c) => singlePep.authorizeAction(c.tool, c.args)))),
+    },
+  ];
+  const cells = new Map(clients.map((c) => [c.name, createCell()]));
+  try {
+    log('batch: warm-up');
+    for (const c of clients) await runBatch(c.call, BATCH_CONCURRENCY, profile.warmupMs, null);
+    for (let r = 0; r < profile.rounds; r++) {
+      log(`batch: round ${r + 1}/${profile.rounds}`);
+      for (let i = 0; i < clients.length; i++) {
+        const c = clients[(i + r) % clients.length];
+        await runBatch(c.call, BATCH_CONCURRENCY, profile.batchMs, cells.get(c.name));
+      }
+    }
+  } finally {
+    await batchPep.close();
+    await singlePep.close();
+  }
+  for (const c of clients) {
+    const cell = cells.get(c.name);
+    const row = rowOf('batch', c.name, BATCH_CONCURRENCY, cell);
+    row.calls_per_s = row.ops_per_s === null ? null : row.ops_per_s * BATCH_SIZE;
+    if (cell.errors > 0) row.note = `invalid answers: ${String(cell.lastError ?? 'wrong verdict')}`;
+    rows.push(row);
+  }
+}
+
+/** The same `input` check against a real Cerbos PDP: agent-pep over AuthZEN beside `@cerbos/http`. */
+async function benchCerbos(ap, pepWhy, profile, rows, log, cleanups) {
+  const names = ['agent-pep checkInput (authzen, real Cerbos)', '@cerbos/http checkResource (real Cerbos)'];
+  const skip = (why) => {
+    for (const name of names) rows.push(skippedRow('cerbos', name, BATCH_CONCURRENCY, why));
+  };
+  if (pepWhy) return skip(pepWhy);
+  const cerbos = await spawnCerbos(fileURLToPath(new URL('test/fixtures/cerbos/contract/', ROOT)));
+  if (cerbos.missing) return skip(cerbos.message);
+  cleanups.push(cerbos.stop);
+  ap.cerbosVersion = cerbos.version;
+  const { HTTP } = await import('@cerbos/http');
+  const pep = ap.pep.createPep({
+    pdpUrl: cerbos.url,
+    agentId: AGENT_ID,
+    session: SESSION,
+    protocol: 'authzen',
+    permits: false,
+  });
+  const sdk = new HTTP(cerbos.url);
+  const request = {
+    principal: { id: AGENT_ID, roles: ['agent'], attr: { session: SESSION } },
+    resource: { kind: 'content', id: 'msg', attr: { content: CONTENT } },
+    actions: ['input'],
+  };
+  const clients = [
+    {
+      name: names[0],
+      call: async () => {
+        const d = await pep.checkInput(CONTENT);
+        return d.verdict === 'ALLOW' && d.synthesized === undefined;
+      },
+    },
+    { name: names[1], call: async () => (await sdk.checkResource(request)).isAllowed('input') === true },
+  ];
+  const cells = new Map(clients.map((c) => [c.name, createCell()]));
+  try {
+    log(`cerbos: ${cerbos.version} at ${cerbos.url}, warm-up`);
+    for (const c of clients) await runBatch(c.call, BATCH_CONCURRENCY, profile.warmupMs, null);
+    for (let r = 0; r < profile.rounds; r++) {
+      log(`cerbos: round ${r + 1}/${profile.rounds}`);
+      for (let i = 0; i < clients.length; i++) {
+        const c = clients[(i + r) % clients.length];
+        await runBatch(c.call, BATCH_CONCURRENCY, profile.batchMs, cells.get(c.name));
+      }
+    }
+  } finally {
+    await pep.close();
+    await cerbos.stop();
+  }
+  for (const c of clients) {
+    const cell = cells.get(c.name);
+    const extra = cell.errors > 0 ? { note: `invalid answers: ${String(cell.lastError ?? 'wrong verdict')}` } : {};
+    rows.push(rowOf('cerbos', c.name, BATCH_CONCURRENCY, cell, extra));
   }
 }
 
@@ -748,6 +885,19 @@ export function computeRatios(rows, memory) {
       (find(rows, 'verify', 'jose jwtVerify + redis SET NX by hand', 16) ?? {}).ops_per_s,
     ),
     refused_block_p99_vs_undici_error: div(refused.p99_ms, bareErr.p99_ms),
+    checkInput_authzen_ops_c64_vs_agent_pep: div(d('agent-pep checkInput (authzen)', 64).ops_per_s, ci64.ops_per_s),
+    authorizeAction_authzen_ops_c64_vs_agent_pep: div(
+      d('agent-pep authorizeAction (authzen)', 64).ops_per_s,
+      d('agent-pep authorizeAction', 64).ops_per_s,
+    ),
+    authorizeActions_8_calls_per_s_vs_8_singles_c16: div(
+      find(rows, 'batch', `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
+      find(rows, 'batch', `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
+    ),
+    checkInput_authzen_vs_cerbos_http_real_cerbos_c16: div(
+      find(rows, 'cerbos', 'agent-pep checkInput (authzen, real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
+      find(rows, 'cerbos', '@cerbos/http checkResource (real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
+    ),
     hung_overshoot_ms: hung.p99_ms ?? null,
     heap_growth_ratio: pts.length >= 2 ? div(pts[pts.length - 1].heapUsed, pts[0].heapUsed) : null,
     open_sockets_after_close: rows.find((r) => r.open_sockets !== undefined)?.open_sockets ?? null,
@@ -819,6 +969,10 @@ export const TARGETS = {
   refused_block_p99_vs_undici_error: { op: '<=', value: 1.5 },
   hung_overshoot_ms: { op: '<=', value: 20 },
   heap_growth_ratio: { op: '<=', value: 1.1 },
+  checkInput_authzen_ops_c64_vs_agent_pep: { op: 'info', value: 1 },
+  authorizeAction_authzen_ops_c64_vs_agent_pep: { op: 'info', value: 1 },
+  authorizeActions_8_calls_per_s_vs_8_singles_c16: { op: '>=', value: 4 },
+  checkInput_authzen_vs_cerbos_http_real_cerbos_c16: { op: '>=', value: 0.9 },
 };
 
 export function verdictOf(key, value) {
@@ -905,6 +1059,8 @@ export async function runBench({ profile, out = null, log = (s) => process.stder
     const pepWhy = await probePep(ap, stub);
     if (pepWhy) log(`agent-pep rows skipped: ${pepWhy}`);
     await benchDecisions(stub, ap, pepWhy, profile, rows, log);
+    await benchBatch(stub, ap, pepWhy, profile, rows, log);
+    await benchCerbos(ap, pepWhy, profile, rows, log, cleanups);
     await benchVerify(ap, profile, rows, log, cleanups);
     await benchFailClosed(stub, ap, pepWhy, profile, rows, log);
     memory = await benchMemory(stub, pepWhy, profile, rows, log, cleanups);
@@ -924,6 +1080,7 @@ export async function runBench({ profile, out = null, log = (s) => process.stder
       'undici (node bundled, fetch)': process.versions.undici,
       '@open-policy-agent/opa': versionOf('@open-policy-agent/opa'),
       '@cerbos/http': versionOf('@cerbos/http'),
+      cerbos: ap.cerbosVersion ?? 'not run',
       jose: versionOf('jose'),
       ioredis: versionOf('ioredis'),
       'redis-server': ap.redisVersion ?? 'not run',

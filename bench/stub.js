@@ -6,6 +6,9 @@
 //                                (tool, args, agentId, session) and re-signed every 60 s
 //   POST /v1/data/{path}         OPA data API: {"result":{...}}
 //   POST /api/check/resources    Cerbos check-resources API (JSON)
+//   POST /access/v1/evaluation   AuthZEN 1.0 (CONTRACT.md section 9): decision true, an action with a
+//                                real permit in context.permitId (the agent-pep profile)
+//   POST /access/v1/evaluations  AuthZEN 1.0 batch: every item answered the same way, in order
 //   GET  /.well-known/jwks.json  the public key
 //
 // Run as a child (`fork('bench/stub.js')`, see spawnStub) so that the client under test and the server
@@ -86,6 +89,29 @@ export async function startStub() {
     json(res, 200, JSON.stringify(out));
   }
 
+  async function evaluationAnswer(e) {
+    const context = { decisionId: 'd1' };
+    if (e.action?.name === 'call') {
+      context.permitId = await permitFor(
+        e.resource.id,
+        e.resource.properties?.args ?? {},
+        e.subject.id,
+        e.context.session,
+      );
+    }
+    return { decision: true, context };
+  }
+
+  async function authzen(body, res) {
+    json(res, 200, JSON.stringify(await evaluationAnswer(JSON.parse(body))));
+  }
+
+  async function authzenBatch(body, res) {
+    const req = JSON.parse(body);
+    const evaluations = await Promise.all(req.evaluations.map((e) => evaluationAnswer(e)));
+    json(res, 200, JSON.stringify({ evaluations }));
+  }
+
   function opa(body, res) {
     JSON.parse(body);
     json(res, 200, '{"result":{"allow":true,"reason":"no latch engaged","decision_id":"d1"},"decision_id":"d1"}');
@@ -112,6 +138,8 @@ export async function startStub() {
           if (req.method === 'POST' && path === '/api/policy/authorize') return agentPep(body, res);
           if (req.method === 'POST' && path.startsWith('/v1/data/')) return opa(body, res);
           if (req.method === 'POST' && path === '/api/check/resources') return cerbos(body, res);
+          if (req.method === 'POST' && path === '/access/v1/evaluation') return authzen(body, res);
+          if (req.method === 'POST' && path === '/access/v1/evaluations') return authzenBatch(body, res);
           if (req.method === 'GET' && path === '/.well-known/jwks.json') return json(res, 200, jwksText);
           return json(res, 404, '{"error":"not found"}');
         })

@@ -5,13 +5,14 @@
  * @packageDocumentation
  */
 import { randomUUID } from 'node:crypto';
-import { ABORT_CAUSES, blockOutcome, type DecisionContext, decide, type Outcome } from './decide.js';
+import { ABORT_CAUSES, blockOutcome, type DecisionContext, decide, decideBatch, type Outcome } from './decide.js';
 import { type PolicyDecision, type Stage, synthesizeBlock, type TextStage } from './decision.js';
+import { discoveredEndpoints, type EndpointSource, fixedEndpoints } from './discovery.js';
 import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecutionContext } from './guard.js';
 import { type Chains, chainsByStage, runBefore } from './interceptors.js';
 import { observe } from './observe.js';
-import type { CallOptions, EgressCallOptions, PepOptions, ResolvedOptions } from './options.js';
-import { resolveOptions } from './options.js';
+import type { ActionCall, CallOptions, EgressCallOptions, PepOptions, ResolvedOptions } from './options.js';
+import { DEFAULTS, resolveOptions } from './options.js';
 import { createPermitChecker, type PermitChecker } from './permit/verify.js';
 import {
   baseHeaders,
@@ -40,6 +41,31 @@ export interface Pep {
    * @returns the decision; ALLOW/WARN carry `permitId` (not on simulated requests)
    */
   authorizeAction(tool: string, args: Record<string, unknown>, opts?: CallOptions): Promise<PolicyDecision>;
+  /**
+   * Asks the PDP about several tool calls at once: one decision per call, in order, within one deadline
+   * (`timeoutMs`). Never rejects. Over AuthZEN the calls go as one `evaluations` request
+   * (`evaluations_semantic: 'execute_all'`, each item with its own `requestId` in its `context`, the
+   * request with an `x-request-id` of its own); over the agent-pep protocol, as concurrent single requests.
+   * Interceptors run per call and observers see each decision.
+   * @param calls - `{ tool, args }[]`, each as {@link Pep.authorizeAction} takes them; a call that is not
+   *   valid input is BLOCK `invalid_request` while the others are decided; a non-array resolves `[]`
+   * @param opts - `{ signal, session, simulated }`, for every call
+   * @returns one {@link PolicyDecision} per call, in the order of `calls`
+   * @remarks Each call is decided on its own (CONTRACT.md section 9): an answer that fails any rule of
+   * section 3 is BLOCK for its call while the others stand; a batch answer whose count differs from the
+   * request's, or an answer that cannot be tied to exactly one call, is BLOCK for every call it could
+   * belong to. Calls to the same tool never share one `evaluations` request: a PDP may answer items that
+   * look alike as one (Cerbos 0.55 does), so the second call to a tool goes in a second request, and so on,
+   * concurrently.
+   * @example
+   * ```ts
+   * const [a, b] = await pep.authorizeActions([
+   *   { tool: 'lookup_order', args: { orderId: 'ord_1842' } },
+   *   { tool: 'refund_payment', args: { orderId: 'ord_1842', amount: 900 } },
+   * ]);
+   * ```
+   */
+  authorizeActions(calls: readonly ActionCall[], opts?: CallOptions): Promise<PolicyDecision[]>;
   /** Checks user input (stage `input`). Never rejects. */
   checkInput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
   /**
@@ -84,6 +110,8 @@ interface Shared {
   readonly ctx: DecisionContext;
   readonly headers: Readonly<Record<string, string>>;
   readonly chains: Chains;
+  /** AuthZEN: where evaluations go (fixed paths, or the discovery document's). */
+  readonly endpoints: EndpointSource | undefined;
   checker: PermitChecker | undefined;
   /** Set only with the `telemetry` option (then `@opentelemetry/api` is loaded). */
   readonly telemetry: Telemetry | undefined;
@@ -94,18 +122,24 @@ function counted(checker: PermitChecker, telemetry: Telemetry | undefined): Perm
   return telemetry ? { check: (permit, expected) => telemetry.countPermit(checker.check(permit, expected)) } : checker;
 }
 
+/** A call ready for the network, or already decided (locally, or because it is not valid input). */
+type PreparedStep = { kind: 'decided'; outcome: Outcome } | { kind: 'ready'; p: Prepared };
+
 /**
  * Creates a PEP client that sends every step to the PDP and enforces its verdict, failing closed.
  *
  * @param options - see {@link PepOptions}; `pdpUrl`, `agentId` and `session` are required
  * @returns a {@link Pep} with its own keep-alive connection pool
+ * @throws Error naming `@opentelemetry/api` when `telemetry` is set and that package is not installed
  * @throws TypeError synchronously on a bad option, with `err.option` naming its path (missing or
  *   non-http(s) `pdpUrl`, empty `agentId` or `session`, negative or non-integer numbers, a duration past
  *   2^31 - 1 ms, `none`/HMAC permit algorithms, an unknown key at any level, duplicate interceptor names, ...)
- * @throws Error naming `@opentelemetry/api` when `telemetry` is set and that package is not installed
  * @remarks The five stage methods never reject. A PDP that is down, slow, answers anything but a
  * valid, enforceable decision (CONTRACT.md section 3, rules 1-5; RFC 7493 I-JSON), an interceptor that
  * fails, or a caller's abort yields a synthesized BLOCK with a {@link FailClosedCode}, never an ALLOW.
+ * With `protocol: 'authzen'` the same rules hold on the OpenID AuthZEN 1.0 wire (CONTRACT.md section 9):
+ * a `decision` that is not a boolean, a profile verdict that contradicts it, or (with `discover: true`)
+ * a discovery document for another `policy_decision_point` fails closed too.
  * @example
  * ```ts
  * const pep = createPep({ pdpUrl: 'http://127.0.0.1:8787', agentId: 'support-ai', session: 'sess_demo',
@@ -124,18 +158,32 @@ export function createPep(options: PepOptions): Pep {
     dispatcher: opts.dispatcher,
     connections: opts.connections,
   });
+  const authzen = opts.protocol === 'authzen';
+  const ctx: DecisionContext = {
+    transport,
+    inflight: new Set(),
+    retries: opts.retries,
+    attemptTimeoutMs: opts.attemptTimeoutMs,
+    enforce: {
+      checkPermitBinding: typeof opts.permits === 'object',
+      requireEcho: opts.requireEcho,
+      // Section 9: a PDP that mints no permits (AuthZEN with `permits: false`).
+      allowWithoutPermit: authzen && opts.permits === false,
+    },
+    protocol: opts.protocol,
+    closed: false,
+  };
+  const headers = baseHeaders(`agent-pep/${VERSION}`, opts.apiKey);
   const shared: Shared = {
     opts,
-    ctx: {
-      transport,
-      inflight: new Set(),
-      retries: opts.retries,
-      attemptTimeoutMs: opts.attemptTimeoutMs,
-      enforce: { checkPermitBinding: typeof opts.permits === 'object', requireEcho: opts.requireEcho },
-      closed: false,
-    },
-    headers: baseHeaders(`agent-pep/${VERSION}`, opts.apiKey),
+    ctx,
+    headers,
     chains: chainsByStage(opts.interceptors),
+    endpoints: !authzen
+      ? undefined
+      : opts.discover
+        ? discoveredEndpoints(ctx, opts.pdp, opts.base, headers)
+        : fixedEndpoints(opts.base),
     checker: undefined,
     telemetry: opts.telemetry === undefined ? undefined : createTelemetry(opts.telemetry, { origin: opts.origin }),
   };
@@ -158,29 +206,29 @@ export function createPep(options: PepOptions): Pep {
 function bindClient(shared: Shared, session: string): Pep {
   const { opts, ctx, chains } = shared;
 
-  /** One decision: call options, request, the `before` chain, then the PDP. Resolves, never rejects. */
-  async function decideStep(
+  /** A call up to the network: call options, request, the `before` chain. Resolves, never rejects. */
+  async function prepareStep(
     stage: Stage,
     payload: Payload,
     rawOpts: unknown,
     snapshot: Snapshot | undefined,
-    started: number,
-    span: DecisionSpan | undefined,
-  ): Promise<Outcome> {
+    deadlineAt: number,
+    span?: DecisionSpan,
+  ): Promise<PreparedStep> {
     const requestId = randomUUID();
+    const decided = (outcome: Outcome): PreparedStep => ({ kind: 'decided', outcome });
     let p: Prepared;
     try {
       const call = readCallOptions(rawOpts, stage, { session, simulated: opts.simulated });
       p = prepare(stage, payload, call, opts.agentId, requestId, snapshot);
     } catch (err) {
       const message = err instanceof InvalidRequest ? err.message : 'the call could not be turned into a request';
-      return blockOutcome({ stage, requestId }, 'invalid_request', message);
+      return decided(blockOutcome({ stage, requestId }, 'invalid_request', message));
     }
     if (span) span.tool = p.sent.tool;
-    const deadlineAt = started + opts.timeoutMs;
     const chain = chains[stage].before;
     if (chain.length > 0) {
-      if (p.call.signal?.aborted) return blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message);
+      if (p.call.signal?.aborted) return decided(blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message));
       const r = await runBefore(
         chain,
         { stage, session: p.call.session, tool: p.sent.tool, args: p.sent.args, content: p.req.content },
@@ -193,7 +241,7 @@ function bindClient(shared: Shared, session: string): Pep {
               replaceRunningValue(p, r);
             } catch (err) {
               const message = err instanceof InvalidRequest ? err.message : 'an interceptor replacement is not valid';
-              return blockOutcome(p.sent, 'invalid_request', message);
+              return decided(blockOutcome(p.sent, 'invalid_request', message));
             }
           }
           break;
@@ -208,26 +256,147 @@ function bindClient(shared: Shared, session: string): Pep {
           };
           if (r.kind === 'substitute') decision.substitute = { result: r.result };
           if (p.sent.simulated) decision.simulated = true;
-          return { decision, attempts: 0 };
+          return decided({ decision, attempts: 0 });
         }
         case 'aborted':
-          return blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message);
+          return decided(blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message));
         default: {
           const why = r.kind === 'timeout' ? 'was still pending at the deadline' : r.why;
           const o = blockOutcome(p.sent, 'interceptor_failed', `interceptor '${r.name}' ${why}`);
           o.decision.interceptor = r.name;
-          return o;
+          return decided(o);
         }
       }
     }
-    const headers = { ...shared.headers, 'x-request-id': requestId };
+    return { kind: 'ready', p };
+  }
+
+  /** One prepared call over the network (one evaluation over AuthZEN). */
+  async function send(p: Prepared, deadlineAt: number, span?: DecisionSpan): Promise<Outcome> {
+    const headers = { ...shared.headers, 'x-request-id': p.sent.requestId };
+    let path = opts.path;
+    if (shared.endpoints) {
+      const e = await shared.endpoints(deadlineAt);
+      if (!e.ok) return blockOutcome(p.sent, e.code, e.message, e.attempts, e.status);
+      path = e.value.evaluation;
+    }
     let outcome: Outcome;
     if (span) {
       span.inject(headers);
-      outcome = await span.run(() => decide(ctx, p, headers, deadlineAt));
-    } else outcome = await decide(ctx, p, headers, deadlineAt);
+      outcome = await span.run(() => decide(ctx, p, headers, deadlineAt, path));
+    } else outcome = await decide(ctx, p, headers, deadlineAt, path);
     outcome.args = p.sent.args;
     return outcome;
+  }
+
+  /** One decision: the call up to the network, then the PDP. Resolves, never rejects. */
+  async function decideStep(
+    stage: Stage,
+    payload: Payload,
+    rawOpts: unknown,
+    snapshot: Snapshot | undefined,
+    started: number,
+    span: DecisionSpan | undefined,
+  ): Promise<Outcome> {
+    const deadlineAt = started + opts.timeoutMs;
+    const step = await prepareStep(stage, payload, rawOpts, snapshot, deadlineAt, span);
+    return step.kind === 'decided' ? step.outcome : send(step.p, deadlineAt, span);
+  }
+
+  /**
+   * Several prepared action calls: over AuthZEN, in `evaluations` requests none of which holds two
+   * calls to one tool (a PDP may answer items that look alike as one): the first call to each tool in
+   * the first, the second calls in the next, and so on, at most `DEFAULTS.maxEvaluations` calls a
+   * request; a request of one call is a single evaluation.
+   * Over the agent-pep protocol, each as a request of its own. All concurrent, within `deadlineAt`.
+   */
+  async function sendAll(ps: readonly Prepared[], signal: AbortSignal | undefined, deadlineAt: number) {
+    const out = new Map<Prepared, Promise<Outcome>>();
+    if (shared.endpoints && ps.length > 0) {
+      const e = await shared.endpoints(deadlineAt);
+      if (!e.ok) return ps.map((p) => blockOutcome(p.sent, e.code, e.message, e.attempts, e.status));
+      const batchPath = e.value.evaluations;
+      const rounds: Prepared[][] = [];
+      const seen = new Map<string, number>();
+      for (const p of ps) {
+        const n = seen.get(p.sent.tool as string) ?? 0;
+        seen.set(p.sent.tool as string, n + 1);
+        const round = rounds[n];
+        if (round) round.push(p);
+        else rounds[n] = [p];
+      }
+      const chunks = rounds.flatMap((round) => {
+        const out: Prepared[][] = [];
+        for (let i = 0; i < round.length; i += DEFAULTS.maxEvaluations)
+          out.push(round.slice(i, i + DEFAULTS.maxEvaluations));
+        return out;
+      });
+      for (const round of chunks) {
+        if (round.length < 2 || batchPath === undefined) continue;
+        const batchId = randomUUID();
+        const headers = { ...shared.headers, 'x-request-id': batchId };
+        const decided = decideBatch(ctx, round, signal, headers, batchId, deadlineAt, batchPath);
+        round.forEach((p, i) => {
+          out.set(
+            p,
+            decided.then((all) => {
+              const o = all[i] as Outcome;
+              o.args = p.sent.args;
+              return o;
+            }),
+          );
+        });
+      }
+    }
+    return Promise.all(ps.map((p) => out.get(p) ?? send(p, deadlineAt)));
+  }
+
+  /** `authorizeActions`: one observed decision per call, in order, within one deadline. */
+  async function decideAll(calls: unknown, rawOpts: unknown): Promise<PolicyDecision[]> {
+    const started = performance.now();
+    const deadlineAt = started + opts.timeoutMs;
+    let list: unknown[];
+    try {
+      list = Array.isArray(calls) ? Array.from(calls as unknown[]) : [];
+    } catch {
+      list = [];
+    }
+    const outcomes: Outcome[] = [];
+    const tools: (string | undefined)[] = [];
+    try {
+      const steps = await Promise.all(
+        list.map((c) => {
+          let payload: Payload;
+          try {
+            const call = c as { tool?: unknown; args?: unknown } | null | undefined;
+            payload = { tool: call?.tool, args: call?.args };
+          } catch {
+            payload = { tool: undefined, args: undefined };
+          }
+          tools.push(typeof payload.tool === 'string' ? payload.tool : undefined);
+          return prepareStep('action', payload, rawOpts, undefined, deadlineAt);
+        }),
+      );
+      const ready = steps.flatMap((s) => (s.kind === 'ready' ? [s.p] : []));
+      const signal = ready[0]?.call.signal;
+      const sent = await sendAll(ready, signal, deadlineAt);
+      let next = 0;
+      for (const s of steps) outcomes.push(s.kind === 'decided' ? s.outcome : (sent[next++] as Outcome));
+    } catch {
+      // Unreachable by design; a bug must still fail closed.
+      outcomes.length = 0;
+      for (const _ of list) {
+        outcomes.push({
+          decision: synthesizeBlock('action', randomUUID(), 'invalid_request', 'internal error', 0),
+          attempts: 0,
+        });
+      }
+    }
+    outcomes.forEach((o, i) => {
+      shared.telemetry?.record(o.decision, o.attempts, started, tools[i]);
+      observe(opts.onDecision, o, started, tools[i]);
+    });
+    return outcomes.map((o) => o.decision);
   }
 
   /** One observed decision, with the args that were sent (what a permit binds). */
@@ -243,9 +412,9 @@ function bindClient(shared: Shared, session: string): Pep {
       outcome = { decision: synthesizeBlock(stage, randomUUID(), 'invalid_request', 'internal error', 0), attempts: 0 };
     }
     const tool = 'tool' in payload && typeof payload.tool === 'string' ? payload.tool : undefined;
-    observe(opts.onDecision, outcome, started, tool);
     if (telemetry && span)
       telemetry.end(span, outcome.decision, outcome.attempts, (performance.now() - started) / 1000);
+    observe(opts.onDecision, outcome, started, tool);
     return outcome;
   }
 
@@ -274,6 +443,7 @@ function bindClient(shared: Shared, session: string): Pep {
 
   return {
     authorizeAction: (tool, args, o) => run('action', { tool, args }, o),
+    authorizeActions: (calls, o) => decideAll(calls, o),
     checkInput: (content, o) => run('input', { content }, o),
     checkContextEgress: (content, o) => run('context_egress', { content }, o),
     checkOutput: (content, o) => run('output', { content }, o),

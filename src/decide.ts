@@ -1,17 +1,25 @@
 /**
  * One decision over the network: the deadline, the attempts (with `attemptTimeoutMs`), the caller's
  * abort, `close()`, and retries -> an outcome. Never rejects: every failure becomes a synthesized
- * BLOCK with its fail-closed code (CONTRACT.md section 3).
+ * BLOCK with its fail-closed code (CONTRACT.md section 3). The same exchange carries one AuthZEN
+ * evaluation, an `evaluations` batch (one outcome per call, section 9) and the discovery document.
  * @internal
  */
 import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from './decision.js';
 import { type EnforceOptions, toDecision } from './enforce.js';
 import { AttemptFailure } from './internal/failure.js';
 import { encodeRequest, parseResponse } from './protocol/agent-pep.js';
+import {
+  encodeEvaluation,
+  encodeEvaluations,
+  type MappedAnswer,
+  parseEvaluation,
+  parseEvaluations,
+} from './protocol/authzen.js';
 import type { Prepared } from './request.js';
 import { withRetries } from './retry.js';
 import { ABORT_CAUSES, Abort, type AbortCause, type AbortLike, AbortReason } from './transport/abort.js';
-import type { HttpTransport } from './transport/http.js';
+import type { HttpResponse, HttpTransport } from './transport/http.js';
 
 /** What a fail-closed end of each abort cause is called: the one table, kept in `transport/abort.ts`. */
 export { ABORT_CAUSES };
@@ -32,6 +40,8 @@ export interface DecisionContext {
   readonly retries: number;
   readonly attemptTimeoutMs: number;
   readonly enforce: EnforceOptions;
+  /** The wire: the agent-pep protocol (section 3) or AuthZEN 1.0 (section 9). */
+  readonly protocol: 'agent-pep' | 'authzen';
   closed: boolean;
 }
 
@@ -46,35 +56,53 @@ export function blockOutcome(
   return { decision: synthesizeBlock(p.stage, p.requestId, code, message, attempts, status), attempts };
 }
 
-/**
- * Sends one prepared request and enforces the answer, within `deadlineAt` (a `performance.now()` value).
- * Resolves, never rejects.
- */
-export function decide(
-  ctx: DecisionContext,
-  p: Prepared,
-  headers: Record<string, string>,
-  deadlineAt: number,
-): Promise<Outcome> {
-  const { sent } = p;
-  const signal = p.call.signal;
-  if (signal?.aborted) return Promise.resolve(blockOutcome(sent, 'aborted', ABORT_CAUSES.caller.message));
-  if (ctx.closed) return Promise.resolve(blockOutcome(sent, 'pdp_unreachable', ABORT_CAUSES.closed.message));
-  const remaining = deadlineAt - performance.now();
-  if (remaining <= 0) return Promise.resolve(blockOutcome(sent, 'pdp_timeout', ABORT_CAUSES.deadline.message));
-  let body: string;
-  try {
-    body = encodeRequest(p.req);
-  } catch {
-    return Promise.resolve(blockOutcome(sent, 'invalid_request', 'the request could not be serialized'));
-  }
+/** What one HTTP exchange (retries included) came to: the value read from the answer, or its failure. */
+export type Exchanged<T> =
+  | { ok: true; value: T; attempts: number }
+  | { ok: false; code: FailClosedCode; message: string; attempts: number; status?: number | undefined };
 
-  return new Promise<Outcome>((resolve) => {
+/** What one exchange sends: a POST of `body` (a GET when undefined) to `path`. */
+export interface Sendable {
+  path: string;
+  headers: Record<string, string>;
+  /** Builds the body once; a throw is `invalid_request`. */
+  body: () => string | undefined;
+}
+
+function failed(code: FailClosedCode, message: string, attempts = 0, status?: number): Exchanged<never> {
+  return { ok: false, code, message, attempts, status };
+}
+
+/**
+ * One HTTP exchange within `deadlineAt` (a `performance.now()` value): the attempts (with
+ * `attemptTimeoutMs`), the caller's abort, `close()`, and retries; `read` turns a whole status-200
+ * answer into a value or throws an {@link AttemptFailure}. Resolves, never rejects.
+ */
+export function exchange<T>(
+  ctx: DecisionContext,
+  signal: AbortSignal | undefined,
+  sendable: Sendable,
+  deadlineAt: number,
+  read: (res: HttpResponse) => T,
+): Promise<Exchanged<T>> {
+  if (signal?.aborted) return Promise.resolve(failed('aborted', ABORT_CAUSES.caller.message));
+  if (ctx.closed) return Promise.resolve(failed('pdp_unreachable', ABORT_CAUSES.closed.message));
+  const remaining = deadlineAt - performance.now();
+  if (remaining <= 0) return Promise.resolve(failed('pdp_timeout', ABORT_CAUSES.deadline.message));
+  let body: string | undefined;
+  try {
+    body = sendable.body();
+  } catch {
+    return Promise.resolve(failed('invalid_request', 'the request could not be serialized'));
+  }
+  const { path, headers } = sendable;
+
+  return new Promise<Exchanged<T>>((resolve) => {
     // Not an AbortController: see transport/abort.ts (this is the per-decision hot path).
     const ctrl = new Abort();
     let attempts = 0;
     let done = false;
-    const finish = (o: Outcome): void => {
+    const finish = (o: Exchanged<T>): void => {
       if (done) return;
       done = true;
       resolve(o);
@@ -86,12 +114,12 @@ export function decide(
         // a caller's signal that throws here cannot keep the decision from resolving
       }
     };
-    // Ends the decision at once; the attempt in flight is aborted and its outcome ignored.
+    // Ends the exchange at once; the attempt in flight is aborted and its outcome ignored.
     const stop = (cause: AbortCause): void => {
       if (done) return;
       ctrl.abort(new AbortReason(cause));
       const { code, message } = ABORT_CAUSES[cause];
-      finish(blockOutcome(sent, code, message, attempts));
+      finish(failed(code, message, attempts));
     };
     const onCallerAbort = (): void => stop('caller');
     const timer = setTimeout(stop, remaining, 'deadline');
@@ -99,11 +127,11 @@ export function decide(
     try {
       signal?.addEventListener('abort', onCallerAbort, { once: true });
     } catch {
-      finish(blockOutcome(sent, 'invalid_request', 'signal must be an AbortSignal'));
+      finish(failed('invalid_request', 'signal must be an AbortSignal'));
       return;
     }
 
-    const attempt = async (n: number): Promise<PolicyDecision> => {
+    const attempt = async (n: number): Promise<T> => {
       attempts = n;
       let attemptSignal: AbortLike = ctrl;
       let attemptTimer: NodeJS.Timeout | undefined;
@@ -117,9 +145,7 @@ export function decide(
         attemptSignal = per;
       }
       try {
-        const res = await ctx.transport.send(body, headers, attemptSignal);
-        const { response, raw } = parseResponse(res.body);
-        return toDecision(response, raw, sent, res.headers['x-request-id'], ctx.enforce);
+        return read(await ctx.transport.send(body, headers, attemptSignal, path));
       } finally {
         if (attemptTimer) clearTimeout(attemptTimer);
         unlink?.();
@@ -127,12 +153,103 @@ export function decide(
     };
 
     withRetries(attempt, { retries: ctx.retries, deadlineAt, signal: () => ctrl.signal }).then(
-      (decision) => finish({ decision, attempts }),
+      (value) => finish({ ok: true, value, attempts }),
       (err: unknown) => {
-        if (err instanceof AttemptFailure) finish(blockOutcome(sent, err.code, err.message, attempts, err.status));
+        if (err instanceof AttemptFailure) finish(failed(err.code, err.message, attempts, err.status));
         else if (ctrl.aborted) stop('deadline');
-        else finish(blockOutcome(sent, 'pdp_unreachable', 'PDP request failed', attempts));
+        else finish(failed('pdp_unreachable', 'PDP request failed', attempts));
       },
     );
+  });
+}
+
+/** An exchange's failure as a synthesized-BLOCK outcome for one call. */
+function failedOutcome(sent: Prepared['sent'], r: Exchanged<unknown> & { ok: false }): Outcome {
+  return blockOutcome(sent, r.code, r.message, r.attempts, r.status);
+}
+
+/**
+ * Sends one prepared request and enforces the answer, within `deadlineAt` (a `performance.now()` value),
+ * over the client's protocol: the agent-pep wire (section 3) or one AuthZEN evaluation (section 9) to
+ * `path`. Resolves, never rejects.
+ */
+export async function decide(
+  ctx: DecisionContext,
+  p: Prepared,
+  headers: Record<string, string>,
+  deadlineAt: number,
+  path: string,
+): Promise<Outcome> {
+  const { sent } = p;
+  const authzen = ctx.protocol === 'authzen';
+  const r = await exchange(
+    ctx,
+    p.call.signal,
+    { path, headers, body: () => (authzen ? encodeEvaluation(p) : encodeRequest(p.req)) },
+    deadlineAt,
+    (res) => {
+      const { response, raw } = authzen ? parseEvaluation(res.body) : parseResponse(res.body);
+      return toDecision(response, raw, sent, res.headers['x-request-id'], ctx.enforce);
+    },
+  );
+  return r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r);
+}
+
+/**
+ * Sends several action calls as one AuthZEN `evaluations` request (its own `x-request-id` in
+ * `headers`, `batchId`) and decides each call on its own (CONTRACT.md section 9): an item that fails
+ * any rule is BLOCK while the others stand; a failed exchange, an answer whose count differs, or a
+ * response `x-request-id` other than `batchId` is BLOCK for every call; an item whose `requestId` echo
+ * names another call is BLOCK for both. The caller never puts two calls that look alike (the same
+ * tool) in one batch. Resolves, never rejects, with one outcome per call, in order.
+ */
+export async function decideBatch(
+  ctx: DecisionContext,
+  calls: readonly Prepared[],
+  signal: AbortSignal | undefined,
+  headers: Record<string, string>,
+  batchId: string,
+  deadlineAt: number,
+  path: string,
+): Promise<Outcome[]> {
+  const r = await exchange(ctx, signal, { path, headers, body: () => encodeEvaluations(calls) }, deadlineAt, (res) => {
+    const echo = res.headers['x-request-id'];
+    if (echo !== undefined && echo !== batchId) {
+      throw new AttemptFailure('ambiguous_decision', 'PDP decision is ambiguous: x-request-id differs');
+    }
+    return { answers: parseEvaluations(res.body, calls.length), echoed: echo !== undefined };
+  });
+  if (!r.ok) return calls.map((p) => failedOutcome(p.sent, r));
+  const { answers, echoed } = r.value;
+  const { attempts } = r;
+  // An answer whose requestId echo names another call could belong to either: BLOCK for both.
+  const index = new Map(calls.map((p, i) => [p.sent.requestId, i]));
+  const untied = new Set<number>();
+  answers.forEach((a, i) => {
+    const named = a instanceof AttemptFailure ? undefined : a.response.requestId;
+    if (named === undefined || named === calls[i]?.sent.requestId) return;
+    untied.add(i);
+    const other = index.get(named);
+    if (other !== undefined) untied.add(other);
+  });
+  return calls.map((p, i) => {
+    const a = answers[i] as MappedAnswer | AttemptFailure;
+    if (untied.has(i)) {
+      return blockOutcome(
+        p.sent,
+        'ambiguous_decision',
+        'PDP decision is ambiguous: an answer names another call',
+        attempts,
+      );
+    }
+    if (a instanceof AttemptFailure) return blockOutcome(p.sent, a.code, a.message, attempts);
+    try {
+      const decision = toDecision(a.response, a.raw, p.sent, echoed ? p.sent.requestId : undefined, ctx.enforce);
+      return { decision, attempts };
+    } catch (err) {
+      const f =
+        err instanceof AttemptFailure ? err : new AttemptFailure('ambiguous_decision', 'PDP decision is ambiguous');
+      return blockOutcome(p.sent, f.code, f.message, attempts);
+    }
   });
 }

@@ -33,6 +33,11 @@ export interface EnforceOptions {
   checkPermitBinding: boolean;
   /** Rule 4: a response must echo the request id in the body or the `x-request-id` header. */
   requireEcho: boolean;
+  /**
+   * Rule 4 relaxed for an AuthZEN PDP that mints no permits (`permits: false` over AuthZEN, CONTRACT.md
+   * section 9): an action ALLOW needs no `permitId`. A WARN still does.
+   */
+  allowWithoutPermit?: boolean;
 }
 
 /**
@@ -79,9 +84,12 @@ export function toDecision(
       }
     }
     if (permitting && !sent.simulated) {
-      if (res.permitId === undefined) ambiguous('an action ALLOW or WARN without a permit');
-      decision.permitId = res.permitId;
-      if (enforce.checkPermitBinding) checkBinding(res.permitId, decision.transformedArgs ?? sent.args ?? {}, sent);
+      if (res.permitId !== undefined) {
+        decision.permitId = res.permitId;
+        if (enforce.checkPermitBinding) checkBinding(res.permitId, decision.transformedArgs ?? sent.args ?? {}, sent);
+      } else if (!(enforce.allowWithoutPermit && verdict === 'ALLOW')) {
+        ambiguous('an action ALLOW or WARN without a permit');
+      }
     }
     // A simulated request gets no permit; one that comes anyway is dropped.
   } else {

@@ -28,6 +28,7 @@ export type {
 export { verifyEvidence } from './evidence/verify.js';
 export type { AfterResult, BeforeResult, Interceptor, Step } from './interceptors.js';
 export type {
+  ActionCall,
   CallOptions,
   DecisionEvent,
   EgressCallOptions,

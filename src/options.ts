@@ -45,8 +45,23 @@ export interface DecisionEvent {
 
 /** Options of {@link createPep}. */
 export interface PepOptions {
-  /** Base URL of the PDP (`http:` or `https:`); decisions go to `POST {pdpUrl}/api/policy/authorize`. */
+  /**
+   * Base URL of the PDP (`http:` or `https:`); decisions go to `POST {pdpUrl}/api/policy/authorize`, or
+   * with `protocol: 'authzen'` to `POST {pdpUrl}/access/v1/evaluation` and `/access/v1/evaluations`.
+   */
   pdpUrl: string | URL;
+  /**
+   * The wire: `'agent-pep'` (CONTRACT.md section 3) or `'authzen'`, the OpenID AuthZEN Authorization
+   * API 1.0 that Cerbos, OpenFGA, Keycloak and others serve (section 9). @defaultValue 'agent-pep'
+   */
+  protocol?: 'agent-pep' | 'authzen';
+  /**
+   * With `protocol: 'authzen'`: read the endpoints from `GET {pdpUrl}/.well-known/authzen-configuration`
+   * (once, on the first decision). A document whose `policy_decision_point` is not `pdpUrl`, or whose
+   * endpoints are on another origin, is discarded: every decision is then BLOCK `pdp_unreachable`.
+   * @defaultValue false
+   */
+  discover?: boolean;
   /** This agent's id, sent as `agentId` and expected as the permit's `sub`. Non-empty. */
   agentId: string;
   /** The default session id, sent as `session` and expected as the permit's `sid`. Non-empty. */
@@ -63,7 +78,9 @@ export interface PepOptions {
   maxResponseBytes?: number;
   /**
    * How to check permits: `{ keys, issuer, algorithms? }`, or `false` to opt out explicitly
-   * (then `guardTool` can still be created but no permit is verified). @defaultValue undefined
+   * (then `guardTool` can still be created but no permit is verified). With `protocol: 'authzen'`,
+   * `false` also lets an action ALLOW come without a permit (a PDP that mints none): the service can
+   * then no longer refuse a call that skipped the PEP. @defaultValue undefined
    */
   permits?: PermitsOptions | false;
   /** Send every request as simulated (dry run; nothing can be enforced). @defaultValue false */
@@ -103,6 +120,14 @@ export interface CallOptions {
   simulated?: boolean | undefined;
 }
 
+/** One tool call of `authorizeActions`: the tool name as proposed and its args, as `authorizeAction` takes them. */
+export interface ActionCall {
+  /** The tool name as the agent proposed it (at most 256 characters). */
+  tool: string;
+  /** The call's arguments: a plain object of JSON values (snapshotted before sending). */
+  args: Record<string, unknown>;
+}
+
 /** Per-call options of `checkContextEgress`: also the tool whose result the content is. */
 export interface EgressCallOptions extends CallOptions {
   /** The tool whose result this content is, sent as `tool` (the PDP matches latches on it). */
@@ -124,12 +149,22 @@ export const DEFAULTS = Object.freeze({
   /** Longest tool name accepted, in characters (CONTRACT.md section 6); longer is `invalid_request`. */
   maxToolNameLength: 256,
   requireEcho: false,
+  protocol: 'agent-pep' as 'agent-pep' | 'authzen',
+  /** Most calls in one AuthZEN `evaluations` request; a larger batch goes as several (the dev PDP takes 64). */
+  maxEvaluations: 64,
+  discover: false,
 });
 
 /** Options after validation and defaults. @internal */
 export interface ResolvedOptions {
   origin: string;
   path: string;
+  /** `pdpUrl` as parsed (the AuthZEN `policy_decision_point` it must match). */
+  pdp: URL;
+  /** The path of `pdpUrl`, without a trailing `/`. */
+  base: string;
+  protocol: 'agent-pep' | 'authzen';
+  discover: boolean;
   agentId: string;
   session: string;
   apiKey: string | undefined;
@@ -182,6 +217,8 @@ function optionalBoolean(v: unknown, name: string, dflt: boolean): boolean {
 
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'pdpUrl',
+  'protocol',
+  'discover',
   'agentId',
   'session',
   'apiKey',
@@ -222,6 +259,10 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
   if (url.username !== '' || url.password !== '') fail('pdpUrl', 'must not carry credentials; use apiKey');
   if (url.search !== '' || url.hash !== '') fail('pdpUrl', 'must not have a query or fragment');
   const base = url.pathname.replace(/\/+$/, '');
+  const protocol = options.protocol ?? DEFAULTS.protocol;
+  if (protocol !== 'agent-pep' && protocol !== 'authzen') fail('protocol', "expected 'agent-pep' or 'authzen'");
+  const discover = optionalBoolean(options.discover, 'discover', DEFAULTS.discover);
+  if (discover && protocol !== 'authzen') fail('discover', "only with protocol: 'authzen'");
   const agentId = nonEmptyString(options.agentId, 'agentId');
   const session = nonEmptyString(options.session, 'session');
   let apiKey: string | undefined;
@@ -257,7 +298,11 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
     fail('onDecision', 'expected a function');
   return {
     origin: url.origin,
-    path: `${base}/api/policy/authorize`,
+    path: protocol === 'authzen' ? `${base}/access/v1/evaluation` : `${base}/api/policy/authorize`,
+    pdp: url,
+    base,
+    protocol,
+    discover,
     agentId,
     session,
     apiKey,

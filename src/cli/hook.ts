@@ -35,7 +35,7 @@ Options:
   --api-key-env VAR   read the PDP API key from env VAR (it must be set)
   --timeout MS        the hook's whole deadline, stdin read included, 100-60000 (default 5000);
                       keep it well under the host's hook timeout
-  --protocol P        agent-pep (default), or authzen where this build's createPep supports it
+  --protocol P        agent-pep (default) or authzen (AuthZEN 1.0)
   --escalate MODE     ask (default for claude-code: the host's prompt is the approval) or deny
                       (a deny with the held text); codex always denies (it has no ask)
   -h, --help          show this help
@@ -110,16 +110,13 @@ function configure(argv: string[]): HookConfig {
       apiKey,
       timeoutMs: Math.max(50, timeoutMs - Math.min(500, Math.floor(timeoutMs / 4))),
       permits: false,
+      protocol,
     };
     let pep: Pep;
     try {
-      // `protocol` is passed only when asked for: a createPep without AuthZEN refuses the key.
-      pep = createPep(protocol === 'authzen' ? ({ ...options, protocol } as PepOptions) : options);
+      pep = createPep(options);
     } catch (error) {
       const option = (error as { option?: unknown }).option;
-      if (protocol === 'authzen' && option === 'protocol') {
-        throw new UsageError('--protocol authzen is not supported by this build');
-      }
       const flag = option === 'pdpUrl' ? '--pdp' : option === 'agentId' ? '--agent' : 'an option';
       throw new UsageError(`${flag}: ${error instanceof Error ? error.message.split('\n')[0] : 'invalid'}`);
     }

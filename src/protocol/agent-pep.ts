@@ -59,11 +59,11 @@ export function encodeRequest(req: AuthorizeRequest): string {
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * Decodes and validates a whole response body: valid UTF-8, JSON, I-JSON (RFC 7493: no duplicate
- * member names, no unpaired surrogates, finite numbers), an object matching {@link AuthorizeResponseSchema}.
+ * Decodes a whole response body: valid UTF-8, JSON, I-JSON (RFC 7493: no duplicate member names, no
+ * unpaired surrogates, finite numbers), a JSON object. Shared by both protocols (`authzen.ts`).
  * @throws AttemptFailure `invalid_response`
  */
-export function parseResponse(body: Uint8Array): { response: AuthorizeResponse; raw: Record<string, unknown> } {
+export function decodeJsonObject(body: Uint8Array): Record<string, unknown> {
   let text: string;
   try {
     text = utf8.decode(body);
@@ -85,10 +85,20 @@ export function parseResponse(body: Uint8Array): { response: AuthorizeResponse; 
   if (!isIJsonValue(parsed)) {
     throw new AttemptFailure('invalid_response', 'PDP response is not I-JSON: unpaired surrogate or non-finite number');
   }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Decodes and validates a whole response body ({@link decodeJsonObject}), an object matching
+ * {@link AuthorizeResponseSchema}.
+ * @throws AttemptFailure `invalid_response`
+ */
+export function parseResponse(body: Uint8Array): { response: AuthorizeResponse; raw: Record<string, unknown> } {
+  const parsed = decodeJsonObject(body);
   const result = AuthorizeResponseSchema.safeParse(parsed);
   if (!result.success) {
     const where = result.error.issues[0]?.path.join('.') || '(root)';
     throw new AttemptFailure('invalid_response', `PDP response fails the schema at ${where}`);
   }
-  return { response: result.data, raw: parsed as Record<string, unknown> };
+  return { response: result.data, raw: parsed };
 }

@@ -131,7 +131,9 @@ export class HttpTransport {
   }
 
   /**
-   * POSTs `body` once. Resolves only with a status-200, JSON, uncoded, size-checked, whole body.
+   * POSTs `body` once (a GET when `body` is undefined: the AuthZEN discovery document) to `path`, by
+   * default the path the transport was made with. Resolves only with a status-200, JSON, uncoded,
+   * size-checked, whole body.
    *
    * Uses undici's `dispatch` with a handler rather than `request`: no body stream, no async iterator
    * and no `AbortSignal` listener inside undici per attempt (together about a third of the client's
@@ -140,7 +142,12 @@ export class HttpTransport {
    * @throws AttemptFailure classified: its code, and the facts (status, `Retry-After`, error code,
    *   abort cause) that `retry.ts` decides from
    */
-  send(body: string, headers: Record<string, string>, signal: AbortLike): Promise<HttpResponse> {
+  send(
+    body: string | undefined,
+    headers: Record<string, string>,
+    signal: AbortLike,
+    path: string = this.#path,
+  ): Promise<HttpResponse> {
     const max = this.#max;
     return new Promise<HttpResponse>((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
@@ -273,10 +280,10 @@ export class HttpTransport {
         // off for this request, so a 3xx reaches the handler above and is `pdp_status`.
         const options: Dispatcher.DispatchOptions & { maxRedirections: 0 } = {
           origin: this.#origin,
-          path: this.#path,
-          method: 'POST',
+          path,
+          method: body === undefined ? 'GET' : 'POST',
           headers,
-          body,
+          body: body ?? null,
           maxRedirections: 0,
         };
         this.#dispatcher.dispatch(options, handler);

@@ -1,25 +1,67 @@
 /**
- * Targets for the client contract suite: the dev PDP, and a scripted fake PDP that answers the same
- * small policy by hand (its own key, its own faults). Both speak CONTRACT.md section 3.
+ * Targets for the client contract suite: the dev PDP, a scripted fake PDP that answers the same
+ * small policy by hand (its own key, its own faults), both speaking CONTRACT.md section 3 and AuthZEN
+ * 1.0 (section 9), and a real Cerbos PDP (AuthZEN only) with the same policy as Cerbos policies
+ * (test/fixtures/cerbos/contract/). A target says what it can do; the suite asks only that.
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { exportJWK, generateKeyPair, type JSONWebKeySet, SignJWT } from 'jose';
 import { type Fault, startDevPdp } from '../../src/dev-pdp/index.js';
 import { actionHash, normalizeToolName } from '../../src/index.js';
+import { cerbosPolicies, startCerbos } from '../support/cerbos.js';
 import { REFUND_REVIEW } from '../support/policies.js';
 
 /** The dev PDP's faults; the scripted fake implements the same ones. */
 export type { Fault };
 
+/** What a target can do beyond ALLOW and a plain deny. */
+export interface Capabilities {
+  /** Mints permits (`jwks`, `issuer`); without, the client runs with `permits: false`. */
+  permits: boolean;
+  /** Answers WARN with transformed content. */
+  warn: boolean;
+  /** Answers ESCALATE (else a held call is a plain deny). */
+  escalate: boolean;
+  /** Refuses a wrong API key (401) and an unknown agent (404); else an unknown agent is a deny. */
+  statuses: boolean;
+  /** Names the latches that engaged and a decision id. */
+  latches: boolean;
+  /** `setFault` works. */
+  faults: boolean;
+}
+
 export interface Target {
   url: string;
   issuer: string;
   jwks: JSONWebKeySet;
-  apiKey: string;
+  apiKey: string | undefined;
+  can: Capabilities;
   setFault(f: Fault | null): void;
+  /** Stops the PDP (for a target that can be stopped mid-run); `close` still works after. */
+  stop(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** What the dev PDP and the scripted fake can do: everything. */
+export const FULL: Capabilities = Object.freeze({
+  permits: true,
+  warn: true,
+  escalate: true,
+  statuses: true,
+  latches: true,
+  faults: true,
+});
+
+/** What Cerbos can do through AuthZEN: ALLOW and deny (no permits, WARN, ESCALATE, API key or faults). */
+export const CERBOS_CAN: Capabilities = Object.freeze({
+  permits: false,
+  warn: false,
+  escalate: false,
+  statuses: false,
+  latches: false,
+  faults: false,
+});
 
 export const AGENT = 'support-ai';
 export const API_KEY = 'contract-key';
@@ -55,9 +97,54 @@ export async function devPdpTarget(): Promise<Target> {
     issuer: pdp.issuer,
     jwks: pdp.jwks,
     apiKey: API_KEY,
+    can: FULL,
     setFault: (f) => pdp.setFault(f),
+    stop: () => pdp.close(),
     close: () => pdp.close(),
   };
+}
+
+/** A real Cerbos PDP over AuthZEN, with the contract policy in test/fixtures/cerbos/contract/. */
+export async function cerbosTarget(): Promise<Target> {
+  const cerbos = await startCerbos(cerbosPolicies('contract'));
+  return {
+    url: cerbos.url,
+    issuer: cerbos.url,
+    jwks: { keys: [] },
+    apiKey: undefined,
+    can: CERBOS_CAN,
+    setFault: (f) => {
+      if (f !== null) throw new Error('Cerbos takes no faults');
+    },
+    stop: () => cerbos.stop(),
+    close: () => cerbos.stop(),
+  };
+}
+
+/** An AuthZEN evaluation (CONTRACT.md section 9) back to the agent-pep request it maps. */
+function fromEvaluation(e: Record<string, unknown>): Record<string, unknown> {
+  const subject = (e.subject ?? {}) as Record<string, unknown>;
+  const action = (e.action ?? {}) as Record<string, unknown>;
+  const resource = (e.resource ?? {}) as Record<string, unknown>;
+  const properties = (resource.properties ?? {}) as Record<string, unknown>;
+  const context = (e.context ?? {}) as Record<string, unknown>;
+  const stage = action.name === 'call' ? 'action' : action.name;
+  return {
+    agentId: subject.id,
+    session: context.session,
+    requestId: context.requestId,
+    simulated: context.simulated,
+    stage,
+    ...(stage === 'action' ? { tool: resource.id, args: properties.args } : { content: properties.content }),
+  };
+}
+
+/** An agent-pep decision as an AuthZEN answer with the agent-pep profile in `context`. */
+function toEvaluationAnswer(d: Record<string, unknown>): Record<string, unknown> {
+  const { verdict, reason, requestId: _r, stage: _s, simulated: _m, ...rest } = d;
+  const context: Record<string, unknown> = { verdict, ...rest };
+  if (reason !== undefined) context.reason_admin = reason;
+  return { decision: verdict === 'ALLOW' || verdict === 'WARN', context };
 }
 
 /** The same policy, decided by hand. */
@@ -109,6 +196,18 @@ export async function scriptedFakeTarget(): Promise<Target> {
     req.on('end', async () => {
       const requestId = String(req.headers['x-request-id'] ?? '');
       if (req.url === '/.well-known/jwks.json') return send(res, 200, { keys: [jwk] }, requestId);
+      if (req.url === '/.well-known/authzen-configuration') {
+        return send(
+          res,
+          200,
+          {
+            policy_decision_point: issuer,
+            access_evaluation_endpoint: `${issuer}/access/v1/evaluation`,
+            access_evaluations_endpoint: `${issuer}/access/v1/evaluations`,
+          },
+          requestId,
+        );
+      }
       const f = fault;
       if (f?.kind === 'hang') return;
       if (f?.kind === 'reset') return req.socket.destroy();
@@ -125,34 +224,27 @@ export async function scriptedFakeTarget(): Promise<Target> {
       } catch {
         return send(res, 400, { error: { code: 'bad_request' } }, requestId);
       }
-      if (body.agentId !== AGENT) return send(res, 404, { error: { code: 'unknown_agent' } }, requestId);
-      const decision: Record<string, unknown> = {
-        ...decideByHand(body),
-        decisionId: `fake_${++n}`,
-        requestId: body.requestId,
-        stage: body.stage,
-      };
-      if (body.simulated === true) decision.simulated = true;
-      else if (body.stage === 'action' && (decision.verdict === 'ALLOW' || decision.verdict === 'WARN')) {
-        const tool = normalizeToolName(String(body.tool));
-        const now = Math.floor(Date.now() / 1000);
-        decision.permitId = await new SignJWT({
-          sid: body.session,
-          tool,
-          act_hash: actionHash(tool, body.args as Record<string, unknown>),
-          decision_id: decision.decisionId,
-        })
-          .setProtectedHeader({ alg: 'EdDSA', kid: 'fake-1', typ: 'permit+jwt' })
-          .setIssuer(issuer)
-          .setAudience('agent-pep')
-          .setSubject(String(body.agentId))
-          .setJti(`jti_${n}`)
-          .setIssuedAt(now)
-          .setExpirationTime(now + 60)
-          .sign(privateKey);
+      let reply: unknown;
+      if (req.url === '/access/v1/evaluation') {
+        const one = await decideOne(fromEvaluation(body));
+        if ('status' in one) return send(res, one.status as number, { error: { code: one.code } }, requestId);
+        reply = toEvaluationAnswer(one);
+      } else if (req.url === '/access/v1/evaluations') {
+        const items = Array.isArray(body.evaluations) ? (body.evaluations as Record<string, unknown>[]) : [];
+        const answers = [];
+        for (const item of items) {
+          const one = await decideOne(fromEvaluation(item));
+          if ('status' in one) return send(res, one.status as number, { error: { code: one.code } }, requestId);
+          answers.push(toEvaluationAnswer(one));
+        }
+        reply = { evaluations: answers };
+      } else {
+        const one = await decideOne(body);
+        if ('status' in one) return send(res, one.status as number, { error: { code: one.code } }, requestId);
+        reply = one;
       }
       if (f?.kind === 'slow') {
-        const text = Buffer.from(JSON.stringify(decision));
+        const text = Buffer.from(JSON.stringify(reply));
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(text.length) });
         let i = 0;
         const t = setInterval(
@@ -169,9 +261,39 @@ export async function scriptedFakeTarget(): Promise<Target> {
         res.on('close', () => clearInterval(t));
         return;
       }
-      send(res, 200, decision, requestId);
+      send(res, 200, reply, requestId);
     });
   });
+  /** One agent-pep request decided: the decision body, or a refusal. */
+  async function decideOne(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (body.agentId !== AGENT) return { status: 404, code: 'unknown_agent' };
+    const decision: Record<string, unknown> = {
+      ...decideByHand(body),
+      decisionId: `fake_${++n}`,
+      requestId: body.requestId,
+      stage: body.stage,
+    };
+    if (body.simulated === true) decision.simulated = true;
+    else if (body.stage === 'action' && (decision.verdict === 'ALLOW' || decision.verdict === 'WARN')) {
+      const tool = normalizeToolName(String(body.tool));
+      const now = Math.floor(Date.now() / 1000);
+      decision.permitId = await new SignJWT({
+        sid: body.session,
+        tool,
+        act_hash: actionHash(tool, body.args as Record<string, unknown>),
+        decision_id: decision.decisionId,
+      })
+        .setProtectedHeader({ alg: 'EdDSA', kid: 'fake-1', typ: 'permit+jwt' })
+        .setIssuer(issuer)
+        .setAudience('agent-pep')
+        .setSubject(String(body.agentId))
+        .setJti(`jti_${n}`)
+        .setIssuedAt(now)
+        .setExpirationTime(now + 60)
+        .sign(privateKey);
+    }
+    return decision;
+  }
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -183,9 +305,11 @@ export async function scriptedFakeTarget(): Promise<Target> {
     issuer,
     jwks: { keys: [jwk] },
     apiKey: API_KEY,
+    can: FULL,
     setFault: (f) => {
       fault = f;
     },
+    stop: async () => {},
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

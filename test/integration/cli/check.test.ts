@@ -125,12 +125,15 @@ describe('agent-pep check: the API key comes from the environment only', () => {
 });
 
 describe('agent-pep check --protocol', () => {
-  // LEAD: after merging the AuthZEN branch (createPep accepts `protocol`), change this test to expect
-  // exit 0 and an ALLOW from the dev PDP over AuthZEN. In this tree createPep refuses the unknown
-  // option `protocol`, which the CLI reports as a usage error naming it: the flag is passed through.
-  it('passes --protocol authzen through to createPep as protocol: "authzen"', async () => {
-    const r = await runBin([...base(), '--protocol', 'authzen', '--tool', 'lookup_order', '--args', '{}']);
-    expectUsage(r, 'check', /invalid option protocol/);
+  it('--protocol authzen asks the PDP over AuthZEN 1.0: an ALLOW with a permit, a BLOCK with exit 3', async () => {
+    const allow = await runBin([...base(), '--protocol', 'authzen', '--tool', 'lookup_order', '--args', '{}']);
+    expect(allow.code).toBe(0);
+    expect(json(allow.stdout)).toMatchObject({ verdict: 'ALLOW', stage: 'action' });
+    const evidence = pdp.evidence();
+    expect(evidence[evidence.length - 1]).toMatchObject({ tool: 'lookup_order', verdict: 'ALLOW' });
+    const block = await runBin([...base(), '--protocol', 'authzen', '--tool', 'wire_money', '--args', '{}']);
+    expect(block.code).toBe(3);
+    expect(json(block.stdout).verdict).toBe('BLOCK');
   });
 
   it('refuses a protocol it does not know', async () => {

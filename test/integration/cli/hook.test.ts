@@ -134,6 +134,19 @@ describe.each(['claude-code', 'codex'] as const)('%s PreToolUse is the action st
   });
 });
 
+describe('--protocol authzen', () => {
+  test('asks the PDP over AuthZEN 1.0 with the same answers: BLOCK a deny, ALLOW an allow', async () => {
+    const args = ['claude-code', ...base(), '--protocol', 'authzen'];
+    const denied = await hook(args, JSON.stringify(fixture('claude-code-pre-tool-use-bash')));
+    expect(denied.code).toBe(0);
+    expect(pre(denied).permissionDecision).toBe('deny');
+    const allowed = await hook(args, JSON.stringify(withInput(fixture('claude-code-pre-tool-use-bash'), 'ls -la')));
+    expect(allowed.code).toBe(0);
+    expect(pre(allowed)).toEqual({ hookEventName: 'PreToolUse', permissionDecision: 'allow' });
+    expect(pdp.evidence().at(-1)).toMatchObject({ stage: 'action', tool: 'bash', verdict: 'ALLOW' });
+  });
+});
+
 describe('ESCALATE', () => {
   const push = (host: string) =>
     JSON.stringify(withInput(fixture(`${host}-pre-tool-use-bash`), 'git push origin main'));

@@ -40,6 +40,12 @@ describe('targets', () => {
     expect(t.authorizeAction_3_interceptors_vs_none_c64).toEqual({ op: '>=', value: 0.95 });
     expect(t.checkInput_telemetry_vs_none_c64).toEqual({ op: '>=', value: 0.9 });
   });
+
+  it('holds the issue-13 targets: a batch of 8 at 4x the calls/s of 8 singles, AuthZEN on real Cerbos beside @cerbos/http', () => {
+    const t = TARGETS as Record<string, { op: string; value: number }>;
+    expect(t.authorizeActions_8_calls_per_s_vs_8_singles_c16).toEqual({ op: '>=', value: 4 });
+    expect(t.checkInput_authzen_vs_cerbos_http_real_cerbos_c16).toEqual({ op: '>=', value: 0.9 });
+  });
 });
 
 describe('where results go', () => {

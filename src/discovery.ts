@@ -1,0 +1,85 @@
+/**
+ * Where AuthZEN evaluations go: the paths under `pdpUrl`, or, with `discover: true`, the endpoints of
+ * the PDP's discovery document (AuthZEN 1.0 section 9; for a `pdpUrl` with a path, the tenant form
+ * `/.well-known/authzen-configuration/{path}`, then `{path}/.well-known/authzen-configuration`), fetched once, within the deadline of the first
+ * decision that needs it. A document for another `policy_decision_point` is discarded for good: every
+ * decision is then a synthesized BLOCK `pdp_unreachable` (CONTRACT.md section 9).
+ * @internal
+ */
+import { type DecisionContext, type Exchanged, exchange } from './decide.js';
+import {
+  AUTHZEN_PATHS,
+  DiscardedConfiguration,
+  defaultEndpoints,
+  type Endpoints,
+  parseConfiguration,
+} from './protocol/authzen.js';
+import type { HttpResponse } from './transport/http.js';
+
+/** Resolves the endpoints for one decision, within its deadline. Never rejects. */
+export type EndpointSource = (deadlineAt: number) => Promise<Exchanged<Endpoints>>;
+
+/** The AuthZEN paths under `base` (the path of `pdpUrl`). */
+export function fixedEndpoints(base: string): EndpointSource {
+  const value = defaultEndpoints(base);
+  const ready = Promise.resolve({ ok: true, value, attempts: 0 } as const);
+  return () => ready;
+}
+
+/**
+ * The endpoints of the discovery document of `pdpUrl`. A failed
+ * fetch fails the decisions waiting on it with its code and is tried again by the next decision; a
+ * document that is discarded stays discarded.
+ */
+export function discoveredEndpoints(
+  ctx: DecisionContext,
+  pdp: URL,
+  base: string,
+  headers: Readonly<Record<string, string>>,
+): EndpointSource {
+  const { 'content-type': _type, ...getHeaders } = headers;
+  let known: Endpoints | undefined;
+  let discarded: string | undefined;
+  let pending: Promise<Exchanged<Endpoints | DiscardedConfiguration>> | undefined;
+  const refused = (): Exchanged<never> => ({
+    ok: false,
+    code: 'pdp_unreachable',
+    message: `AuthZEN discovery document discarded: ${discarded}`,
+    attempts: 0,
+  });
+  const read = (res: HttpResponse): Endpoints | DiscardedConfiguration => {
+    try {
+      return parseConfiguration(res.body, pdp);
+    } catch (err) {
+      if (err instanceof DiscardedConfiguration) return err;
+      throw err;
+    }
+  };
+  const get = (path: string, deadlineAt: number) =>
+    exchange(ctx, undefined, { path, headers: getHeaders, body: () => undefined }, deadlineAt, read);
+  // AuthZEN 1.0 section 9 (as RFC 8414): the well-known path goes between the host and the path of
+  // pdpUrl; a PDP that serves it under its path instead (Keycloak: /realms/{realm}/.well-known/...) is
+  // asked there after a 404.
+  const fetchDocument = async (deadlineAt: number) => {
+    if (base === '') return get(AUTHZEN_PATHS.configuration, deadlineAt);
+    const first = await get(`${AUTHZEN_PATHS.configuration}${base}`, deadlineAt);
+    if (first.ok || first.status !== 404) return first;
+    return get(`${base}${AUTHZEN_PATHS.configuration}`, deadlineAt);
+  };
+  return async (deadlineAt) => {
+    if (discarded !== undefined) return refused();
+    if (known !== undefined) return { ok: true, value: known, attempts: 0 };
+    pending ??= fetchDocument(deadlineAt).then((r) => {
+      pending = undefined;
+      if (r.ok) {
+        if (r.value instanceof DiscardedConfiguration) discarded = r.value.message;
+        else known = r.value;
+      }
+      return r;
+    });
+    const r = await pending;
+    if (!r.ok) return r;
+    if (r.value instanceof DiscardedConfiguration) return refused();
+    return { ok: true, value: r.value, attempts: r.attempts };
+  };
+}

@@ -1,0 +1,267 @@
+/**
+ * The OpenID AuthZEN Authorization API 1.0 wire (CONTRACT.md section 9): a prepared request to an
+ * evaluation, the `evaluations` batch body, the zod schemas of the answers, their mapping to the
+ * agent-pep verdict (the agent-pep profile in `context`), and the discovery document. The only zod
+ * schemas of the AuthZEN wire. Nothing here touches the network.
+ * @internal
+ */
+import { z } from 'zod';
+import { VERDICTS } from '../decision.js';
+import type { SentRequest } from '../enforce.js';
+import { AttemptFailure } from '../internal/failure.js';
+import { type AuthorizeRequest, type AuthorizeResponse, decodeJsonObject } from './agent-pep.js';
+
+/** The AuthZEN 1.0 paths under `pdpUrl` (used unless `discover: true` finds others). */
+export const AUTHZEN_PATHS = Object.freeze({
+  evaluation: '/access/v1/evaluation',
+  evaluations: '/access/v1/evaluations',
+  configuration: '/.well-known/authzen-configuration',
+});
+
+/** One AuthZEN evaluation (AuthZEN 1.0 section 6.1). */
+export interface Evaluation {
+  subject: { type: 'agent'; id: string };
+  action: { name: string };
+  resource: { type: 'tool' | 'content'; id: string; properties: Record<string, unknown> };
+  context: { session: string; requestId: string; simulated?: true };
+}
+
+/** What one call sends and is checked against. */
+export interface PreparedCall {
+  readonly req: AuthorizeRequest;
+  readonly sent: SentRequest;
+}
+
+/**
+ * Maps one request: `subject: { type: 'agent', id: agentId }`; action stage `action: { name: 'call' }`,
+ * `resource: { type: 'tool', id: <normalized tool>, properties: { args } }`; text stages
+ * `action: { name: <stage> }`, `resource: { type: 'content', id: requestId, properties: { content, tool? } }`;
+ * `context: { session, requestId, simulated? }`.
+ */
+export function toEvaluation({ req, sent }: PreparedCall): Evaluation {
+  const context: Evaluation['context'] = { session: req.session, requestId: req.requestId };
+  if (req.simulated) context.simulated = true;
+  const subject = { type: 'agent', id: req.agentId } as const;
+  if (req.stage === 'action') {
+    return {
+      subject,
+      action: { name: 'call' },
+      resource: { type: 'tool', id: sent.tool as string, properties: { args: req.args ?? {} } },
+      context,
+    };
+  }
+  const properties: Record<string, unknown> = { content: req.content };
+  if (req.tool !== undefined) properties.tool = req.tool;
+  return {
+    subject,
+    action: { name: req.stage },
+    resource: { type: 'content', id: req.requestId, properties },
+    context,
+  };
+}
+
+/** The body of `POST /access/v1/evaluation`. */
+export function encodeEvaluation(call: PreparedCall): string {
+  return JSON.stringify(toEvaluation(call));
+}
+
+/**
+ * The body of `POST /access/v1/evaluations`: every item whole (no top-level defaults), each with its
+ * own `requestId` in its `context`, and `options: { evaluations_semantic: 'execute_all' }` so that the
+ * PDP answers every item.
+ */
+export function encodeEvaluations(calls: readonly PreparedCall[]): string {
+  return JSON.stringify({ options: { evaluations_semantic: 'execute_all' }, evaluations: calls.map(toEvaluation) });
+}
+
+const JsonObjectSchema = z.custom<Record<string, unknown>>(
+  (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+  'expected a JSON object',
+);
+
+/**
+ * `context` of an answer: the agent-pep profile. Unknown members are ignored; a profile member of the
+ * wrong type fails. `reason_admin`, `reason_user` and `latches` are read only when they have the
+ * expected type (AuthZEN allows other shapes for reasons).
+ */
+const ProfileContextSchema = z.looseObject({
+  verdict: z.enum(VERDICTS).optional(),
+  permitId: z.string().min(1).optional(),
+  transformedContent: z.string().optional(),
+  transformedArgs: JsonObjectSchema.optional(),
+  escalationId: z.string().optional(),
+  decisionId: z.string().optional(),
+  requestId: z.string().optional(),
+});
+
+/** An evaluation answer (AuthZEN 1.0 section 6.2): `decision` must be a boolean. */
+export const EvaluationResponseSchema = z.looseObject({
+  decision: z.boolean(),
+  context: ProfileContextSchema.optional(),
+});
+
+/** An `evaluations` answer (AuthZEN 1.0 section 7.2): the items are checked one by one. */
+const EvaluationsResponseSchema = z.looseObject({ evaluations: z.array(z.unknown()) });
+
+function schemaFailure(issues: readonly { path: readonly PropertyKey[] }[], prefix: string): AttemptFailure {
+  const where = issues[0]?.path.map(String).join('.') || '(root)';
+  return new AttemptFailure('invalid_response', `PDP response fails the AuthZEN schema at ${prefix}${where}`);
+}
+
+function ambiguous(what: string): AttemptFailure {
+  return new AttemptFailure('ambiguous_decision', `PDP decision is ambiguous: ${what}`);
+}
+
+/** One answer in agent-pep terms, for the enforceability checks (`enforce.ts`). */
+export interface MappedAnswer {
+  response: AuthorizeResponse;
+  /** What `toDecision` reads for `error` and `errors`: the item's own members and its `context`'s. */
+  raw: Record<string, unknown>;
+}
+
+/**
+ * Maps one parsed answer: `decision: true` is ALLOW, `false` a PDP BLOCK with `reason` from
+ * `context.reason_admin` or `context.reason_user` (when strings); `context.verdict` may refine it to
+ * WARN (only with `true`) or ESCALATE (only with `false`); the other profile members are carried over.
+ * @throws AttemptFailure `invalid_response` (schema), `ambiguous_decision` (a contradicting verdict)
+ */
+export function mapAnswer(value: unknown, where = ''): MappedAnswer {
+  const result = EvaluationResponseSchema.safeParse(value);
+  if (!result.success) throw schemaFailure(result.error.issues, where);
+  const { decision, context = {} } = result.data;
+  const given = context.verdict;
+  let verdict: AuthorizeResponse['verdict'];
+  if (decision) {
+    if (given !== undefined && given !== 'ALLOW' && given !== 'WARN')
+      throw ambiguous(`verdict ${given} with decision true`);
+    verdict = given ?? 'ALLOW';
+  } else {
+    if (given !== undefined && given !== 'BLOCK' && given !== 'ESCALATE') {
+      throw ambiguous(`verdict ${given} with decision false`);
+    }
+    verdict = given ?? 'BLOCK';
+  }
+  const response: AuthorizeResponse = { verdict };
+  const reason =
+    typeof context.reason_admin === 'string'
+      ? context.reason_admin
+      : typeof context.reason_user === 'string'
+        ? context.reason_user
+        : undefined;
+  if (reason !== undefined) response.reason = reason;
+  const latches = context.latches;
+  if (Array.isArray(latches) && latches.every((l) => typeof l === 'string')) response.latches = latches as string[];
+  if (context.decisionId !== undefined) response.decisionId = context.decisionId;
+  if (context.permitId !== undefined) response.permitId = context.permitId;
+  if (context.transformedContent !== undefined) response.transformedContent = context.transformedContent;
+  if (context.transformedArgs !== undefined) response.transformedArgs = context.transformedArgs;
+  if (context.escalationId !== undefined) response.escalationId = context.escalationId;
+  if (context.requestId !== undefined) response.requestId = context.requestId;
+  const item = value as Record<string, unknown>;
+  const raw: Record<string, unknown> = {};
+  const error = Object.hasOwn(item, 'error') ? item.error : Object.hasOwn(context, 'error') ? context.error : undefined;
+  if (Object.hasOwn(item, 'error') || Object.hasOwn(context, 'error')) raw.error = error;
+  const errors = [item.errors, context.errors].find((e) => e !== undefined && !(Array.isArray(e) && e.length === 0));
+  if (errors !== undefined) raw.errors = errors;
+  return { response, raw };
+}
+
+/**
+ * Decodes and maps the answer of one evaluation (section 3, rule 3, then the mapping above).
+ * @throws AttemptFailure `invalid_response`, `ambiguous_decision`
+ */
+export function parseEvaluation(body: Uint8Array): MappedAnswer {
+  return mapAnswer(decodeJsonObject(body));
+}
+
+/**
+ * Decodes an `evaluations` answer and maps each item on its own: an item that fails is that item's
+ * failure while the others stand. A count that differs from `expected` ties no answer to any call.
+ * @throws AttemptFailure `invalid_response` (the body), `ambiguous_decision` (the count)
+ */
+export function parseEvaluations(body: Uint8Array, expected: number): (MappedAnswer | AttemptFailure)[] {
+  const result = EvaluationsResponseSchema.safeParse(decodeJsonObject(body));
+  if (!result.success) throw schemaFailure(result.error.issues, '');
+  const items = result.data.evaluations;
+  if (items.length !== expected) {
+    throw ambiguous(`${items.length} evaluations answered for ${expected} asked`);
+  }
+  return items.map((item, i) => {
+    try {
+      return mapAnswer(item, `evaluations.${i}.`);
+    } catch (err) {
+      return err instanceof AttemptFailure ? err : new AttemptFailure('invalid_response', 'PDP answer is malformed');
+    }
+  });
+}
+
+/** Where the evaluations go: paths on the `pdpUrl` origin. */
+export interface Endpoints {
+  evaluation: string;
+  /** Undefined when the discovery document names no batch endpoint (batches go as single requests). */
+  evaluations: string | undefined;
+}
+
+/** The endpoints under `base` (the path of `pdpUrl`, no trailing `/`) when there is no discovery. */
+export function defaultEndpoints(base: string): Endpoints {
+  return { evaluation: `${base}${AUTHZEN_PATHS.evaluation}`, evaluations: `${base}${AUTHZEN_PATHS.evaluations}` };
+}
+
+/** A PDP identifier in comparable form: origin and path, without a trailing `/`. */
+function identifier(url: URL): string {
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+const ConfigurationSchema = z.looseObject({
+  policy_decision_point: z.string(),
+  access_evaluation_endpoint: z.string(),
+  access_evaluations_endpoint: z.string().optional(),
+});
+
+/** Why a discovery document was discarded for good (every decision is then `pdp_unreachable`). */
+export class DiscardedConfiguration extends Error {
+  override readonly name = 'DiscardedConfiguration';
+}
+
+function endpointPath(value: string, pdp: URL): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new DiscardedConfiguration('the discovery document names an endpoint that is not a URL');
+  }
+  if (url.origin !== pdp.origin) {
+    throw new DiscardedConfiguration('the discovery document names an endpoint on another origin');
+  }
+  if (url.username !== '' || url.password !== '' || url.hash !== '') {
+    throw new DiscardedConfiguration('the discovery document names an endpoint with credentials or a fragment');
+  }
+  return `${url.pathname}${url.search}`;
+}
+
+/**
+ * Reads the discovery document (AuthZEN 1.0 section 9). Its `policy_decision_point` must be `pdp`
+ * (compared as origin and path, a trailing `/` aside), and its endpoints on the same origin (where the
+ * client's pool and API key go), else it is discarded.
+ * @throws AttemptFailure `invalid_response` (a body that is not a discovery document)
+ * @throws DiscardedConfiguration (a document for another PDP, or endpoints elsewhere)
+ */
+export function parseConfiguration(body: Uint8Array, pdp: URL): Endpoints {
+  const result = ConfigurationSchema.safeParse(decodeJsonObject(body));
+  if (!result.success) throw schemaFailure(result.error.issues, '');
+  const doc = result.data;
+  let named: URL;
+  try {
+    named = new URL(doc.policy_decision_point);
+  } catch {
+    throw new DiscardedConfiguration('the discovery document names no valid policy_decision_point');
+  }
+  if (identifier(named) !== identifier(pdp) || named.search !== '' || named.hash !== '') {
+    throw new DiscardedConfiguration('the discovery document is for another policy_decision_point');
+  }
+  return {
+    evaluation: endpointPath(doc.access_evaluation_endpoint, pdp),
+    evaluations:
+      doc.access_evaluations_endpoint === undefined ? undefined : endpointPath(doc.access_evaluations_endpoint, pdp),
+  };
+}

@@ -1,0 +1,17 @@
+/** examples/authzen.ts, compiled (`npm run example:authzen`): runs alone over AuthZEN and enforces. */
+import { expect, it } from 'vitest';
+import { built, runNode } from '../../support/processes.js';
+
+it('decides a batch over AuthZEN in order, runs the allowed refund, holds the large one, and exits 0', async () => {
+  const { code, stdout } = await runNode(built('examples/authzen.js'));
+  expect(code).toBe(0);
+  const lines = stdout.trim().split('\n');
+  expect(lines.slice(0, 4)).toEqual([
+    'ALLOW ',
+    'ALLOW ',
+    'ESCALATE refunds over 500 need review',
+    'BLOCK no money transfers',
+  ]);
+  expect(lines[4]).toContain('refunded: 129');
+  expect(lines[5]).toBe("ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review");
+});
