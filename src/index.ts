@@ -38,8 +38,9 @@ export type {
 export { DEFAULTS } from './options.js';
 export { actionHash } from './permit/hash.js';
 export { normalizeToolName } from './permit/normalize.js';
-export type { PermitClaims, PermitVerifier, PermitVerifierOptions } from './permit/verify.js';
-export { createPermitVerifier } from './permit/verify.js';
+export type { PermitClaims } from './permit/claims.js';
+export type { PermitVerifier, PermitVerifierOptions } from './permit/verifier.js';
+export { createPermitVerifier } from './permit/verifier.js';
 export type { MemoryReplayStoreOptions } from './replay/memory.js';
 export { createMemoryReplayStore, ReplayStoreFullError } from './replay/memory.js';
 export type { ReplayStore } from './replay/types.js';

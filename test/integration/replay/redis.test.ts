@@ -5,11 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PermitVerificationError } from '../../src/errors.js';
-import { createPermitVerifier } from '../../src/permit/verify.js';
-import { createRedisReplayStore, type RedisReplayStore } from '../../src/replay/redis.js';
-import { createTestIssuer, type TestIssuer } from '../support/permits.js';
-import { freePort, type RedisHandle, redisUnavailableReason, sharedRedis, spawnRedis } from '../support/redis.js';
+import { PermitVerificationError } from '../../../src/errors.js';
+import { createPermitVerifier } from '../../../src/permit/verifier.js';
+import { createRedisReplayStore, type RedisReplayStore } from '../../../src/replay/redis.js';
+import { createTestIssuer, type TestIssuer } from '../../support/permits.js';
+import { freePort, type RedisHandle, redisUnavailableReason, sharedRedis, spawnRedis } from '../../support/redis.js';
 
 const AUDIENCE = 'payments-service';
 const TOOL = 'refund_payment';
