@@ -101,7 +101,11 @@ export async function verifyEvidence(
     if (hash !== record.hash) return { ok: false, index, reason: 'hash_mismatch' };
     try {
       const [h = '', p = '', sig = ''] = record.sig.split('.');
-      const header = decodeJsonObject(h) ?? {};
+      const header = decodeJsonObject(h);
+      // not a JWS, or not EdDSA: no key can make it valid (and no key source is asked)
+      if (header === undefined || !EVIDENCE_ALGORITHMS.includes(header.alg as string)) {
+        return { ok: false, index, reason: 'signature_invalid' };
+      }
       const keys = await resolve(header, { protected: h, payload: p, signature: sig });
       const payload = await verifySignature(record.sig, keys, EVIDENCE_ALGORITHMS);
       if (decoder.decode(payload) !== record.hash) return { ok: false, index, reason: 'signature_invalid' };
