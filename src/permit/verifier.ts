@@ -175,14 +175,20 @@ function fail(at: At, key: string, problem: string): never {
   optionError(at.scope, at.prefix === '' ? key : `${at.prefix}.${key}`, problem);
 }
 
+/**
+ * `none` and HMAC are refused for the option as a whole (`algorithms`): no list may hold them. Any
+ * other entry that is not an asymmetric JWS algorithm names itself (`algorithms.<index>`).
+ */
 function validateAlgorithms(v: unknown, at: At): string[] {
   if (v === undefined) return [...DEFAULTS.permitAlgorithms];
   if (!Array.isArray(v) || v.length === 0) fail(at, 'algorithms', 'expected a non-empty array');
-  for (const a of v) {
-    if (typeof a !== 'string') fail(at, 'algorithms', 'expected strings');
-    if (/^(none|HS\d+)$/i.test(a)) fail(at, 'algorithms', "'none' and HMAC are never allowed");
-    if (!ASYMMETRIC_ALGS.has(a)) fail(at, 'algorithms', 'unsupported algorithm');
+  if (v.some((a) => typeof a === 'string' && /^(none|HS\d+)$/i.test(a))) {
+    fail(at, 'algorithms', "'none' and HMAC are never allowed (RFC 8725 section 3.1)");
   }
+  v.forEach((a: unknown, i) => {
+    if (typeof a !== 'string') fail(at, `algorithms.${i}`, 'expected a string');
+    if (!ASYMMETRIC_ALGS.has(a)) fail(at, `algorithms.${i}`, 'not an asymmetric JWS algorithm this verifier supports');
+  });
   return [...new Set(v as string[])];
 }
 
