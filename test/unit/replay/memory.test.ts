@@ -87,9 +87,12 @@ describe('createMemoryReplayStore', () => {
     expect(store.claim('sync', T0 + 1000)).toBe(false);
   });
 
-  it.each([0, -1, 1.5, Number.NaN, '10'])('maxEntries %j: TypeError naming maxEntries at construction', (maxEntries) => {
-    expect(optionOf(() => createMemoryReplayStore({ maxEntries: maxEntries as number }))).toBe('maxEntries');
-  });
+  it.each([0, -1, 1.5, Number.NaN, '10'])(
+    'maxEntries %j: TypeError naming maxEntries at construction',
+    (maxEntries) => {
+      expect(optionOf(() => createMemoryReplayStore({ maxEntries: maxEntries as number }))).toBe('maxEntries');
+    },
+  );
 
   it('an unknown option (a typo of maxEntries) is a TypeError naming it, never ignored', () => {
     expect(optionOf(() => createMemoryReplayStore({ maxEntry: 10 } as never))).toBe('maxEntry');
@@ -110,7 +113,9 @@ describe('createMemoryReplayStore sizing: an id is held until exp + 360 s, not f
   });
 
   it('the default maxEntries sustains 150 permits a second at the longest lifetime (300 s + 360 s held)', () => {
-    expect(MEMORY_STORE_DEFAULTS.maxEntries).toBeGreaterThanOrEqual(150 * (DEFAULTS.maxPermitLifetimeSec + REPLAY_MARGIN_SEC));
+    expect(MEMORY_STORE_DEFAULTS.maxEntries).toBeGreaterThanOrEqual(
+      150 * (DEFAULTS.maxPermitLifetimeSec + REPLAY_MARGIN_SEC),
+    );
   });
 
   it('rate x (lifetime + margin) entries are enough for a steady flow; rate x lifetime are not', () => {
