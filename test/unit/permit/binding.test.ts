@@ -1,6 +1,16 @@
+import { generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { permitBindingProblem } from '../../../src/permit/binding.js';
 import type { PermitVerifierOptions } from '../../../src/permit/verifier.js';
-import { ARGS, createPermitKit, type MintOptions, type PermitKit, permitCodeOf, TOOL } from '../../support/permits.js';
+import {
+  ARGS,
+  b64,
+  createPermitKit,
+  type MintOptions,
+  type PermitKit,
+  permitCodeOf,
+  TOOL,
+} from '../../support/permits.js';
 
 let kit: PermitKit;
 beforeAll(async () => {
@@ -72,5 +82,41 @@ describe('A permit is bound to one tool and one set of args (src/permit/binding.
     const pending = v.verify(await mint(), { tool: TOOL, args });
     args.amount = 999_999;
     await expect(pending).resolves.toBeDefined();
+  });
+});
+
+describe('permitBindingProblem: rule 5, the permit on an action decodes to what was asked (client side)', () => {
+  const asked = { tool: TOOL, args: { ...ARGS }, agentId: 'support-ai', session: 'sess_demo' };
+
+  it('a permit for the asked tool, args, agent and session: no problem', async () => {
+    expect(permitBindingProblem(await mint(), asked)).toBeUndefined();
+  });
+
+  it('is decoded without trust: a permit signed by anyone binds the same way (the signature is guardTool’s)', async () => {
+    const { privateKey } = await generateKeyPair('EdDSA');
+    expect(permitBindingProblem(await mint({ key: privateKey }), asked)).toBeUndefined();
+  });
+
+  it.each([
+    ['not three segments', 'abc.def'],
+    ['a payload that is not base64url JSON', `${b64({ alg: 'EdDSA' })}.${b64('nope')}.sig`],
+    ['a payload that is an array', `${b64({ alg: 'EdDSA' })}.${b64([1])}.sig`],
+  ])('%s: the permit does not decode', (_label, permit) => {
+    expect(permitBindingProblem(permit, asked)).toBe('the permit does not decode');
+  });
+
+  it('another tool, agent, session or args: each named', async () => {
+    expect(permitBindingProblem(await mint({ claims: { tool: 'delete_account' } }), asked)).toBe(
+      'the permit is for another tool',
+    );
+    expect(permitBindingProblem(await mint({ claims: { sub: 'other-agent' } }), asked)).toBe(
+      'the permit is for another agent',
+    );
+    expect(permitBindingProblem(await mint({ claims: { sid: 'sess_other' } }), asked)).toBe(
+      'the permit is for another session',
+    );
+    expect(permitBindingProblem(await mint(), { ...asked, args: { ...ARGS, amount: 130 } })).toBe(
+      'the permit is for other args',
+    );
   });
 });
