@@ -8,6 +8,7 @@ import type { Dispatcher } from 'undici';
 import type { PolicyDecision, Stage } from './decision.js';
 import { type CompiledInterceptor, type Interceptor, validateInterceptors } from './interceptors.js';
 import { MAX_TIMER_MS, optionError, refuseUnknownKeys } from './internal/option-error.js';
+import { PERMIT_DEFAULTS } from './permit/verifier.js';
 
 /** Where permit verification keys come from: a JWKS URL, a JWKS object, or one key. */
 export type PermitKeySource = string | URL | JSONWebKeySet | KeyObject | CryptoKey;
@@ -108,12 +109,12 @@ export const DEFAULTS = Object.freeze({
   retries: 2,
   maxResponseBytes: 65536,
   simulated: false,
-  permitAlgorithms: Object.freeze(['EdDSA', 'ES256']) as readonly string[],
-  clockToleranceSec: 5,
+  permitAlgorithms: PERMIT_DEFAULTS.algorithms,
+  clockToleranceSec: PERMIT_DEFAULTS.clockToleranceSec,
   /** Backoff base: retry n waits at most `backoffBaseMs * 2^(n-1)` ms (jittered). */
   backoffBaseMs: 100,
   /** Longest permit lifetime (`exp - iat`) accepted, in seconds. */
-  maxPermitLifetimeSec: 300,
+  maxPermitLifetimeSec: PERMIT_DEFAULTS.maxPermitLifetimeSec,
   /** Longest tool name accepted, in characters (CONTRACT.md section 6); longer is `invalid_request`. */
   maxToolNameLength: 256,
   requireEcho: false,

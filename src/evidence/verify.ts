@@ -3,8 +3,8 @@
  * @packageDocumentation
  */
 import type { PermitKeySource } from '../options.js';
-import { createKeyResolver, type KeyResolver } from '../permit/keys.js';
 import { decodeJsonObject } from '../permit/decode.js';
+import { createKeyResolver, type KeyResolver } from '../permit/keys.js';
 import { verifySignature } from '../permit/signature.js';
 import { type EvidenceRecord, evidenceRecordHash } from './record.js';
 
@@ -112,7 +112,11 @@ export async function verifyEvidence(
     } catch (error) {
       // a key set that cannot be had is never a pass: keys_unavailable; anything else is the signature's
       const code = (error as { code?: unknown } | null)?.code;
-      return { ok: false, index, reason: code === 'permit_keys_unavailable' ? 'keys_unavailable' : 'signature_invalid' };
+      return {
+        ok: false,
+        index,
+        reason: code === 'permit_keys_unavailable' ? 'keys_unavailable' : 'signature_invalid',
+      };
     }
     previous = record;
   }

@@ -7,7 +7,6 @@
  * bound no lifetime, so the codes and their order (CONTRACT.md section 4) would change.
  * @internal
  */
-import { DEFAULTS } from '../options.js';
 import type { DecodedPermit } from './decode.js';
 import { nonEmptyString, refuse } from './refuse.js';
 
@@ -38,6 +37,9 @@ export interface PermitClaims {
   /** Other claims the PDP added, unchecked. */
   [claim: string]: unknown;
 }
+
+/** Longest permit lifetime `exp - iat` accepted, in seconds (CONTRACT.md section 4): the one 300. */
+export const MAX_PERMIT_LIFETIME_SEC = 300;
 
 /** The `typ` header a permit must carry, compared exactly (RFC 8725 section 3.11). */
 export const PERMIT_TYP = 'permit+jwt';
@@ -110,8 +112,8 @@ export function checkClaims(d: Pick<DecodedPermit, 'header' | 'payload'>, expect
   }
   if (claims.iat > now + tolerance) throw refuse('permit_claim_invalid', "claim 'iat' is in the future");
   const lifetime = claims.exp - claims.iat;
-  if (!(lifetime > 0 && lifetime <= DEFAULTS.maxPermitLifetimeSec)) {
-    throw refuse('permit_claim_invalid', `the lifetime exp - iat is not within (0, ${DEFAULTS.maxPermitLifetimeSec}] s`);
+  if (!(lifetime > 0 && lifetime <= MAX_PERMIT_LIFETIME_SEC)) {
+    throw refuse('permit_claim_invalid', `the lifetime exp - iat is not within (0, ${MAX_PERMIT_LIFETIME_SEC}] s`);
   }
   return claims;
 }

@@ -27,11 +27,11 @@
  * @packageDocumentation
  */
 import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
-import { DEFAULTS, type PermitKeySource, type PermitsOptions } from '../options.js';
+import type { PermitKeySource, PermitsOptions } from '../options.js';
 import { createMemoryReplayStore } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
 import { type ActionBinding, bindAction, checkActionBinding } from './binding.js';
-import { type ClaimExpectation, checkClaims, type PermitClaims } from './claims.js';
+import { type ClaimExpectation, checkClaims, MAX_PERMIT_LIFETIME_SEC, type PermitClaims } from './claims.js';
 import { decodePermit } from './decode.js';
 import { sha256b64url } from './hash.js';
 import { createKeyResolver, KEY_SOURCE_DEFAULTS, type KeyResolver } from './keys.js';
@@ -119,8 +119,18 @@ export interface PermitCheckerOptions extends PermitsOptions {
   jwksCooldownMs?: number | undefined;
 }
 
-/** Defaults of the verifier (the shared ones live in `DEFAULTS`, the key source's in `KEY_SOURCE_DEFAULTS`). @internal */
+/**
+ * Defaults of the verifier and the client's permit checks, each defined once here; the public
+ * `DEFAULTS` shows `algorithms`, `clockToleranceSec` and `maxPermitLifetimeSec` from this object.
+ * @internal
+ */
 export const PERMIT_DEFAULTS = Object.freeze({
+  /** Allowed JWS algorithms when `algorithms` is not given. */
+  algorithms: Object.freeze(['EdDSA', 'ES256']) as readonly string[],
+  /** Clock tolerance for `exp`, `nbf` and `iat`, in seconds. */
+  clockToleranceSec: 5,
+  /** Longest lifetime `exp - iat`, in seconds. */
+  maxPermitLifetimeSec: MAX_PERMIT_LIFETIME_SEC,
   jwksTimeoutMs: KEY_SOURCE_DEFAULTS.jwksTimeoutMs,
   jwksCooldownMs: KEY_SOURCE_DEFAULTS.jwksCooldownMs,
   storeTimeoutMs: 2000,
@@ -180,7 +190,7 @@ function fail(at: At, key: string, problem: string): never {
  * other entry that is not an asymmetric JWS algorithm names itself (`algorithms.<index>`).
  */
 function validateAlgorithms(v: unknown, at: At): string[] {
-  if (v === undefined) return [...DEFAULTS.permitAlgorithms];
+  if (v === undefined) return [...PERMIT_DEFAULTS.algorithms];
   if (!Array.isArray(v) || v.length === 0) fail(at, 'algorithms', 'expected a non-empty array');
   if (v.some((a) => typeof a === 'string' && /^(none|HS\d+)$/i.test(a))) {
     fail(at, 'algorithms', "'none' and HMAC are never allowed (RFC 8725 section 3.1)");
@@ -201,7 +211,7 @@ function validateMs(v: unknown, at: At, key: string, dflt: number): number {
 }
 
 function validateTolerance(v: unknown, at: At): number {
-  if (v === undefined) return DEFAULTS.clockToleranceSec;
+  if (v === undefined) return PERMIT_DEFAULTS.clockToleranceSec;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > PERMIT_DEFAULTS.maxClockToleranceSec) {
     fail(at, 'clockToleranceSec', `expected seconds between 0 and ${PERMIT_DEFAULTS.maxClockToleranceSec}`);
   }
