@@ -16,6 +16,15 @@ beforeAll(async () => {
 const mint = (o?: MintOptions): Promise<string> => kit.mint(o);
 const verifier = (extra: Partial<PermitVerifierOptions> = {}) => kit.verifier(extra);
 
+/** Moves this process's clock (`Date.now`, which jose's cache and the verifier read) forward by `ms`. */
+function clockAhead(ms: number): void {
+  const realNow = Date.now.bind(Date);
+  vi.spyOn(Date, 'now').mockImplementation(() => realNow() + ms);
+}
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
 describe('the alg allow-list comes before the key source', () => {
   it('the alg is refused before any key lookup', async () => {
     let fetched = 0;
@@ -74,9 +83,9 @@ describe('createPermitVerifier: keys from a JWKS URL', () => {
     await expect(v2.verify(await mint(), { tool: TOOL, args: ARGS })).resolves.toBeDefined();
   });
 
-  it('a flood of unknown kids refetches the key set at most once per cooldown', async () => {
+  it('a flood of unknown kids refetches the key set at most once per cooldown (30 s by default)', async () => {
     mode = 'ok';
-    const v = verifier({ keys: `${base}/.well-known/jwks.json`, jwksCooldownMs: 400 });
+    const v = verifier({ keys: `${base}/.well-known/jwks.json` });
     await v.verify(await mint(), { tool: TOOL, args: ARGS });
     fetches = 0;
     for (let i = 0; i < 50; i++) {
@@ -85,7 +94,13 @@ describe('createPermitVerifier: keys from a JWKS URL', () => {
       ).toBe('permit_signature_invalid');
     }
     expect(fetches).toBe(0); // within the cooldown: answered from the cached key set
-    await new Promise((r) => setTimeout(r, 500));
+    clockAhead(29_000);
+    expect(
+      await permitCodeOf(v.verify(await mint({ header: { kid: 'still-cool' } }), { tool: TOOL, args: ARGS })),
+    ).toBe('permit_signature_invalid');
+    expect(fetches).toBe(0);
+    vi.restoreAllMocks();
+    clockAhead(30_500);
     const flood = await Promise.all(
       Array.from({ length: 50 }, async (_, i) =>
         permitCodeOf(v.verify(await mint({ header: { kid: `late-${i}` } }), { tool: TOOL, args: ARGS })),
@@ -170,7 +185,7 @@ describe('a failing JWKS endpoint is fetched at most once a second', () => {
     expect(fetches).toBeLessThanOrEqual(2);
 
     failing = false;
-    await new Promise((r) => setTimeout(r, 1100));
+    clockAhead(1000 + elapsed); // a second has passed since the last fetch
     await expect(v.verify(await mint(), { tool: TOOL, args: ARGS })).resolves.toMatchObject({ tool: TOOL });
   });
 
@@ -179,19 +194,15 @@ describe('a failing JWKS endpoint is fetched at most once a second', () => {
     const realNow = Date.now.bind(Date);
     let offset = 0;
     vi.spyOn(Date, 'now').mockImplementation(() => realNow() + offset);
-    try {
-      const v = verifier({ keys: url });
-      expect(await permitCodeOf(v.verify(await mint(), { tool: TOOL, args: ARGS }))).toBe('permit_keys_unavailable');
-      expect(fetches).toBe(1);
-      failing = false;
-      offset = 900;
-      expect(await permitCodeOf(v.verify(await mint(), { tool: TOOL, args: ARGS }))).toBe('permit_keys_unavailable');
-      expect(fetches).toBe(1);
-      offset = 1000;
-      await expect(v.verify(await mint(), { tool: TOOL, args: ARGS })).resolves.toBeDefined();
-      expect(fetches).toBe(2);
-    } finally {
-      vi.restoreAllMocks();
-    }
+    const v = verifier({ keys: url });
+    expect(await permitCodeOf(v.verify(await mint(), { tool: TOOL, args: ARGS }))).toBe('permit_keys_unavailable');
+    expect(fetches).toBe(1);
+    failing = false;
+    offset = 900;
+    expect(await permitCodeOf(v.verify(await mint(), { tool: TOOL, args: ARGS }))).toBe('permit_keys_unavailable');
+    expect(fetches).toBe(1);
+    offset = 1000;
+    await expect(v.verify(await mint(), { tool: TOOL, args: ARGS })).resolves.toBeDefined();
+    expect(fetches).toBe(2);
   });
 });
