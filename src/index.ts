@@ -36,9 +36,9 @@ export type {
   PermitsOptions,
 } from './options.js';
 export { DEFAULTS } from './options.js';
+export type { PermitClaims } from './permit/claims.js';
 export { actionHash } from './permit/hash.js';
 export { normalizeToolName } from './permit/normalize.js';
-export type { PermitClaims } from './permit/claims.js';
 export type { PermitVerifier, PermitVerifierOptions } from './permit/verifier.js';
 export { createPermitVerifier } from './permit/verifier.js';
 export type { MemoryReplayStoreOptions } from './replay/memory.js';

@@ -3,12 +3,7 @@
  * observers, and the guard helpers' PolicyDecision handling (without permits).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  createPep,
-  type DecisionEvent,
-  PolicyBlockedError,
-  PolicyEscalatedError,
-} from '../../../src/index.js';
+import { createPep, type DecisionEvent, PolicyBlockedError, PolicyEscalatedError } from '../../../src/index.js';
 import { VERSION } from '../../../src/version.js';
 import { createClients } from '../../support/clients.js';
 import { allowEcho, answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';

@@ -1,3 +1,7 @@
+/**
+ * Checks 13 and 14 (src/permit/binding.ts): a permit is bound to one normalized tool and one act_hash,
+ * args snapshotted when verify is called; and rule 5, the client's decode-without-trust binding check.
+ */
 import { generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { permitBindingProblem } from '../../../src/permit/binding.js';

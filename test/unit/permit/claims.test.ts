@@ -1,3 +1,7 @@
+/**
+ * Checks 7 to 12 (src/permit/claims.ts): explicit typing, required claims and their types, iss, aud,
+ * exp, nbf, iat and the 300 s lifetime, each with its code; the clock tolerance both ways.
+ */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PermitVerifierOptions } from '../../../src/permit/verifier.js';
 import {

@@ -1,3 +1,8 @@
+/**
+ * Checks 1 to 4 of the verifier (src/permit/decode.ts): a permit that is missing, not a compact JWS,
+ * has an alg outside the allow-list (never `none` or HMAC, refused before any key lookup) or no kid is
+ * refused with its code; keys made in the test.
+ */
 import { createSecretKey, generateKeyPairSync } from 'node:crypto';
 import { exportSPKI, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';

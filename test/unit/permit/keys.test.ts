@@ -1,3 +1,8 @@
+/**
+ * Key sources made in the test (src/permit/keys.ts): a JWKS object, a public KeyObject, a public
+ * CryptoKey; a kid selects the key, and a foreign or unknown key is `permit_signature_invalid`. (JWKS
+ * URLs: test/integration/permit/jwks.test.ts; key source option errors: verifier-options.test.ts.)
+ */
 import { generateKeyPairSync } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';

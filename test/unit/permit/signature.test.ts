@@ -1,3 +1,7 @@
+/**
+ * The signature check (src/permit/signature.ts): a tampered payload or signature, an empty signature,
+ * or an alg the key cannot verify is `permit_signature_invalid`.
+ */
 import { generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createPermitVerifier, type PermitVerifierOptions } from '../../../src/permit/verifier.js';

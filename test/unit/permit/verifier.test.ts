@@ -1,3 +1,8 @@
+/**
+ * The verifier's one code path (src/permit/verifier.ts): a valid permit resolves its claims once; the
+ * jti is claimed last, scoped by issuer, held until exp + 360 s; a replay store that cannot answer
+ * (throws, rejects, hangs, non-boolean, full) refuses; the checker runs every check but the claim.
+ */
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { PermitVerificationError } from '../../../src/errors.js';
 import { actionHash } from '../../../src/permit/hash.js';
