@@ -122,6 +122,39 @@ describe('createPermitVerifier and createPermitChecker: one code path, the jti c
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it('a store may answer synchronously: true accepts, false is permit_replayed, a non-boolean or a throw refuses', async () => {
+    let answer: unknown = true;
+    const store: ReplayStore = { claim: () => answer as boolean };
+    const v = verifier({ replayStore: store });
+    await expect(v.verify(await mint(), { tool: TOOL, args: ARGS })).resolves.toBeDefined();
+    answer = false;
+    expect(await permitCodeOf(v.verify(await mint(), { tool: TOOL, args: ARGS }))).toBe('permit_replayed');
+    answer = 'yes';
+    expect(await permitCodeOf(v.verify(await mint(), { tool: TOOL, args: ARGS }))).toBe('permit_store_unavailable');
+  });
+
+  it('a synchronous answer is not awaited under a deadline: the memory store costs no timer', async () => {
+    const v = verifier({ replayStore: createMemoryReplayStore() });
+    const permit = await mint();
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      await expect(v.verify(permit, { tool: TOOL, args: ARGS })).resolves.toBeDefined();
+      expect(timers).not.toHaveBeenCalled();
+    } finally {
+      timers.mockRestore();
+    }
+    // a store answering with a promise is bounded by storeTimeoutMs (one timer)
+    const promised = verifier({ replayStore: { claim: async () => true } });
+    const permit2 = await mint();
+    const timers2 = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      await expect(promised.verify(permit2, { tool: TOOL, args: ARGS })).resolves.toBeDefined();
+      expect(timers2).toHaveBeenCalledTimes(1);
+    } finally {
+      timers2.mockRestore();
+    }
+  });
+
   it('a full memory store refuses: permit_store_unavailable', async () => {
     const v = verifier({ replayStore: createMemoryReplayStore({ maxEntries: 2 }) });
     await v.verify(await mint(), { tool: TOOL, args: ARGS });
