@@ -2,16 +2,14 @@
  * Client options, the one frozen DEFAULTS object, and synchronous validation (TypeError).
  * @packageDocumentation
  */
-import type { KeyObject } from 'node:crypto';
-import type { CryptoKey, JSONWebKeySet } from 'jose';
 import type { Dispatcher } from 'undici';
 import type { PolicyDecision, Stage } from './decision.js';
 import { type CompiledInterceptor, type Interceptor, validateInterceptors } from './interceptors.js';
 import { MAX_TIMER_MS, optionError, refuseUnknownKeys } from './internal/option-error.js';
+import type { PermitKeySource } from './permit/keys.js';
 import { PERMIT_DEFAULTS } from './permit/verifier.js';
 
-/** Where permit verification keys come from: a JWKS URL, a JWKS object, or one key. */
-export type PermitKeySource = string | URL | JSONWebKeySet | KeyObject | CryptoKey;
+export type { PermitKeySource } from './permit/keys.js';
 
 /** How the client checks permits it receives (rule 5 of section 3, and `guardTool`). */
 export interface PermitsOptions {

@@ -2,9 +2,8 @@
  * Verification of a PDP's evidence log (CONTRACT.md section 6).
  * @packageDocumentation
  */
-import type { PermitKeySource } from '../options.js';
 import { decodeJsonObject } from '../permit/decode.js';
-import { createKeyResolver, type KeyResolver } from '../permit/keys.js';
+import { createKeyResolver, type KeyResolver, type PermitKeySource } from '../permit/keys.js';
 import { verifySignature } from '../permit/signature.js';
 import { type EvidenceRecord, evidenceRecordHash } from './record.js';
 

@@ -16,6 +16,9 @@ import {
 import { optionError } from '../internal/option-error.js';
 import { joseCode, refuse, withDeadline } from './refuse.js';
 
+/** Where permit (and evidence) verification keys come from: a JWKS URL, a JWKS object, or one public key. */
+export type PermitKeySource = string | URL | JSONWebKeySet | KeyObject | CryptoKey;
+
 /** A key a JWS can be verified with. */
 export type VerifyKey = CryptoKey | KeyObject;
 

@@ -27,14 +27,14 @@
  * @packageDocumentation
  */
 import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
-import type { PermitKeySource, PermitsOptions } from '../options.js';
+import type { PermitsOptions } from '../options.js';
 import { createMemoryReplayStore } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
 import { type ActionBinding, bindAction, checkActionBinding } from './binding.js';
 import { type ClaimExpectation, checkClaims, MAX_PERMIT_LIFETIME_SEC, type PermitClaims } from './claims.js';
 import { decodePermit } from './decode.js';
 import { sha256b64url } from './hash.js';
-import { createKeyResolver, KEY_SOURCE_DEFAULTS, type KeyResolver } from './keys.js';
+import { createKeyResolver, KEY_SOURCE_DEFAULTS, type KeyResolver, type PermitKeySource } from './keys.js';
 import { nonEmptyString, refuse, withDeadline } from './refuse.js';
 import { verifySignature } from './signature.js';
 
