@@ -252,6 +252,14 @@ function buildCore(options: unknown, at: At, known: ReadonlySet<string>): Core {
   return { issuer: o.issuer, algorithms, allowed: new Set(algorithms), toleranceSec, resolve };
 }
 
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return (
+    (typeof v === 'object' || typeof v === 'function') &&
+    v !== null &&
+    typeof (v as { then?: unknown }).then === 'function'
+  );
+}
+
 /** Checks 1 to 14 (everything but the replay claim). */
 async function runChecks(
   core: Core,
@@ -365,31 +373,23 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
   }
   const toleranceMs = core.toleranceSec * 1000;
 
-  /** The store's answer: awaited (with a deadline) only when the store returns a promise. */
-  async function claim(key: string, expiresAtMs: number): Promise<unknown> {
-    let answer: unknown;
-    try {
-      answer = store.claim(key, expiresAtMs);
-      if (answer instanceof Promise || (typeof answer === 'object' && answer !== null && 'then' in answer)) {
-        answer = await withDeadline(
-          Promise.resolve(answer as PromiseLike<unknown>),
-          storeTimeoutMs,
-          () => new Error('replay store deadline'),
-        );
-      }
-    } catch (e) {
-      throw refuse('permit_store_unavailable', 'the replay store could not claim the permit', e);
-    }
-    return answer;
-  }
-
   async function checkThenClaim(permit: string, binding: ActionBinding): Promise<PermitClaims> {
     const claims = await runChecks(core, permit, { audiences }, binding);
     const key = sha256b64url(JSON.stringify([claims.iss, claims.jti]));
     // Remember the jti past any verifier's acceptance window: the store may be shared by verifiers
     // with other tolerances (up to 300 s), and a clock between them may lag by a little.
     const expiresAtMs = Math.ceil((claims.exp + REPLAY_MARGIN_SEC) * 1000);
-    const first = await claim(key, expiresAtMs);
+    // The store's answer: a boolean is taken as it is (no timer, no extra tick); only a promise is
+    // awaited, under storeTimeoutMs. A throw or a rejection is the store being unavailable.
+    let first: unknown;
+    try {
+      first = store.claim(key, expiresAtMs);
+      if (isThenable(first)) {
+        first = await withDeadline(Promise.resolve(first), storeTimeoutMs, () => new Error('replay store deadline'));
+      }
+    } catch (e) {
+      throw refuse('permit_store_unavailable', 'the replay store could not claim the permit', e);
+    }
     if (first === true) return claims;
     if (first === false) {
       // the permit may have expired between the checks and the claim: say so rather than "replayed"
