@@ -124,8 +124,6 @@ describe('agent-pep dev-pdp (the bin)', () => {
     ['no --policy', ['dev-pdp']],
     ['a bad port', ['dev-pdp', '--policy', examplePolicy, '--port', 'abc']],
     ['a ttl over 300', ['dev-pdp', '--policy', examplePolicy, '--ttl', '301']],
-    ['a missing policy file', ['dev-pdp', '--policy', '/nonexistent/policy.json']],
-    ['an unknown command', ['serve']],
     ['no command', []],
   ])('%s exits 2 with a message on stderr', async (_name, args) => {
     const r = run(args);
