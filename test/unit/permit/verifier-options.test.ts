@@ -111,6 +111,11 @@ describe('createPermitVerifier: each key source rule names keys', () => {
     expect(optionFor({ keys: generateKeyPairSync('ed25519').privateKey })).toBe('keys');
   });
 
+  it('a secret (HMAC) CryptoKey, even one with verify usage: keys', async () => {
+    const hmac = await crypto.subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, true, ['sign', 'verify']);
+    expect(optionFor({ keys: hmac })).toBe('keys');
+  });
+
   it('a private CryptoKey: keys', () => {
     expect(optionFor({ keys: kit.privateKey })).toBe('keys');
   });
