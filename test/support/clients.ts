@@ -29,3 +29,13 @@ export function createClients(defaults: () => PepOptions): Clients {
     },
   };
 }
+
+/** One decision from a client made for it and closed after: `call(pep)` with `createPep(options)`. */
+export async function decideOnce<T>(options: PepOptions, call: (pep: Pep) => Promise<T>): Promise<T> {
+  const pep = createPep(options);
+  try {
+    return await call(pep);
+  } finally {
+    await pep.close();
+  }
+}
