@@ -4,7 +4,7 @@
  * bytes of the body are a valid ALLOW: the body is refused, never decoded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PolicyDecision } from '../../../src/index.js';
+import type { PolicyDecision } from '../../../src/index.js';
 import { decideOnce } from '../../support/clients.js';
 import { allowBody, ok, type RawRequest, type RawServer, rawResponse, startRawServer } from './raw-server.js';
 
