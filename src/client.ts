@@ -13,7 +13,7 @@ import { type Chains, chainsByStage, runBefore } from './interceptors.js';
 import { observe } from './observe.js';
 import type { ActionCall, CallOptions, EgressCallOptions, PepOptions, ResolvedOptions } from './options.js';
 import { DEFAULTS, resolveOptions } from './options.js';
-import { createPermitChecker, type PermitChecker } from './permit/verify.js';
+import { createPermitChecker, type PermitChecker } from './permit/verifier.js';
 import {
   baseHeaders,
   InvalidRequest,

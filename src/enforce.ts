@@ -3,11 +3,10 @@
  * decision only when it is unambiguous and every field is where it may be.
  * @internal
  */
-import { decodeJwt } from 'jose';
 import type { PolicyDecision, Stage } from './decision.js';
 import { AttemptFailure } from './internal/failure.js';
 import { snapshotJsonObject } from './internal/json.js';
-import { actionHashOfSnapshot } from './permit/hash.js';
+import { permitBindingProblem } from './permit/binding.js';
 import type { AuthorizeResponse } from './protocol/agent-pep.js';
 
 /** What was asked, for comparing echoes and the permit binding. */
@@ -86,7 +85,15 @@ export function toDecision(
     if (permitting && !sent.simulated) {
       if (res.permitId !== undefined) {
         decision.permitId = res.permitId;
-        if (enforce.checkPermitBinding) checkBinding(res.permitId, decision.transformedArgs ?? sent.args ?? {}, sent);
+        if (enforce.checkPermitBinding) {
+          const problem = permitBindingProblem(res.permitId, {
+            tool: sent.tool as string,
+            args: decision.transformedArgs ?? sent.args ?? {},
+            agentId: sent.agentId,
+            session: sent.session,
+          });
+          if (problem !== undefined) ambiguous(problem);
+        }
       } else if (!(enforce.allowWithoutPermit && verdict === 'ALLOW')) {
         ambiguous('an action ALLOW or WARN without a permit');
       }
@@ -103,21 +110,4 @@ export function toDecision(
     }
   }
   return decision;
-}
-
-/**
- * Rule 5: the permit decodes (without trust) to the tool, args, agent and session asked about.
- * The signature is not checked here; `guardTool` and the service verify it.
- */
-function checkBinding(permit: string, args: Record<string, unknown>, sent: SentRequest): void {
-  let claims: Record<string, unknown>;
-  try {
-    claims = decodeJwt(permit);
-  } catch {
-    ambiguous('the permit does not decode');
-  }
-  if (claims.tool !== sent.tool) ambiguous('the permit is for another tool');
-  if (claims.sub !== sent.agentId) ambiguous('the permit is for another agent');
-  if (claims.sid !== sent.session) ambiguous('the permit is for another session');
-  if (claims.act_hash !== actionHashOfSnapshot(sent.tool as string, args)) ambiguous('the permit is for other args');
 }

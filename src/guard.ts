@@ -17,7 +17,7 @@ import {
 import { PolicyBlockedError, PolicyEscalatedError } from './errors.js';
 import { type CompiledInterceptor, runAfter } from './interceptors.js';
 import type { CallOptions, EgressCallOptions } from './options.js';
-import type { PermitChecker } from './permit/verify.js';
+import type { PermitChecker } from './permit/verifier.js';
 import { checkToolName, isAbortSignal, isSessionId, type Payload, type Snapshot, takeSnapshot } from './request.js';
 
 /** What `guardTool`'s `execute` receives besides the args. */

@@ -37,10 +37,11 @@ export type {
   PermitsOptions,
 } from './options.js';
 export { DEFAULTS } from './options.js';
+export type { PermitClaims } from './permit/claims.js';
 export { actionHash } from './permit/hash.js';
 export { normalizeToolName } from './permit/normalize.js';
-export type { PermitClaims, PermitVerifier, PermitVerifierOptions } from './permit/verify.js';
-export { createPermitVerifier } from './permit/verify.js';
+export type { PermitVerifier, PermitVerifierOptions } from './permit/verifier.js';
+export { createPermitVerifier } from './permit/verifier.js';
 export type { MemoryReplayStoreOptions } from './replay/memory.js';
 export { createMemoryReplayStore, ReplayStoreFullError } from './replay/memory.js';
 export type { ReplayStore } from './replay/types.js';

@@ -2,16 +2,15 @@
  * Client options, the one frozen DEFAULTS object, and synchronous validation (TypeError).
  * @packageDocumentation
  */
-import type { KeyObject } from 'node:crypto';
-import type { CryptoKey, JSONWebKeySet } from 'jose';
 import type { Dispatcher } from 'undici';
 import type { PolicyDecision, Stage } from './decision.js';
 import { type CompiledInterceptor, type Interceptor, validateInterceptors } from './interceptors.js';
 import { MAX_TIMER_MS, optionError, refuseUnknownKeys } from './internal/option-error.js';
+import type { PermitKeySource } from './permit/keys.js';
+import { PERMIT_DEFAULTS } from './permit/verifier.js';
 import { type TelemetryOption, validateTelemetry } from './telemetry.js';
 
-/** Where permit verification keys come from: a JWKS URL, a JWKS object, or one key. */
-export type PermitKeySource = string | URL | JSONWebKeySet | KeyObject | CryptoKey;
+export type { PermitKeySource } from './permit/keys.js';
 
 /** How the client checks permits it receives (rule 5 of section 3, and `guardTool`). */
 export interface PermitsOptions {
@@ -140,12 +139,12 @@ export const DEFAULTS = Object.freeze({
   retries: 2,
   maxResponseBytes: 65536,
   simulated: false,
-  permitAlgorithms: Object.freeze(['EdDSA', 'ES256']) as readonly string[],
-  clockToleranceSec: 5,
+  permitAlgorithms: PERMIT_DEFAULTS.algorithms,
+  clockToleranceSec: PERMIT_DEFAULTS.clockToleranceSec,
   /** Backoff base: retry n waits at most `backoffBaseMs * 2^(n-1)` ms (jittered). */
   backoffBaseMs: 100,
   /** Longest permit lifetime (`exp - iat`) accepted, in seconds. */
-  maxPermitLifetimeSec: 300,
+  maxPermitLifetimeSec: PERMIT_DEFAULTS.maxPermitLifetimeSec,
   /** Longest tool name accepted, in characters (CONTRACT.md section 6); longer is `invalid_request`. */
   maxToolNameLength: 256,
   requireEcho: false,

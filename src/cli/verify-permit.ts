@@ -11,7 +11,7 @@
  * @internal
  */
 import { PermitVerificationError } from '../errors.js';
-import { createPermitVerifier } from '../permit/verify.js';
+import { createPermitVerifier } from '../permit/verifier.js';
 import type { ReplayStore } from '../replay/types.js';
 import { jsonObjectFlag, readKeys, readStdin } from './input.js';
 import { EXIT, exitWith, integerFlag, parseCommandLine, UsageError, usageExit } from './usage.js';

@@ -2,6 +2,7 @@
  * The dev PDP's defaults, in one frozen object (CONTRACT.md section 6).
  * @packageDocumentation
  */
+import { MAX_PERMIT_LIFETIME_SEC } from '../permit/claims.js';
 
 /** Every default of the dev PDP. Durations in milliseconds, sizes in bytes. */
 export const DEV_PDP_DEFAULTS = Object.freeze({
@@ -14,7 +15,7 @@ export const DEV_PDP_DEFAULTS = Object.freeze({
   /** Permit lifetime `exp - iat`, in seconds. */
   permitTtlSec: 60,
   /** Longest permit lifetime allowed (CONTRACT.md section 4), in seconds. */
-  maxPermitTtlSec: 300,
+  maxPermitTtlSec: MAX_PERMIT_LIFETIME_SEC,
   /** Largest accepted request body (1 MiB). */
   maxBodyBytes: 1024 * 1024,
   /** Smallest `maxBodyBytes` allowed. */

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 import { z } from 'zod';
-import { isTextStage, STAGES, type Stage, type Verdict } from '../decision.js';
+import { isTextStage, STAGES, type Stage, VERDICTS, type Verdict } from '../decision.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import { compileGlob, type ToolGlob } from './glob.js';
 import { compileLinearRegex, type LinearRegex } from './regex.js';
@@ -80,7 +80,7 @@ function regexSource(what: string) {
 }
 
 const stageSchema = z.enum(STAGES);
-const verdictSchema = z.enum(['ALLOW', 'WARN', 'BLOCK', 'ESCALATE']);
+const verdictSchema = z.enum(VERDICTS);
 const scalarSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const numberOperand = z.number().meta({ description: 'a finite number; a non-number value never holds' });
 

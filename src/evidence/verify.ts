@@ -2,16 +2,9 @@
  * Verification of a PDP's evidence log (CONTRACT.md section 6).
  * @packageDocumentation
  */
-import type { KeyObject } from 'node:crypto';
-import {
-  type CryptoKey,
-  compactVerify,
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  type FlattenedJWSInput,
-  type JSONWebKeySet,
-  type JWSHeaderParameters,
-} from 'jose';
+import { decodeJsonObject } from '../permit/decode.js';
+import { createKeyResolver, type KeyResolver, type PermitKeySource } from '../permit/keys.js';
+import { verifySignature } from '../permit/signature.js';
 import { type EvidenceRecord, evidenceRecordHash } from './record.js';
 
 export type { EvidenceRecord } from './record.js';
@@ -40,30 +33,15 @@ export type EvidenceVerification =
 
 /** Options of {@link verifyEvidence}. */
 export interface VerifyEvidenceOptions {
-  /** The PDP's public keys: a JWKS object, the URL of a JWKS, or one public `KeyObject`/`CryptoKey`. */
-  keys: string | URL | JSONWebKeySet | KeyObject | CryptoKey;
+  /**
+   * The PDP's public keys, as for permits: a JWKS object (public keys only), the URL of a JWKS
+   * (fetched within 1500 ms), or one public `KeyObject`/`CryptoKey`. Private and secret keys are refused.
+   */
+  keys: PermitKeySource;
 }
 
-type KeyInput = CryptoKey | KeyObject | ((header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>);
-
-function keyInput(keys: VerifyEvidenceOptions['keys']): KeyInput {
-  if (typeof keys === 'string' || keys instanceof URL) {
-    let url: URL;
-    try {
-      url = new URL(keys);
-    } catch (cause) {
-      throw new TypeError('keys: not a valid URL', { cause });
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      throw new TypeError('keys: the JWKS URL must be http(s)');
-    return createRemoteJWKSet(url);
-  }
-  if (typeof keys === 'object' && keys !== null && 'keys' in keys && Array.isArray(keys.keys)) {
-    return createLocalJWKSet(keys);
-  }
-  if (typeof keys === 'object' && keys !== null && 'type' in keys) return keys as CryptoKey | KeyObject;
-  throw new TypeError('keys: expected a JWKS, a JWKS URL, or a KeyObject/CryptoKey');
-}
+/** Evidence signatures are EdDSA only. */
+const EVIDENCE_ALGORITHMS = ['EdDSA'];
 
 function isWellTyped(value: unknown): value is EvidenceRecord {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
@@ -87,10 +65,12 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * @param options - `{ keys }`: a JWKS, a JWKS URL, or a public key
  * @returns `{ ok: true, count }`, or `{ ok: false, index, reason }` for the first record (0-based index)
  *   that is malformed, edited, missing or out of order, or signed by another key
- * @throws TypeError when `records` is not an array or `keys` is not a key source
+ * @throws TypeError when `records` is not an array, or `keys` is not a public key source (`err.option` is
+ *   `'keys'`: a private or secret key, a JWKS with one, a URL that is not http(s), ...)
  * @remarks A log verifies only as a whole, from its first record: a truncated tail cannot be told from
  * a shorter log, so compare `count` with what you expect. A JWKS URL that cannot be fetched resolves
- * `keys_unavailable` rather than passing anything.
+ * `keys_unavailable` rather than passing anything; the key sources are the permit verifier's
+(`src/permit/keys.ts`: fetch deadline, cooldown, one fetch a second after a failure).
  * @example
  * ```ts
  * const result = await verifyEvidence(pdp.evidence(), { keys: pdp.jwksUrl });
@@ -103,7 +83,7 @@ export async function verifyEvidence(
 ): Promise<EvidenceVerification> {
   if (!Array.isArray(records)) throw new TypeError('records must be an array of evidence records');
   if (typeof options !== 'object' || options === null) throw new TypeError('options.keys is required');
-  const key = keyInput(options.keys);
+  const resolve: KeyResolver = createKeyResolver(options.keys, { scope: 'verifyEvidence', path: 'keys' });
   let previous: EvidenceRecord | undefined;
   for (let index = 0; index < records.length; index++) {
     const record: unknown = records[index];
@@ -119,21 +99,23 @@ export async function verifyEvidence(
     }
     if (hash !== record.hash) return { ok: false, index, reason: 'hash_mismatch' };
     try {
-      const { payload } = await compactVerify(record.sig, key as CryptoKey, { algorithms: ['EdDSA'] });
+      const [h = '', p = '', sig = ''] = record.sig.split('.');
+      const header = decodeJsonObject(h);
+      // not a JWS, or not EdDSA: no key can make it valid (and no key source is asked)
+      if (header === undefined || !EVIDENCE_ALGORITHMS.includes(header.alg as string)) {
+        return { ok: false, index, reason: 'signature_invalid' };
+      }
+      const keys = await resolve(header, { protected: h, payload: p, signature: sig });
+      const payload = await verifySignature(record.sig, keys, EVIDENCE_ALGORITHMS);
       if (decoder.decode(payload) !== record.hash) return { ok: false, index, reason: 'signature_invalid' };
     } catch (error) {
+      // a key set that cannot be had is never a pass: keys_unavailable; anything else is the signature's
       const code = (error as { code?: unknown } | null)?.code;
-      if (
-        code === 'ERR_JWKS_TIMEOUT' ||
-        code === 'ERR_JOSE_GENERIC' ||
-        (error instanceof TypeError && code === undefined)
-      ) {
-        // fetch failures surface as TypeError (undici) or a JOSE generic error; never a pass
-        if (typeof options.keys === 'string' || options.keys instanceof URL) {
-          return { ok: false, index, reason: 'keys_unavailable' };
-        }
-      }
-      return { ok: false, index, reason: 'signature_invalid' };
+      return {
+        ok: false,
+        index,
+        reason: code === 'permit_keys_unavailable' ? 'keys_unavailable' : 'signature_invalid',
+      };
     }
     previous = record;
   }

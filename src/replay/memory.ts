@@ -2,19 +2,23 @@
  * The in-process replay store: the default of `createPermitVerifier`, right for one process.
  * @packageDocumentation
  */
+import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
 import type { ReplayStore } from './types.js';
 
 /** Options of {@link createMemoryReplayStore}. */
 export interface MemoryReplayStoreOptions {
   /**
-   * Most unexpired permit ids held at once; a claim beyond it is refused (rejects), never
-   * evicting a live entry. @defaultValue 100000
+   * Most unexpired permit ids held at once; a claim beyond it is refused (throws), never evicting a
+   * live entry. Each claimed id is held until the permit's `exp` + 360 s, so size it for your permit
+   * rate times (permit lifetime + 360 s): the default holds 150 permits a second at the longest
+   * lifetime (300 s), about 240 a second at the dev PDP's 60 s. @defaultValue 100000
    */
   maxEntries?: number | undefined;
 }
 
 /** Defaults of the memory store. @internal */
 export const MEMORY_STORE_DEFAULTS = Object.freeze({
+  /** 100000 ids / (300 s + 360 s) = about 150 permits a second sustained at the longest lifetime. */
   maxEntries: 100_000,
   /** Entries examined (oldest first) for expiry on every claim. */
   sweepStep: 16,
@@ -22,28 +26,34 @@ export const MEMORY_STORE_DEFAULTS = Object.freeze({
   fullSweepIntervalMs: 10_000,
 });
 
-/** Thrown (as a rejection) by a full memory store; the verifier answers `permit_store_unavailable`. */
+/** Thrown by `claim` of a full memory store; the verifier answers `permit_store_unavailable`. */
 export class ReplayStoreFullError extends Error {
   override readonly name = 'ReplayStoreFullError';
 }
+
+const SCOPE = 'createMemoryReplayStore';
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set(['maxEntries']);
 
 /**
  * Creates a bounded, in-memory {@link ReplayStore}.
  *
  * @param options - `maxEntries?`: most unexpired entries held (a positive integer; default 100000)
- * @returns a store whose `claim(key, expiresAtMs)` resolves true for the first claim of a key until
- *   `expiresAtMs` (Unix epoch milliseconds), false afterwards
- * @throws TypeError synchronously, for a bad `maxEntries`
- * @throws ReplayStoreFullError (as a rejection of `claim`) when `maxEntries` unexpired entries are held
- * @throws TypeError (as a rejection of `claim`) for a key that is not a string or an `expiresAtMs`
+ * @returns a store whose `claim(key, expiresAtMs)` answers, synchronously, true for the first claim of
+ *   a key until `expiresAtMs` (Unix epoch milliseconds), false afterwards
+ * @throws TypeError synchronously, for bad options, with `err.option` naming it (`'maxEntries'`, or the
+ *   unknown key: a misspelt option is never ignored)
+ * @throws ReplayStoreFullError (from `claim`, synchronously) when `maxEntries` unexpired entries are held
+ * @throws TypeError (from `claim`, synchronously) for a key that is not a string or an `expiresAtMs`
  *   that is not a finite number
  * @remarks
  * - Only for a single process: replicas of a service each holding their own memory store would each
  *   accept a permit once. Share `createRedisReplayStore` between replicas.
  * - Bounded: expired entries are swept a few at a time on every claim, fully every 10 s, and fully
- *   when the store is full. When it is full of unexpired entries it refuses (rejects, so the verifier
+ *   when the store is full. When it is full of unexpired entries it refuses (throws, so the verifier
  *   says `permit_store_unavailable`) rather than evict a live entry, which would let that permit be
- *   replayed. Size `maxEntries` for your permit rate times the permit lifetime.
+ *   replayed. The verifier holds each id until `exp` + 360 s (past any verifier's clock tolerance),
+ *   so size `maxEntries` for your permit rate times (the permit lifetime + 360 s); the default,
+ *   100000, sustains about 150 permits a second at the longest lifetime (300 s).
  * - A claim whose `expiresAtMs` is already past resolves false and stores nothing: an expired key
  *   protects nothing, and refusing it means no expired permit ever counts as a first use. (The
  *   verifier never asks for such a key: it checks `exp` before it claims.) The Redis store does the same.
@@ -54,12 +64,11 @@ export class ReplayStoreFullError extends Error {
  * ```
  */
 export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}): ReplayStore {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('agent-pep: invalid option createMemoryReplayStore: expected an object');
-  }
+  if (typeof options !== 'object' || options === null) optionError(SCOPE, '(options)', 'expected an object');
+  refuseUnknownKeys(SCOPE, options, KNOWN_OPTIONS);
   const maxEntries = options.maxEntries ?? MEMORY_STORE_DEFAULTS.maxEntries;
   if (typeof maxEntries !== 'number' || !Number.isSafeInteger(maxEntries) || maxEntries <= 0) {
-    throw new TypeError('agent-pep: invalid option maxEntries: expected a positive integer');
+    optionError(SCOPE, 'maxEntries', 'expected a positive integer');
   }
   /** key -> expiresAtMs, in insertion order (roughly expiry order, as lifetimes are similar). */
   const entries = new Map<string, number>();
@@ -78,7 +87,7 @@ export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}):
     lastFullSweep = now;
   }
 
-  function claimSync(key: string, expiresAtMs: number): boolean {
+  function claim(key: string, expiresAtMs: number): boolean {
     if (typeof key !== 'string') throw new TypeError('replay key must be a string');
     if (typeof expiresAtMs !== 'number' || !Number.isFinite(expiresAtMs)) {
       throw new TypeError('expiresAtMs must be a finite number');
@@ -100,22 +109,5 @@ export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}):
     return true;
   }
 
-  const store: ReplayStore & { [SYNC_CLAIM]?: typeof claimSync } = {
-    claim(key: string, expiresAtMs: number): Promise<boolean> {
-      try {
-        return Promise.resolve(claimSync(key, expiresAtMs));
-      } catch (e) {
-        return Promise.reject(e);
-      }
-    },
-  };
-  // The verifier calls this directly: an in-process claim needs no deadline timer.
-  Object.defineProperty(store, SYNC_CLAIM, { value: claimSync });
-  return store;
+  return { claim };
 }
-
-/**
- * Key of the memory store's synchronous claim (same semantics as `claim`, throwing instead of rejecting).
- * @internal
- */
-export const SYNC_CLAIM: unique symbol = Symbol('agent-pep.replay.syncClaim');

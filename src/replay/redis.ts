@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 import { type Cluster, Redis } from 'ioredis';
+import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
 import type { ReplayStore } from './types.js';
 
 export type { ReplayStore } from './types.js';
@@ -30,6 +31,11 @@ export interface RedisReplayStoreOptions {
 
 /** A {@link ReplayStore} on Redis; `close()` releases a connection the store opened itself. */
 export interface RedisReplayStore extends ReplayStore {
+  /**
+   * Claims `key` until `expiresAtMs` (Unix epoch milliseconds) with one atomic `SET NX PXAT`.
+   * @returns a promise of true only for the first claim of an unexpired key
+   */
+  claim(key: string, expiresAtMs: number): Promise<boolean>;
   /** Closes the connection made from `url`; does nothing to a `client` the caller passed in. */
   close(): Promise<void>;
 }
@@ -61,14 +67,18 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if tonumber(ARGV[1]) <= now then return 0 end
 return redis.call('SET', KEYS[1], '1', 'NX', 'PXAT', ARGV[1])`;
 
-function fail(what: string): never {
-  throw new TypeError(`agent-pep: invalid option ${what}`);
+const SCOPE = 'createRedisReplayStore';
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set(['url', 'client', 'prefix', 'commandTimeoutMs', 'connectTimeoutMs']);
+
+/** Throws the option `TypeError` for `path` (in `err.option`). */
+function fail(path: string, problem: string): never {
+  optionError(SCOPE, path, problem);
 }
 
 function positiveMs(v: unknown, name: string, dflt: number): number {
   if (v === undefined) return dflt;
   if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > 600_000) {
-    fail(`${name}: expected a positive integer number of milliseconds`);
+    fail(name, 'expected a positive integer number of milliseconds (at most 600000)');
   }
   return v;
 }
@@ -130,8 +140,9 @@ function before<T>(promise: Promise<T>, deadline: number): Promise<T> {
  *   `Redis` or `Cluster`); `prefix?` (default `'agent-pep:permit:'`); `commandTimeoutMs?` (ms, default
  *   500); `connectTimeoutMs?` (ms, default 1000, `url` only)
  * @returns a store with `claim(key, expiresAtMs)` and `close()`
- * @throws TypeError synchronously, for bad options (neither or both of `url` and `client`, a non-Redis
- *   URL, a bad number)
+ * @throws TypeError synchronously, for bad options, with `err.option` naming it (`'url'` when neither
+ *   `url` nor `client` is given or the URL is not `redis://`/`rediss://`, `'client'` when both are or it
+ *   is not an ioredis client, `'prefix'`, `'commandTimeoutMs'`, `'connectTimeoutMs'`, or an unknown key)
  * @throws RedisReplayStoreError (as a rejection of `claim`) when Redis is not connected, does not
  *   answer within `commandTimeoutMs`, or replies unexpectedly; any ioredis error is passed through.
  *   The verifier turns every rejection into `permit_store_unavailable`.
@@ -161,11 +172,13 @@ function before<T>(promise: Promise<T>, deadline: number): Promise<T> {
  * ```
  */
 export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisReplayStore {
-  if (typeof options !== 'object' || options === null) fail('createRedisReplayStore: expected an object');
+  if (typeof options !== 'object' || options === null) fail('(options)', 'expected an object');
+  refuseUnknownKeys(SCOPE, options, KNOWN_OPTIONS);
   const { url, client: given } = options;
-  if ((url === undefined) === (given === undefined)) fail('createRedisReplayStore: give exactly one of url and client');
+  if (url === undefined && given === undefined) fail('url', 'give exactly one of url and client (neither was given)');
+  if (url !== undefined && given !== undefined) fail('client', 'give exactly one of url and client (both were given)');
   const prefix = options.prefix ?? REDIS_STORE_DEFAULTS.prefix;
-  if (typeof prefix !== 'string') fail('prefix: expected a string');
+  if (typeof prefix !== 'string') fail('prefix', 'expected a string');
   const commandTimeoutMs = positiveMs(
     options.commandTimeoutMs,
     'commandTimeoutMs',
@@ -184,9 +197,9 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisR
     try {
       parsed = new URL(url);
     } catch {
-      fail('url: not a valid URL');
+      fail('url', 'not a valid URL');
     }
-    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') fail('url: expected redis:// or rediss://');
+    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') fail('url', 'expected redis:// or rediss://');
     const redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -202,7 +215,7 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisR
   } else {
     const c = given as Partial<Client> | null;
     if (typeof c !== 'object' || c === null || typeof c.eval !== 'function' || typeof c.status !== 'string') {
-      fail('client: expected an ioredis Redis or Cluster');
+      fail('client', 'expected an ioredis Redis or Cluster');
     }
     client = c as Client;
     owned = false;

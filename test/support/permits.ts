@@ -1,10 +1,21 @@
 /**
  * Keys and permits made in the test, as a PDP would mint them (CONTRACT.md section 4).
  */
-import { randomUUID } from 'node:crypto';
-import { type CryptoKey, exportJWK, generateKeyPair, type JSONWebKeySet, type JWTPayload, SignJWT } from 'jose';
+import { type KeyObject, randomUUID } from 'node:crypto';
+import {
+  type CryptoKey,
+  exportJWK,
+  generateKeyPair,
+  type JSONWebKeySet,
+  type JWK,
+  type JWTPayload,
+  SignJWT,
+} from 'jose';
+import { expect } from 'vitest';
+import { PermitVerificationError } from '../../src/errors.js';
 import { actionHash } from '../../src/permit/hash.js';
 import { normalizeToolName } from '../../src/permit/normalize.js';
+import { createPermitVerifier, type PermitVerifier, type PermitVerifierOptions } from '../../src/permit/verifier.js';
 
 export interface TestIssuer {
   issuer: string;
@@ -47,4 +58,85 @@ export async function createTestIssuer(issuer = 'http://pdp.test', audience = 'p
         .sign(privateKey);
     },
   };
+}
+
+/** The issuer, audience and action the permit unit tests use. */
+export const ISSUER = 'http://pdp.test';
+export const AUDIENCE = 'payments-service';
+export const TOOL = 'refund_payment';
+export const ARGS: Readonly<Record<string, unknown>> = Object.freeze({ orderId: 'ord_1842', amount: 129 });
+
+/** Overrides of a minted permit: claims added/replaced/removed, header members, the signing key. */
+export interface MintOptions {
+  claims?: Record<string, unknown>;
+  omit?: string[];
+  header?: Record<string, unknown>;
+  omitHeader?: string[];
+  key?: CryptoKey | KeyObject | Uint8Array;
+}
+
+/** One Ed25519 key (kid `k1`) in a JWKS, and permits minted with it as a PDP would, with overrides. */
+export interface PermitKit {
+  privateKey: CryptoKey;
+  publicKey: CryptoKey;
+  publicJwk: JWK;
+  jwks: JSONWebKeySet;
+  /** A permit for TOOL and ARGS from ISSUER to AUDIENCE, agent `support-ai`, session `sess_demo`, 60 s. */
+  mint(o?: MintOptions): Promise<string>;
+  /** A verifier of the kit's JWKS for ISSUER and AUDIENCE, with `extra` options. */
+  verifier(extra?: Partial<PermitVerifierOptions>): PermitVerifier;
+}
+
+/** Seconds since the Unix epoch, now. */
+export const nowSec = (): number => Math.floor(Date.now() / 1000);
+
+/** base64url of a string, or of the JSON of a value. */
+export const b64 = (v: unknown): string =>
+  Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+
+/** Makes a {@link PermitKit} with a fresh key. */
+export async function createPermitKit(): Promise<PermitKit> {
+  const { privateKey, publicKey } = await generateKeyPair('EdDSA', { extractable: true });
+  const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'EdDSA', use: 'sig' };
+  const jwks: JSONWebKeySet = { keys: [publicJwk] };
+  return {
+    privateKey,
+    publicKey,
+    publicJwk,
+    jwks,
+    mint(o = {}) {
+      const t = nowSec();
+      const claims: Record<string, unknown> = {
+        iss: ISSUER,
+        aud: AUDIENCE,
+        sub: 'support-ai',
+        sid: 'sess_demo',
+        jti: randomUUID(),
+        iat: t,
+        exp: t + 60,
+        tool: TOOL,
+        act_hash: actionHash(TOOL, ARGS),
+        decision_id: 'dec_1',
+        ...o.claims,
+      };
+      for (const k of o.omit ?? []) delete claims[k];
+      const header: Record<string, unknown> = { alg: 'EdDSA', kid: 'k1', typ: 'permit+jwt', ...o.header };
+      for (const k of o.omitHeader ?? []) delete header[k];
+      return new SignJWT(claims as JWTPayload).setProtectedHeader(header as { alg: string }).sign(o.key ?? privateKey);
+    },
+    verifier(extra = {}) {
+      return createPermitVerifier({ keys: jwks, issuer: ISSUER, audience: AUDIENCE, ...extra });
+    },
+  };
+}
+
+/** The `code` of a `PermitVerificationError` rejection (fails the test when it resolves or rejects otherwise). */
+export async function permitCodeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(PermitVerificationError);
+    return (e as PermitVerificationError).code;
+  }
+  throw new Error('expected a rejection');
 }

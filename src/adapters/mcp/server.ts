@@ -9,7 +9,7 @@ import type { Pep } from '../../client.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
 import type { CallOptions } from '../../options.js';
-import type { PermitVerifier } from '../../permit/verify.js';
+import type { PermitVerifier } from '../../permit/verifier.js';
 import {
   assertGuardable,
   assertPep,

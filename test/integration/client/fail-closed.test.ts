@@ -3,11 +3,11 @@
  * on a text stage, against a scripted fake PDP over real HTTP.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPep, type Pep, type PepOptions, type PolicyDecision } from '../../../src/index.js';
+import { createPep, type Pep, type PolicyDecision } from '../../../src/index.js';
+import { createClients } from '../../support/clients.js';
 import { allowEcho, answer, closedPort, type FakePdp, type Handler, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
-const clients: Pep[] = [];
 
 beforeAll(async () => {
   pdp = await startFakePdp();
@@ -16,16 +16,13 @@ afterAll(async () => {
   await pdp.close();
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await clients.closeAll();
   pdp.handler = allowEcho;
   pdp.received.length = 0;
 });
 
-function client(extra: Partial<PepOptions> = {}): Pep {
-  const pep = createPep({ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1', timeoutMs: 1500, ...extra });
-  clients.push(pep);
-  return pep;
-}
+const clients = createClients(() => ({ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1', timeoutMs: 1500 }));
+const client = clients.client.bind(clients);
 
 type StageCase = { name: 'action' | 'input'; call: (pep: Pep) => Promise<PolicyDecision> };
 const STAGES: StageCase[] = [
@@ -76,7 +73,7 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
   // Rule 1: an answer over a connection that worked, before the deadline.
   it('pdp_unreachable: connection refused, retried, then BLOCK', async () => {
     const pep = createPep({ pdpUrl: await closedPort(), agentId: 'a', session: 's', retries: 2 });
-    clients.push(pep);
+    clients.track(pep);
     const d = await call(pep);
     expectSynth(d, 'pdp_unreachable');
     expect(d.synthesized?.attempts).toBe(3);

@@ -6,10 +6,10 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { actionHash, createPep, type Pep, type PolicyBlockedError, type PolicyDecision } from '../../../src/index.js';
+import { createClients } from '../../support/clients.js';
 import { answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
-const clients: Pep[] = [];
 beforeAll(async () => {
   pdp = await startFakePdp((req, res) => {
     const body: Record<string, unknown> = { verdict: 'ALLOW', requestId: req.body.requestId };
@@ -19,14 +19,11 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
+  await clients.closeAll();
   await pdp.close();
 });
-function client(extra: Record<string, unknown> = {}): Pep {
-  const pep = createPep({ pdpUrl: pdp.url, agentId: 'a', session: 's_default', ...extra });
-  clients.push(pep);
-  return pep;
-}
+const clients = createClients(() => ({ pdpUrl: pdp.url, agentId: 'a', session: 's_default' }));
+const client = clients.client.bind(clients);
 
 type Method = (pep: Pep, opts: Record<string, unknown>) => Promise<PolicyDecision>;
 const METHODS: [string, Method][] = [

@@ -4,11 +4,10 @@
  * answer another decision. Without it, an absent echo is accepted (a present one must match).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPep, type Pep, type PepOptions } from '../../../src/index.js';
+import { createClients } from '../../support/clients.js';
 import { allowEcho, answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
-const clients: Pep[] = [];
 beforeAll(async () => {
   pdp = await startFakePdp();
 });
@@ -16,14 +15,11 @@ afterAll(async () => {
   await pdp.close();
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await clients.closeAll();
   pdp.handler = allowEcho;
 });
-function client(extra: Partial<PepOptions> = {}): Pep {
-  const pep = createPep({ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1', retries: 0, ...extra });
-  clients.push(pep);
-  return pep;
-}
+const clients = createClients(() => ({ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1', retries: 0 }));
+const client = clients.client.bind(clients);
 
 describe('requireEcho', () => {
   it('refuses an answer with no echo at all (ambiguous_decision)', async () => {

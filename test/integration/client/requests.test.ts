@@ -3,19 +3,12 @@
  * observers, and the guard helpers' PolicyDecision handling (without permits).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  createPep,
-  type DecisionEvent,
-  type Pep,
-  type PepOptions,
-  PolicyBlockedError,
-  PolicyEscalatedError,
-} from '../../../src/index.js';
+import { createPep, type DecisionEvent, PolicyBlockedError, PolicyEscalatedError } from '../../../src/index.js';
 import { VERSION } from '../../../src/version.js';
+import { createClients } from '../../support/clients.js';
 import { allowEcho, answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 
 let pdp: FakePdp;
-const clients: Pep[] = [];
 beforeAll(async () => {
   pdp = await startFakePdp();
 });
@@ -23,15 +16,12 @@ afterAll(async () => {
   await pdp.close();
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await clients.closeAll();
   pdp.handler = allowEcho;
   pdp.received.length = 0;
 });
-function client(extra: Partial<PepOptions> = {}): Pep {
-  const pep = createPep({ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1', ...extra });
-  clients.push(pep);
-  return pep;
-}
+const clients = createClients(() => ({ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1' }));
+const client = clients.client.bind(clients);
 
 describe('the request', () => {
   it('POSTs the contract body and headers for a text stage', async () => {
@@ -63,7 +53,7 @@ describe('the request', () => {
 
   it('posts to {pdpUrl}/api/policy/authorize under a base path', async () => {
     const pep = createPep({ pdpUrl: `${pdp.url}/pdp/`, agentId: 'a', session: 's' });
-    clients.push(pep);
+    clients.track(pep);
     const d = await pep.checkInput('x');
     expect(d.verdict).toBe('ALLOW');
     expect(pdp.received[0]?.method).toBe('POST');

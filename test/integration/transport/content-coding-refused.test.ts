@@ -4,7 +4,8 @@
  * bytes of the body are a valid ALLOW: the body is refused, never decoded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPep, type PolicyDecision } from '../../../src/index.js';
+import type { PolicyDecision } from '../../../src/index.js';
+import { decideOnce } from '../../support/clients.js';
 import { allowBody, ok, type RawRequest, type RawServer, rawResponse, startRawServer } from './raw-server.js';
 
 let pdp: RawServer;
@@ -16,13 +17,8 @@ afterAll(async () => {
   await pdp.close();
 });
 
-async function ask(): Promise<PolicyDecision> {
-  const pep = createPep({ pdpUrl: pdp.url, agentId: 'a', session: 's', timeoutMs: 2000 });
-  try {
-    return await pep.checkInput('hello');
-  } finally {
-    await pep.close();
-  }
+function ask(): Promise<PolicyDecision> {
+  return decideOnce({ pdpUrl: pdp.url, agentId: 'a', session: 's', timeoutMs: 2000 }, (pep) => pep.checkInput('hello'));
 }
 
 /** The body in HTTP/1.1 chunked framing, in two chunks. */

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPep, type PolicyDecision } from '../../../src/index.js';
+import { decideOnce } from '../../support/clients.js';
 
 type Responder = (req: { requestId: string; stage: string }, socket: Socket, n: number) => void;
 let server: Server;
@@ -47,13 +48,10 @@ const allow = (b: { requestId: string }) => JSON.stringify({ verdict: 'ALLOW', r
 const block = (b: { requestId: string }) => JSON.stringify({ verdict: 'BLOCK', requestId: b.requestId });
 const head = (lines: string[], body: string) => `${lines.join('\r\n')}\r\n\r\n${body}`;
 
-async function ask(opts: { retries?: number; connections?: number } = {}): Promise<PolicyDecision> {
-  const pep = createPep({ pdpUrl: url, agentId: 'a', session: 's', timeoutMs: 800, retries: 0, ...opts });
-  try {
-    return await pep.checkInput('hi');
-  } finally {
-    await pep.close();
-  }
+function ask(opts: { retries?: number; connections?: number } = {}): Promise<PolicyDecision> {
+  return decideOnce({ pdpUrl: url, agentId: 'a', session: 's', timeoutMs: 800, retries: 0, ...opts }, (pep) =>
+    pep.checkInput('hi'),
+  );
 }
 
 const cases: [string, Responder][] = [

@@ -2,18 +2,9 @@ import { describe, expect, test } from 'vitest';
 import { DEV_PDP_DEFAULTS } from '../../../src/dev-pdp/defaults.js';
 import { validateFault } from '../../../src/dev-pdp/faults.js';
 import { resolveDevPdpOptions } from '../../../src/dev-pdp/options.js';
+import { optionOf } from '../../support/options.js';
 
 const POLICY = { agents: ['a'], latches: [] };
-
-function optionOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(TypeError);
-    return (error as { option: string }).option;
-  }
-  throw new Error('expected a TypeError');
-}
 
 describe('startDevPdp options: every TypeError names its path in err.option', () => {
   test.each<[string, Record<string, unknown>]>([

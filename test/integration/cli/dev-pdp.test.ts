@@ -1,13 +1,13 @@
 // Runs the built bin: build first with `npx tsc -p tsconfig.build.json` (npm test does).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(root, 'dist', 'cli', 'main.js');
 const examplePolicy = join(root, 'demo', 'policy.json');
 
@@ -113,7 +113,6 @@ describe('agent-pep dev-pdp (the bin)', () => {
     expect(((await withKey.json()) as { verdict: string }).verdict).toBe('WARN');
     r.child.kill('SIGINT');
     expect((await r.exit).code).toBe(0);
-    const { readFile } = await import('node:fs/promises');
     const lines = (await readFile(evidence, 'utf8')).trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).not.toContain('555-123-4567');
@@ -125,8 +124,6 @@ describe('agent-pep dev-pdp (the bin)', () => {
     ['no --policy', ['dev-pdp']],
     ['a bad port', ['dev-pdp', '--policy', examplePolicy, '--port', 'abc']],
     ['a ttl over 300', ['dev-pdp', '--policy', examplePolicy, '--ttl', '301']],
-    ['a missing policy file', ['dev-pdp', '--policy', '/nonexistent/policy.json']],
-    ['an unknown command', ['serve']],
     ['no command', []],
   ])('%s exits 2 with a message on stderr', async (_name, args) => {
     const r = run(args);
@@ -147,6 +144,44 @@ describe('agent-pep dev-pdp (the bin)', () => {
     await writeFile(notJson, '{ agents');
     const r2 = run(['dev-pdp', '--policy', notJson, '--port', '0']);
     expect((await r2.exit).code).toBe(2);
+  });
+
+  test('--version prints the package version and exits 0', async () => {
+    const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
+    const r = run(['--version']);
+    expect((await r.exit).code).toBe(0);
+    expect(r.stdout()).toBe(`${pkg.version}\n`);
+  });
+
+  /** The two lines of a usage error: the problem, then the pointer to `--help`. */
+  async function usageLines(args: string[]): Promise<string[]> {
+    const r = run(args);
+    expect((await r.exit).code).toBe(2);
+    expect(r.stdout()).toBe('');
+    const lines = r.stderr().split('\n');
+    expect(lines.pop()).toBe(''); // ends with a newline
+    expect(lines).toHaveLength(2);
+    return lines;
+  }
+
+  test('a missing policy file: two lines on stderr, the first with the system reason ENOENT, the second pointing to --help; exit 2', async () => {
+    const [problem, help] = await usageLines(['dev-pdp', '--policy', join(dir, 'missing.json')]);
+    expect(problem).toMatch(/^agent-pep: .*ENOENT/);
+    expect(help).toContain('agent-pep dev-pdp --help');
+  });
+
+  test('a policy file that is not JSON: the first line names the JSON position, the second points to --help; exit 2', async () => {
+    const notJson = join(dir, 'not-json.json');
+    await writeFile(notJson, '{ agents'); // V8: "Expected property name ... at position 2"
+    const [problem, help] = await usageLines(['dev-pdp', '--policy', notJson]);
+    expect(problem).toMatch(/^agent-pep: .*position \d+/);
+    expect(help).toContain('agent-pep dev-pdp --help');
+  });
+
+  test('an unknown command: exit 2, two lines, the first naming the command, the second pointing to agent-pep --help', async () => {
+    const [problem, help] = await usageLines(['serve']);
+    expect(problem).toMatch(/^agent-pep: unknown command "serve"/);
+    expect(help).toContain('agent-pep --help');
   });
 
   test('--help prints usage and exits 0', async () => {

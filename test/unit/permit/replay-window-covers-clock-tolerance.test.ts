@@ -1,17 +1,13 @@
 /**
- * Breaker probe: the replay key is held for `exp + this verifier's clockToleranceSec`, but a verifier
- * sharing the store with a larger tolerance keeps accepting the permit after that. Once the key has
- * lapsed, the second verifier's claim is a "first" claim again: one permit runs twice through one
- * shared store (CONTRACT.md section 4: `jti` unique, one use; `ReplayStore.claim` true only for the
- * first claim; the store is meant to be shared between every verifier of a service).
- *
- * Expected: a permit claimed once through a shared store is never accepted again by any verifier
- * sharing that store, whatever its (valid, 0-300 s) tolerance.
+ * Rule: a permit claimed once through a shared store is never accepted again by any verifier sharing
+ * that store, whatever its (valid, 0-300 s) clock tolerance: the verifier holds the claimed key until
+ * `exp` + 360 s (REPLAY_MARGIN_SEC), past the widest acceptance window, not `exp` + its own tolerance
+ * (CONTRACT.md section 4: `jti` unique, one use; the store is shared between a service's verifiers).
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createPermitVerifier } from '../../src/permit/verify.js';
-import { createMemoryReplayStore } from '../../src/replay/memory.js';
-import { createTestIssuer, type TestIssuer } from '../support/permits.js';
+import { createPermitVerifier } from '../../../src/permit/verifier.js';
+import { createMemoryReplayStore } from '../../../src/replay/memory.js';
+import { createTestIssuer, type TestIssuer } from '../../support/permits.js';
 
 const AUDIENCE = 'payments-service';
 const TOOL = 'refund_payment';

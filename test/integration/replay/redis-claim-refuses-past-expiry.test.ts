@@ -1,21 +1,19 @@
 /**
- * Breaker probe: the Redis replay store says `true` more than once for one key.
+ * Rule: the Redis store's claim is true at most once per key, even for an expiry that Redis's own
+ * clock already sees as past (CONTRACT.md section 4: `claim` is true only for the first claim; `jti`
+ * is unique, one use).
  *
- * `SET key 1 NX PXAT t` with `t` already past *by Redis's clock* answers `OK` and stores nothing
- * (Redis deletes the key at once), every time. The store only guards `expiresAtMs <= Date.now()`
- * by the service's own clock, so whenever the service clock is behind Redis's (or a claim arrives
- * in the last milliseconds before `expiresAtMs`), every claim of one permit is a "first" claim:
- * the permit can be replayed any number of times (CONTRACT.md section 4: `claim` is "true only for
- * the first claim"; `jti` is "unique, one use").
- *
- * Expected: for one key, at most one claim is true; a verifier accepts one permit at most once.
+ * `SET key 1 NX PXAT t` with `t` already past by Redis's clock answers `OK` and stores nothing, every
+ * time; so the claim script compares against Redis's `TIME` and refuses such a claim. Without it, a
+ * service whose clock lags Redis's (or a claim in the last milliseconds before `expiresAtMs`) would see
+ * every claim of one permit as the first.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createPermitVerifier } from '../../src/permit/verify.js';
-import { createRedisReplayStore, type RedisReplayStore } from '../../src/replay/redis.js';
-import { createTestIssuer, type TestIssuer } from '../support/permits.js';
-import { type RedisHandle, redisUnavailableReason, spawnRedis } from '../support/redis.js';
+import { createPermitVerifier } from '../../../src/permit/verifier.js';
+import { createRedisReplayStore, type RedisReplayStore } from '../../../src/replay/redis.js';
+import { createTestIssuer, type TestIssuer } from '../../support/permits.js';
+import { type RedisHandle, redisUnavailableReason, spawnRedis } from '../../support/redis.js';
 
 const AUDIENCE = 'payments-service';
 const TOOL = 'refund_payment';

@@ -1,0 +1,81 @@
+/**
+ * What binds a permit to one action: the normalized `tool` and the `act_hash` of the args
+ * (CONTRACT.md section 4), and, on the client, the agent (`sub`) and session (`sid`) it was asked for
+ * (section 3, rule 5).
+ * @internal
+ */
+import { snapshotJsonObject } from '../internal/json.js';
+import type { PermitClaims } from './claims.js';
+import { decodeJsonObject } from './decode.js';
+import { actionHashOfSnapshot } from './hash.js';
+import { normalizeToolName } from './normalize.js';
+import { refuse } from './refuse.js';
+
+/** The action a permit must be bound to, computed once when verification starts. */
+export interface ActionBinding {
+  /** `normalizeToolName(tool)`, or undefined when it normalizes to nothing. */
+  tool: string | undefined;
+  toolError: unknown;
+  /** `actionHash(tool, args)`, or undefined when the args are not a plain object of JSON values. */
+  hash: string | undefined;
+  argsError: unknown;
+}
+
+/** Normalizes the tool and hashes a snapshot of the args now (before any await); never throws. */
+export function bindAction(tool: unknown, args: unknown): ActionBinding {
+  const b: ActionBinding = { tool: undefined, toolError: undefined, hash: undefined, argsError: undefined };
+  try {
+    b.tool = normalizeToolName(tool as string);
+  } catch (e) {
+    b.toolError = e;
+  }
+  try {
+    const snapshot = snapshotJsonObject(args);
+    if (b.tool !== undefined) b.hash = actionHashOfSnapshot(b.tool, snapshot);
+  } catch (e) {
+    b.argsError = e;
+  }
+  return b;
+}
+
+/**
+ * Checks 13 and 14: the claims' `tool` and `act_hash` are the action's.
+ * @throws PermitVerificationError `permit_tool_mismatch` or `permit_args_mismatch`
+ */
+export function checkActionBinding(claims: PermitClaims, binding: ActionBinding): void {
+  if (binding.tool === undefined || claims.tool !== binding.tool) {
+    throw refuse('permit_tool_mismatch', 'the permit is for another tool', binding.toolError);
+  }
+  if (binding.hash === undefined || claims.act_hash !== binding.hash) {
+    throw refuse('permit_args_mismatch', 'the permit is for other arguments', binding.argsError);
+  }
+}
+
+/** What the client asked about, for {@link permitBindingProblem}. */
+export interface AskedAction {
+  /** The normalized tool name sent. */
+  tool: string;
+  /** The args the tool will run with (a snapshot: `transformedArgs` or what was sent). */
+  args: Record<string, unknown>;
+  /** The agent id sent (expected `sub`). */
+  agentId: string;
+  /** The session sent (expected `sid`). */
+  session: string;
+}
+
+/**
+ * Rule 5 (CONTRACT.md section 3): the permit on an action decodes, without trust, to the tool, args,
+ * agent and session asked about. The payload is decoded once; the signature is not checked here
+ * (`guardTool` and the service verify it).
+ * @returns undefined when it matches, else what is wrong (for the `ambiguous_decision` message)
+ */
+export function permitBindingProblem(permit: string, asked: AskedAction): string | undefined {
+  const parts = permit.split('.');
+  const claims = parts.length === 3 ? decodeJsonObject(parts[1] as string) : undefined;
+  if (claims === undefined) return 'the permit does not decode';
+  if (claims.tool !== asked.tool) return 'the permit is for another tool';
+  if (claims.sub !== asked.agentId) return 'the permit is for another agent';
+  if (claims.sid !== asked.session) return 'the permit is for another session';
+  if (claims.act_hash !== actionHashOfSnapshot(asked.tool, asked.args)) return 'the permit is for other args';
+  return undefined;
+}

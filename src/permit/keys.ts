@@ -1,0 +1,177 @@
+/**
+ * Where permit (and evidence) verification keys come from (CONTRACT.md section 4): a JWKS URL,
+ * fetched with a deadline, a cooldown and a failure backoff; a JWKS object; or one public
+ * `KeyObject` / `CryptoKey`. Private and secret keys are refused when the source is built.
+ * @internal
+ */
+import { KeyObject } from 'node:crypto';
+import {
+  type CryptoKey,
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  type FlattenedJWSInput,
+  type JSONWebKeySet,
+  type JWSHeaderParameters,
+} from 'jose';
+import { optionError } from '../internal/option-error.js';
+import { joseCode, refuse, withDeadline } from './refuse.js';
+
+/** Where permit (and evidence) verification keys come from: a JWKS URL, a JWKS object, or one public key. */
+export type PermitKeySource = string | URL | JSONWebKeySet | KeyObject | CryptoKey;
+
+/** A key a JWS can be verified with. */
+export type VerifyKey = CryptoKey | KeyObject;
+
+/**
+ * Finds the candidate keys for one JWS. Rejects with `PermitVerificationError`
+ * `permit_signature_invalid` (no key for that `kid`/`alg`) or `permit_keys_unavailable` (the key set
+ * could not be had).
+ */
+export type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<VerifyKey[]>;
+
+/** Bounds of a remote key set. @internal */
+export const KEY_SOURCE_DEFAULTS = Object.freeze({
+  /** Deadline of one JWKS fetch, in milliseconds. */
+  jwksTimeoutMs: 1500,
+  /** After a successful fetch, an unknown `kid` refetches at most this often, in milliseconds. */
+  jwksCooldownMs: 30_000,
+  /** After a failed fetch, the next fetch waits at least this long, in milliseconds (refused meanwhile). */
+  jwksFailureBackoffMs: 1000,
+  /** Slack on top of `jwksTimeoutMs` for reading the body and importing the keys, in milliseconds. */
+  jwksBodySlackMs: 500,
+});
+
+/** Where the key source sits in the caller's options, for the option `TypeError`. */
+export interface KeySourceSetting {
+  /** Who validates, for the message (e.g. `'createPermitVerifier'`). */
+  scope: string;
+  /** The option path, for `err.option` (e.g. `'keys'`, `'permits.keys'`). */
+  path: string;
+  /** Deadline of one JWKS fetch, in milliseconds. @defaultValue 1500 */
+  timeoutMs?: number | undefined;
+  /** Unknown-`kid` refetch cooldown, in milliseconds. @defaultValue 30000 */
+  cooldownMs?: number | undefined;
+}
+
+const CryptoKeyClass = (globalThis as { CryptoKey?: abstract new (...args: never[]) => unknown }).CryptoKey;
+
+function isCryptoKey(v: unknown): v is CryptoKey {
+  if (typeof v !== 'object' || v === null) return false;
+  return CryptoKeyClass !== undefined
+    ? v instanceof CryptoKeyClass
+    : Object.prototype.toString.call(v) === '[object CryptoKey]';
+}
+
+function isJwks(v: object): v is JSONWebKeySet {
+  return 'keys' in v && Array.isArray((v as { keys: unknown }).keys);
+}
+
+/**
+ * Validates `keys` synchronously and builds its resolver.
+ * @throws TypeError (with `err.option` = `setting.path`) for anything but a JWKS URL (http/https, no
+ *   credentials), a JWKS of public keys, or one public KeyObject/CryptoKey with `verify` usage
+ */
+export function createKeyResolver(keys: unknown, setting: KeySourceSetting): KeyResolver {
+  const fail: (problem: string) => never = (problem) => optionError(setting.scope, setting.path, problem);
+  if (typeof keys === 'string' || keys instanceof URL) {
+    let url: URL;
+    try {
+      url = new URL(String(keys));
+    } catch {
+      fail('not a valid URL');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') fail('URL must be http(s)');
+    if (url.username !== '' || url.password !== '') fail('URL must not carry credentials');
+    return remoteResolver(
+      url,
+      setting.timeoutMs ?? KEY_SOURCE_DEFAULTS.jwksTimeoutMs,
+      setting.cooldownMs ?? KEY_SOURCE_DEFAULTS.jwksCooldownMs,
+    );
+  }
+  if (keys instanceof KeyObject) {
+    if (keys.type !== 'public') fail('expected a public key (never a secret or private key)');
+    const list = [keys];
+    return async () => list;
+  }
+  if (isCryptoKey(keys)) {
+    if (keys.type !== 'public') fail('expected a public key (never a secret or private key)');
+    if (!keys.usages.includes('verify')) fail("the key's usages must include 'verify'");
+    const list = [keys];
+    return async () => list;
+  }
+  if (typeof keys === 'object' && keys !== null && isJwks(keys)) {
+    for (const jwk of keys.keys) {
+      if (typeof jwk !== 'object' || jwk === null) fail('every JWKS member must be an object');
+      if (jwk.kty === 'oct') fail('symmetric (oct) keys are never allowed');
+      if ('d' in jwk || 'p' in jwk || 'k' in jwk || 'priv' in jwk) fail('the JWKS must hold public keys only');
+    }
+    let local: ReturnType<typeof createLocalJWKSet>;
+    try {
+      local = createLocalJWKSet(keys);
+    } catch {
+      fail('not a valid JWKS');
+    }
+    return (header, token) => fromJwks(local(header, token), false);
+  }
+  fail('expected a JWKS URL, a JWKS object ({ keys: [...] }), or a public KeyObject/CryptoKey');
+}
+
+/**
+ * A JWKS URL: jose's remote key set (fetch deadline, unknown-`kid` cooldown, cache), plus a backoff
+ * after a failed fetch: for `jwksFailureBackoffMs` every lookup is refused unfetched, so a failing
+ * endpoint sees at most one fetch a second however many permits arrive.
+ */
+function remoteResolver(url: URL, timeoutMs: number, cooldownMs: number): KeyResolver {
+  const remote = createRemoteJWKSet(url, { timeoutDuration: timeoutMs, cooldownDuration: cooldownMs });
+  // jose aborts the fetch after timeoutMs; the outer deadline also bounds body reads and key imports
+  const bound = timeoutMs + KEY_SOURCE_DEFAULTS.jwksBodySlackMs;
+  let failedAt = Number.NEGATIVE_INFINITY;
+  let lastFailure: unknown;
+  return async (header, token) => {
+    if (Date.now() - failedAt < KEY_SOURCE_DEFAULTS.jwksFailureBackoffMs) {
+      throw refuse('permit_keys_unavailable', 'the JWKS fetch failed a moment ago; not fetched again yet', lastFailure);
+    }
+    try {
+      return await fromJwks(
+        withDeadline(remote(header, token), bound, () => new Error('JWKS lookup deadline')),
+        true,
+      );
+    } catch (e) {
+      if ((e as { code?: unknown }).code === 'permit_keys_unavailable') {
+        failedAt = Date.now();
+        lastFailure = (e as { cause?: unknown }).cause;
+      }
+      throw e;
+    }
+  };
+}
+
+/** Maps what a JWKS resolver did to keys, or to `permit_signature_invalid` / `permit_keys_unavailable`. */
+async function fromJwks(lookup: Promise<CryptoKey>, remote: boolean): Promise<VerifyKey[]> {
+  try {
+    return [await lookup];
+  } catch (e) {
+    const code = joseCode(e);
+    if (code === 'ERR_JWKS_NO_MATCHING_KEY') {
+      throw refuse('permit_signature_invalid', 'no key in the key set matches the permit kid and alg', e);
+    }
+    if (
+      code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS' &&
+      typeof e === 'object' &&
+      e !== null &&
+      Symbol.asyncIterator in e
+    ) {
+      const candidates: VerifyKey[] = [];
+      for await (const k of e as AsyncIterable<CryptoKey>) candidates.push(k);
+      if (candidates.length > 0) return candidates;
+      throw refuse('permit_signature_invalid', 'no usable key in the key set matches the permit kid and alg', e);
+    }
+    throw refuse(
+      'permit_keys_unavailable',
+      remote
+        ? 'the JWKS could not be fetched, in time, as a valid key set'
+        : 'the key set holds no usable key for the permit',
+      e,
+    );
+  }
+}

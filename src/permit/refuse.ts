@@ -1,0 +1,35 @@
+/**
+ * The one way a permit check refuses: a `PermitVerificationError` whose message names the check,
+ * never the permit, its claims, the args or a key.
+ * @internal
+ */
+import { type PermitErrorCode, PermitVerificationError } from '../errors.js';
+
+/** Makes the refusal for `code`; jose's error (or ours) is kept as `cause`. */
+export function refuse(code: PermitErrorCode, message: string, cause?: unknown): PermitVerificationError {
+  return new PermitVerificationError(
+    code,
+    `permit refused (${code}): ${message}`,
+    cause === undefined ? {} : { cause },
+  );
+}
+
+/** A string with at least one character. */
+export function nonEmptyString(v: unknown): v is string {
+  return typeof v === 'string' && v.length > 0;
+}
+
+/** The `code` of a jose error (`ERR_...`), when it has one. */
+export function joseCode(e: unknown): string | undefined {
+  if (typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string') return e.code;
+  return undefined;
+}
+
+/** Rejects with `make()` when `promise` has not settled within `ms`. */
+export function withDeadline<T>(promise: Promise<T>, ms: number, make: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(make()), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}

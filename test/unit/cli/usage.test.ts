@@ -1,0 +1,113 @@
+/**
+ * What every command shares (src/cli/usage.ts; CONTRACT.md section 11): a usage error is one line
+ * naming it, then one line pointing to `--help`, exit 2; the system's reason and the JSON position.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  EXIT,
+  exitWith,
+  integerFlag,
+  jsonPosition,
+  parseCommandLine,
+  systemReason,
+  UsageError,
+  usageExit,
+} from '../../../src/cli/usage.js';
+
+class Exit extends Error {
+  constructor(readonly code: number | undefined) {
+    super(`exit ${code}`);
+  }
+}
+
+/** Runs `f` with process.exit and stderr captured; returns the exit code and what was written. */
+function captured(f: () => void): { code: number | undefined; stderr: string } {
+  let stderr = '';
+  vi.spyOn(process, 'exit').mockImplementation((code) => {
+    throw new Exit(code === undefined || code === null ? undefined : Number(code));
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof Exit) return { code: e.code, stderr };
+    throw e;
+  } finally {
+    vi.restoreAllMocks();
+  }
+  throw new Error('expected an exit');
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('usageExit', () => {
+  it('exits 2 with exactly two lines: the problem, then the pointer to the command’s --help', () => {
+    const { code, stderr } = captured(() => usageExit('dev-pdp', '--policy FILE is required'));
+    expect(code).toBe(EXIT.usage);
+    expect(stderr).toBe("agent-pep: --policy FILE is required\nRun 'agent-pep dev-pdp --help' for usage.\n");
+  });
+
+  it('keeps only the first line of a multi-line message; the bin itself points to agent-pep --help', () => {
+    const { stderr } = captured(() => usageExit('', 'first\nsecond'));
+    expect(stderr.split('\n')).toEqual(['agent-pep: first', "Run 'agent-pep --help' for usage.", '']);
+  });
+});
+
+describe('exitWith', () => {
+  it('writes one line and exits with the code', () => {
+    expect(captured(() => exitWith('boom', EXIT.failure))).toEqual({ code: 1, stderr: 'agent-pep: boom\n' });
+  });
+});
+
+describe('systemReason and jsonPosition', () => {
+  it('systemReason gives the system code (ENOENT), else "unreadable" (never a message)', () => {
+    expect(systemReason(Object.assign(new Error('no such file /secret/path'), { code: 'ENOENT' }))).toBe('ENOENT');
+    expect(systemReason(new Error('x'))).toBe('unreadable');
+    expect(systemReason({ code: 'not a code; rm -rf' })).toBe('unreadable');
+    expect(systemReason(null)).toBe('unreadable');
+  });
+
+  it('jsonPosition names the position JSON.parse reports, or nothing', () => {
+    let error: unknown;
+    try {
+      JSON.parse('{ agents');
+    } catch (e) {
+      error = e;
+    }
+    expect(jsonPosition(error)).toMatch(/^ at position \d+$/);
+    expect(jsonPosition(new Error('no position here'))).toBe('');
+    expect(jsonPosition('not an error')).toBe('');
+  });
+});
+
+describe('integerFlag and parseCommandLine', () => {
+  it('integerFlag: undefined stays undefined; an integer in range is a number; anything else a UsageError', () => {
+    expect(integerFlag(undefined, 'port', 0, 65535)).toBeUndefined();
+    expect(integerFlag('8787', 'port', 0, 65535)).toBe(8787);
+    for (const bad of ['-1', '65536', '1.5', 'abc', '', ' 1']) {
+      expect(() => integerFlag(bad, 'port', 0, 65535), bad).toThrow(UsageError);
+    }
+  });
+
+  it('parseCommandLine: an unknown flag is a usage exit (2) naming it', () => {
+    const { code, stderr } = captured(() =>
+      parseCommandLine('dev-pdp', { args: ['--nope'], options: { policy: { type: 'string' } }, strict: true }),
+    );
+    expect(code).toBe(2);
+    expect(stderr.split('\n')[0]).toContain('--nope');
+  });
+
+  it('parseCommandLine: good arguments parse', () => {
+    const { values } = parseCommandLine('dev-pdp', {
+      args: ['--policy', 'p.json'],
+      options: { policy: { type: 'string' } },
+      strict: true,
+    });
+    expect(values.policy).toBe('p.json');
+  });
+});
