@@ -515,3 +515,28 @@ describe('telemetry: true uses the global providers; no option records nothing',
     }
   });
 });
+
+describe('authorizeActions records one span per call, on either protocol', () => {
+  it.each(['agent-pep', 'authzen'] as const)(
+    '%s: a span for each call, with its own verdict, tool and request id',
+    async (protocol) => {
+      fresh();
+      const decisions = await pep({ protocol }).authorizeActions([
+        { tool: 'lookupOrder', args: { orderId: 'ord_1' } },
+        { tool: 'wire_money', args: { amount: 5 } },
+        { tool: 'refund_payment', args: { orderId: 'ord_1', amount: 900 } },
+      ]);
+      expect(decisions.map((d) => d.verdict)).toEqual(['ALLOW', 'BLOCK', 'ESCALATE']);
+      const byRequest = new Map(spans().map((s) => [s.attributes['pep.request_id'], s]));
+      expect(byRequest.size).toBe(3);
+      for (const [i, d] of decisions.entries()) {
+        const s = byRequest.get(d.requestId);
+        expect(s?.name).toBe('agent_pep.decision');
+        expect(s?.attributes['pep.verdict']).toBe(d.verdict);
+        expect(s?.attributes['gen_ai.tool.name']).toBe(['lookup_order', 'wire_money', 'refund_payment'][i]);
+        expect(s?.attributes['pep.synthesized']).toBe(false);
+        expect(s?.status.code).toBe(SpanStatusCode.UNSET);
+      }
+    },
+  );
+});
