@@ -334,7 +334,8 @@ function bindClient(shared: Shared, session: string): Pep {
       for (const round of chunks) {
         if (round.length < 2 || batchPath === undefined) continue;
         const batchId = randomUUID();
-        const headers = { ...shared.headers, 'x-request-id': batchId };
+        const headers: Record<string, string> = { ...shared.headers, 'x-request-id': batchId };
+        shared.telemetry?.injectActive(headers);
         const decided = decideBatch(ctx, round, signal, headers, batchId, deadlineAt, batchPath);
         round.forEach((p, i) => {
           out.set(

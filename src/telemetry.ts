@@ -105,6 +105,8 @@ export interface DecisionSpan {
 export interface Telemetry {
   /** Starts the span of one decision, a child of the active context. */
   start(): DecisionSpan;
+  /** Adds the active context's trace context (W3C `traceparent`) to a request that carries several decisions. */
+  injectActive(headers: Record<string, string>): void;
   /**
    * Ends the span with the decision's attributes and status, and records the decision metrics.
    * @param seconds - how long the decision took
@@ -188,6 +190,39 @@ const NOOP_SPAN: DecisionSpan = {
   run: (fn) => fn(),
 };
 
+/**
+ * Adds the trace context of `ctx` to `headers`: what the registered propagator writes, and the W3C
+ * `traceparent` of `sc` when none did. Never replaces one of our own headers; never throws.
+ */
+function injectContext(
+  api: Api,
+  ctx: OtelApi.Context,
+  sc: OtelApi.SpanContext | undefined,
+  headers: Record<string, string>,
+): void {
+  try {
+    const carrier: Record<string, unknown> = {};
+    api.propagation.inject(ctx, carrier);
+    // What a propagator adds can never replace one of our own headers (authorization, x-request-id, ...).
+    for (const k in carrier) {
+      const v = carrier[k];
+      const key = k.toLowerCase();
+      if (typeof v === 'string' && !Object.hasOwn(headers, key)) headers[key] = v;
+    }
+    // the SDK's ids are valid hex; a no-op tracer's are all zeros
+    if (
+      headers.traceparent === undefined &&
+      sc &&
+      sc.traceId !== api.INVALID_TRACEID &&
+      sc.spanId !== api.INVALID_SPANID
+    ) {
+      headers.traceparent = traceparentOf(sc);
+    }
+  } catch {
+    // a propagator that throws sends no (more) trace context; the decision goes on
+  }
+}
+
 class Span implements DecisionSpan {
   tool: string | undefined = undefined;
   constructor(
@@ -197,25 +232,7 @@ class Span implements DecisionSpan {
   ) {}
 
   inject(headers: Record<string, string>): void {
-    try {
-      const carrier: Record<string, unknown> = {};
-      this.api.propagation.inject(this.ctx, carrier);
-      // What a propagator adds can never replace one of our own headers (authorization, x-request-id, ...).
-      for (const k in carrier) {
-        const v = carrier[k];
-        const key = k.toLowerCase();
-        if (typeof v === 'string' && !Object.hasOwn(headers, key)) headers[key] = v;
-      }
-      if (headers.traceparent === undefined) {
-        const sc = this.span.spanContext();
-        // the SDK's ids are valid hex; a no-op tracer's are all zeros
-        if (sc.traceId !== this.api.INVALID_TRACEID && sc.spanId !== this.api.INVALID_SPANID) {
-          headers.traceparent = traceparentOf(sc);
-        }
-      }
-    } catch {
-      // a propagator that throws sends no (more) trace context; the decision goes on
-    }
+    injectContext(this.api, this.ctx, this.span.spanContext(), headers);
   }
 
   run<T>(fn: () => T): T {
@@ -314,6 +331,14 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
         return new Span(api, span, api.trace.setSpan(parent, span));
       } catch {
         return NOOP_SPAN;
+      }
+    },
+    injectActive(headers) {
+      try {
+        const active = api.context.active();
+        injectContext(api, active, api.trace.getSpanContext(active), headers);
+      } catch {
+        // telemetry cannot change a decision
       }
     },
     end(handle, decision, attempts, seconds) {

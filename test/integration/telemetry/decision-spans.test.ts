@@ -10,7 +10,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDevPdp } from '../../../src/dev-pdp/index.js';
 import { createPep, createPermitVerifier, type Pep, type PepOptions, PolicyBlockedError } from '../../../src/index.js';
-import { answer, closedPort, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
+import { allowEcho, answer, closedPort, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 import { makeOtel, type Otel, useAlsContext } from '../../support/otel.js';
 import { createTestIssuer } from '../../support/permits.js';
 import { PHONE_REDACTION, REFUND_REVIEW } from '../../support/policies.js';
@@ -481,6 +481,39 @@ describe('trace context sent to the PDP', () => {
     expect(h?.authorization).toBe('Bearer k-real');
     expect(h?.['x-request-id']).toBe(d.requestId);
     expect(h?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+  });
+
+  it("sends the caller's trace context with an AuthZEN evaluations request of several calls", async () => {
+    fresh();
+    fake.handler = (req, res) => {
+      const items = (req.body.evaluations as { context?: { requestId?: string } }[] | undefined) ?? [];
+      answer(res, {
+        evaluations: items.map((e) => ({ decision: false, context: { requestId: e.context?.requestId } })),
+      });
+    };
+    const p = createPep({
+      pdpUrl: fake.url,
+      agentId: 'support-ai',
+      session: 's',
+      protocol: 'authzen',
+      permits: false,
+      telemetry: { tracer: otel.tracer, meter: otel.meter },
+    });
+    peps.push(p);
+    const parent = otel.tracer.startSpan('agent.turn');
+    const decisions = await context.with(trace.setSpan(context.active(), parent), () =>
+      p.authorizeActions([
+        { tool: 'lookup_order', args: {} },
+        { tool: 'refund_payment', args: { amount: 5 } },
+      ]),
+    );
+    parent.end();
+    fake.handler = allowEcho;
+    expect(decisions.map((d) => d.verdict)).toEqual(['BLOCK', 'BLOCK']);
+    const batch = fake.received.at(-1);
+    expect(batch?.path).toBe('/access/v1/evaluations');
+    const { traceId, spanId } = parent.spanContext();
+    expect(batch?.headers.traceparent).toBe(`00-${traceId}-${spanId}-01`);
   });
 
   it('sends no traceparent without the telemetry option', async () => {
