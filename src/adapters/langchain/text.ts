@@ -109,10 +109,11 @@ export function makeTextHooks(side: TextSide) {
   /** An `AIMessage` the adapter writes in place of a step it stopped; remembered as its own. */
   function stopped(session: string, decision: PolicyDecision, stage: TextStage, id?: string): AIMessage {
     const messageId = id ?? randomUUID();
-    seen.set(SeenMessages.key(session, messageId), { kind: 'pass' });
+    const content = toolMessage(decision, undefined);
+    seen.set(SeenMessages.key(session, messageId), { kind: 'pass', text: SeenMessages.digest(content) });
     return new AIMessage({
       id: messageId,
-      content: toolMessage(decision, undefined),
+      content,
       response_metadata: { agent_pep: stopInfo(decision, stage) },
     });
   }
@@ -171,27 +172,28 @@ export function makeTextHooks(side: TextSide) {
       const messages: BaseMessage[] = Array.isArray(request.messages) ? request.messages : [];
 
       // Input and context egress: each new message once; earlier ones as decided then.
-      const pending: Promise<{ index: number; decision: PolicyDecision; key: string | undefined }>[] = [];
+      const pending: Promise<{ index: number; decision: PolicyDecision; key: string | undefined; text: string }>[] = [];
       const out: BaseMessage[] = [...messages];
       messages.forEach((message, index) => {
         const at = stageOf(message);
         if (at === undefined) return;
         const key = SeenMessages.key(sessionKey, message.id);
-        const known = seen.get(key);
+        const text = textOf(message);
+        // Known only for the text it was decided for: an edit under the same id is checked again.
+        const known = seen.match(key, text);
         if (known !== undefined) {
           if (known.kind === 'replace') out[index] = withContent(message, known.content);
           return;
         }
-        const text = textOf(message);
         if (text === '') return;
         const tool = ToolMessage.isInstance(message) ? message.name : undefined;
-        pending.push(check(at, text, call.opts, tool).then((decision) => ({ index, decision, key })));
+        pending.push(check(at, text, call.opts, tool).then((decision) => ({ index, decision, key, text })));
       });
       const decided = await Promise.all(pending);
-      for (const { index, decision, key } of decided) {
+      for (const { index, decision, key, text } of decided) {
         const message = messages[index] as BaseMessage;
         const keep = remembered(decision);
-        if (keep !== undefined) seen.set(key, keep);
+        if (keep !== undefined) seen.set(key, { ...keep, text: SeenMessages.digest(text) });
         if (decision.verdict === 'WARN') out[index] = withContent(message, decision.transformedContent ?? '');
       }
       const stop = decided.find((d) => d.decision.verdict === 'BLOCK' || d.decision.verdict === 'ESCALATE');
@@ -234,7 +236,7 @@ export function makeTextHooks(side: TextSide) {
     const fixes: BaseMessage[] = [];
     for (const message of messages) {
       if (message === except || stageOf(message) === undefined) continue;
-      const known = seen.get(SeenMessages.key(sessionKey, message.id));
+      const known = seen.match(SeenMessages.key(sessionKey, message.id), textOf(message));
       if (known?.kind === 'replace' && textOf(message) !== known.content)
         fixes.push(withContent(message, known.content));
     }
@@ -258,10 +260,10 @@ export function makeTextHooks(side: TextSide) {
       if (last === undefined) return undefined;
       fixes = writeBack(sessionKey, messages, last);
       const key = SeenMessages.key(sessionKey, last.id);
-      if (seen.get(key)?.kind === 'pass' && AIMessage.isInstance(last) && last.response_metadata?.agent_pep) {
+      const text = textOf(last);
+      if (seen.match(key, text)?.kind === 'pass' && AIMessage.isInstance(last) && last.response_metadata?.agent_pep) {
         return update([]); // the adapter's own stop message
       }
-      const text = textOf(last);
       if (text === '') return update([]);
       const decision = await check('delivery', text, call.opts, undefined);
       if (decision.verdict === 'ALLOW') return update([]);
@@ -276,7 +278,11 @@ export function makeTextHooks(side: TextSide) {
   /** The final message replaced (same id, same type) by the delivery denial. */
   function deliveryStop(sessionKey: string, decision: PolicyDecision, last: BaseMessage): BaseMessage {
     if (AIMessage.isInstance(last) || last.id === undefined) return stopped(sessionKey, decision, 'delivery', last.id);
-    seen.set(SeenMessages.key(sessionKey, last.id), { kind: 'replace', content: toolMessage(decision, undefined) });
+    seen.set(SeenMessages.key(sessionKey, last.id), {
+      kind: 'replace',
+      content: toolMessage(decision, undefined),
+      text: SeenMessages.digest(textOf(last)),
+    });
     return withContent(last, toolMessage(decision, undefined));
   }
 

@@ -106,7 +106,7 @@ export function makeWrapToolCall(side: ToolSide) {
   /** An error `ToolMessage` the adapter wrote (so the egress check does not send our own text out). */
   function denial(session: string, name: string, toolCallId: string, content: string): ToolMessage {
     const id = randomUUID();
-    seen.set(SeenMessages.key(session, id), { kind: 'pass' });
+    seen.set(SeenMessages.key(session, id), { kind: 'pass', text: SeenMessages.digest(content) });
     return new ToolMessage({ id, content, tool_call_id: toolCallId, name, status: 'error' });
   }
 
