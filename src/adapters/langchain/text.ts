@@ -7,7 +7,15 @@
  * @internal
  */
 import { randomUUID } from 'node:crypto';
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import {
+  AIMessage,
+  type BaseMessage,
+  ChatMessage,
+  FunctionMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+} from '@langchain/core/messages';
 import type { Pep } from '../../client.js';
 import { type PolicyDecision, synthesizeBlock, type TextStage } from '../../decision.js';
 import { toolMessage } from '../../errors.js';
@@ -33,11 +41,33 @@ export interface PepStopInfo {
   code?: string;
 }
 
-/** The stage a message of the prompt is checked at, if any. */
+/** Roles of a generic `ChatMessage` that are the developer's or the model's (not checked), and tool results. */
+const UNCHECKED_ROLES = new Set(['system', 'developer', 'ai', 'assistant', 'model']);
+const TOOL_ROLES = new Set(['tool', 'function']);
+
+/**
+ * The stage a message of the prompt is checked at, if any: tool results (a `ToolMessage`, a legacy
+ * `FunctionMessage`, a `ChatMessage` with a tool role) at context egress; system and AI messages not at
+ * all; everything else (a `HumanMessage`, a `ChatMessage` with role `user`, a type this adapter does not
+ * know) at input, so that no other message class carries user text to the model unchecked.
+ */
 function stageOf(message: BaseMessage): 'input' | 'context_egress' | undefined {
   if (HumanMessage.isInstance(message)) return 'input';
-  if (ToolMessage.isInstance(message)) return 'context_egress';
-  return undefined;
+  if (ToolMessage.isInstance(message) || FunctionMessage.isInstance(message)) return 'context_egress';
+  if (AIMessage.isInstance(message) || SystemMessage.isInstance(message)) return undefined;
+  if (ChatMessage.isInstance(message)) {
+    const role = String(message.role).toLowerCase();
+    if (UNCHECKED_ROLES.has(role)) return undefined;
+    return TOOL_ROLES.has(role) ? 'context_egress' : 'input';
+  }
+  const type = message.getType();
+  if (type === 'ai' || type === 'system' || type === 'developer' || type === 'remove') return undefined;
+  return 'input';
+}
+
+/** The tool name of a tool result message (undefined when it has none). */
+function toolNameOf(message: BaseMessage): string | undefined {
+  return stageOf(message) === 'context_egress' && typeof message.name === 'string' ? message.name : undefined;
 }
 
 /** The text of a message (its string content, or its text blocks joined). */
@@ -48,6 +78,17 @@ function textOf(message: BaseMessage): string {
 
 /** The same message with other content (a WARN's transformed text, or a denial in a later request). */
 function withContent(message: BaseMessage, content: string): BaseMessage {
+  if (ChatMessage.isInstance(message)) {
+    const fields: ConstructorParameters<typeof ChatMessage>[0] = { content, role: message.role };
+    if (message.id !== undefined) fields.id = message.id;
+    if (message.name !== undefined) fields.name = message.name;
+    return new ChatMessage(fields);
+  }
+  if (FunctionMessage.isInstance(message)) {
+    const fields: ConstructorParameters<typeof FunctionMessage>[0] = { content, name: message.name };
+    if (message.id !== undefined) fields.id = message.id;
+    return new FunctionMessage(fields);
+  }
   if (ToolMessage.isInstance(message)) {
     const fields: ConstructorParameters<typeof ToolMessage>[0] = { content, tool_call_id: message.tool_call_id };
     if (message.id !== undefined) fields.id = message.id;
@@ -186,7 +227,7 @@ export function makeTextHooks(side: TextSide) {
           return;
         }
         if (text === '') return;
-        const tool = ToolMessage.isInstance(message) ? message.name : undefined;
+        const tool = toolNameOf(message);
         pending.push(check(at, text, call.opts, tool).then((decision) => ({ index, decision, key, text })));
       });
       const decided = await Promise.all(pending);
