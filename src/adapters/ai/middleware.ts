@@ -212,7 +212,7 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
       doGenerate,
       params,
     }: {
-      doGenerate: () => Promise<{ content?: unknown }>;
+      doGenerate: () => Promise<{ content?: unknown; response?: unknown }>;
       params: CallParams;
     }) {
       const result = await doGenerate();
@@ -225,6 +225,12 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
       // WARN: the whole text goes into the first text part; the other text parts are dropped
       const first = texts[0];
       const next = content.flatMap((p) => (p === first ? [{ ...p, text: use }] : texts.includes(p) ? [] : [p]));
+      // The provider's raw response body holds the original text (the SDK shows it in step.response.body).
+      const response = result.response;
+      if (typeof response === 'object' && response !== null && 'body' in response) {
+        const { body: _original, ...kept } = response as Record<string, unknown>;
+        return { ...result, content: next, response: kept };
+      }
       return { ...result, content: next };
     },
     async wrapStream({
@@ -256,8 +262,10 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
             const use = await checkOutput(text, params.abortSignal);
             const first = deltas[0];
             for (const c of chunks) {
-              if (use === text || c.type !== 'text-delta') controller.enqueue(c);
+              if (use === text) controller.enqueue(c);
               else if (c === first) controller.enqueue({ ...c, delta: use });
+              // WARN: the provider's raw chunks (includeRawChunks) carry the original text; they are dropped
+              else if (c.type !== 'text-delta' && c.type !== 'raw') controller.enqueue(c);
             }
             controller.close();
           } catch (err) {

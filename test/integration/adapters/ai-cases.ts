@@ -650,6 +650,37 @@ export function defineAiCases(sdk: Sdk): void {
       expect(text).toBe('call us at [phone]');
     });
 
+    it("output WARN: the original text is not kept in the step's raw response body", async () => {
+      const model = sdk.mockModel({
+        responses: [
+          {
+            ...(answer('call us at 555-123-4567') as object),
+            response: { id: 'r1', body: { choices: [{ message: { content: 'call us at 555-123-4567' } }] } },
+          },
+        ],
+      });
+      const wrappedModel = sdk.wrapLanguageModel({ model, middleware: pepMiddleware(pep) });
+      const result = await sdk.generateText({ model: wrappedModel, prompt: 'phone?' });
+      expect(result.text).toBe('call us at [phone]');
+      expect(JSON.stringify(result.steps)).not.toContain('555-123-4567');
+      expect(JSON.stringify((result as unknown as { response: unknown }).response)).not.toContain('555-123-4567');
+    });
+
+    it('output WARN in a stream: raw provider chunks never carry the original text', async () => {
+      const raw = { type: 'raw', rawValue: { choices: [{ delta: { content: 'at 555-123-4567' } }] } };
+      const chunks = streamOf(['call us ', 'at 555-123-4567']);
+      chunks.splice(2, 0, raw);
+      const model = sdk.mockModel({ stream: sdk.simulateReadableStream({ chunks }) });
+      const wrappedModel = sdk.wrapLanguageModel({ model, middleware: pepMiddleware(pep) });
+      const result = sdk.streamText({ model: wrappedModel, prompt: 'phone?', includeRawChunks: true }) as unknown as {
+        fullStream: AsyncIterable<unknown>;
+      };
+      const parts: unknown[] = [];
+      for await (const part of result.fullStream) parts.push(part);
+      expect(JSON.stringify(parts)).toContain('[phone]');
+      expect(JSON.stringify(parts)).not.toContain('555-123-4567');
+    });
+
     it('output BLOCK: generateText rejects and the text is not returned', async () => {
       const { wrappedModel } = wrapped([answer('INTERNAL-ONLY figures')]);
       await expect(sdk.generateText({ model: wrappedModel, prompt: 'numbers?' })).rejects.toMatchObject({
