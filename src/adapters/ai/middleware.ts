@@ -4,10 +4,11 @@
  * the generated text (`output`) before it is returned, a stream included (CONTRACT.md section 8).
  * @internal
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { LanguageModelMiddleware } from 'ai';
 import type { Pep } from '../../client.js';
-import type { TextStage } from '../../decision.js';
+import { synthesizeBlock, type TextStage } from '../../decision.js';
+import { PolicyBlockedError } from '../../errors.js';
 import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
 import type { EgressCallOptions } from '../../options.js';
 import { isSessionId } from '../../request.js';
@@ -55,6 +56,15 @@ interface StreamPart {
   [key: string]: unknown;
 }
 
+/**
+ * A prompt this middleware cannot read (not the SDK's list of messages and parts): refused with a
+ * synthesized BLOCK `invalid_request`, so the model is never called with text nobody checked.
+ */
+function refused(stage: TextStage): PolicyBlockedError {
+  const message = 'the prompt could not be read to be checked';
+  return new PolicyBlockedError(synthesizeBlock(stage, randomUUID(), 'invalid_request', message, 0));
+}
+
 /** The text of a tool result the model is about to see, or undefined for one that carries none (a denial). */
 function outputText(output: unknown): string | undefined {
   const o = output as { type?: unknown; value?: unknown } | null;
@@ -84,7 +94,7 @@ function outputText(output: unknown): string | undefined {
  * A language-model middleware for `wrapLanguageModel` that puts the PEP's text stages around every model
  * call.
  *
- * Before the model is called (`transformParams`), each user text part of the prompt is checked at
+ * Before the model is called (`transformParams`), the text of each user message (its text parts joined) is checked at
  * `input` and each tool result at `context_egress` (with the tool's name), once each: a text already
  * checked in an earlier step of the same session is not sent again, its WARN replacement is reapplied.
  * WARN replaces the text in the prompt with the PDP's `transformedContent`; BLOCK or ESCALATE rejects,
@@ -153,45 +163,63 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
     return use;
   }
 
+  /** The user text of one message, checked as one text: the text parts joined, as the model reads them. */
+  async function userContent(i: number, content: unknown, signal: unknown): Promise<unknown> {
+    if (typeof content === 'string') {
+      // a prompt built by hand (the SDK always makes a list of parts): checked all the same
+      return checked('input', keyOf(['input', i, content]), content, signal);
+    }
+    if (!Array.isArray(content)) throw refused('input');
+    const texts = (content as Part[]).filter((p) => p?.type === 'text');
+    if (texts.some((p) => typeof p.text !== 'string')) throw refused('input');
+    if (texts.length === 0) return content;
+    const text = texts.map((p) => p.text as string).join('');
+    const use = await checked('input', keyOf(['input', i, text]), text, signal);
+    if (use === text) return content;
+    // WARN: the whole text goes into the first text part; the other text parts are dropped
+    const first = texts[0];
+    return (content as Part[]).flatMap((p) => (p === first ? [{ ...p, text: use }] : texts.includes(p) ? [] : [p]));
+  }
+
+  async function toolContent(content: unknown, signal: unknown): Promise<unknown> {
+    if (!Array.isArray(content)) throw refused('context_egress');
+    let partChanged = false;
+    const parts: unknown[] = [];
+    for (const part of content as Part[]) {
+      if (part?.type === 'tool-result') {
+        const text = outputText(part.output);
+        if (text !== undefined) {
+          const tool = typeof part.toolName === 'string' ? part.toolName : undefined;
+          const key = keyOf(['context_egress', String(part.toolCallId), tool ?? null, text]);
+          const use = await checked('context_egress', key, text, signal, tool);
+          if (use !== text) {
+            parts.push({ ...part, output: { type: 'text', value: use } });
+            partChanged = true;
+            continue;
+          }
+        }
+      }
+      parts.push(part);
+    }
+    return partChanged ? parts : content;
+  }
+
   async function transformPrompt(params: CallParams): Promise<CallParams> {
     const prompt = params.prompt;
-    if (!Array.isArray(prompt)) return params;
+    if (!Array.isArray(prompt)) throw refused('input');
     const signal = params.abortSignal;
     let changed = false;
     const next: unknown[] = [];
     for (const [i, message] of (prompt as Message[]).entries()) {
-      const content = message?.content;
-      if ((message?.role !== 'user' && message?.role !== 'tool') || !Array.isArray(content)) {
+      const role = message?.role;
+      if (role !== 'user' && role !== 'tool') {
         next.push(message);
         continue;
       }
-      const parts: unknown[] = [];
-      let partChanged = false;
-      for (const [j, part] of (content as Part[]).entries()) {
-        if (message.role === 'user' && part?.type === 'text' && typeof part.text === 'string') {
-          const use = await checked('input', keyOf(['input', i, j, part.text]), part.text, signal);
-          if (use !== part.text) {
-            parts.push({ ...part, text: use });
-            partChanged = true;
-            continue;
-          }
-        } else if (message.role === 'tool' && part?.type === 'tool-result') {
-          const text = outputText(part.output);
-          if (text !== undefined) {
-            const tool = typeof part.toolName === 'string' ? part.toolName : undefined;
-            const key = keyOf(['context_egress', String(part.toolCallId), tool ?? null, text]);
-            const use = await checked('context_egress', key, text, signal, tool);
-            if (use !== text) {
-              parts.push({ ...part, output: { type: 'text', value: use } });
-              partChanged = true;
-              continue;
-            }
-          }
-        }
-        parts.push(part);
-      }
-      if (partChanged) {
-        next.push({ ...message, content: parts });
+      const content = message.content;
+      const use = role === 'user' ? await userContent(i, content, signal) : await toolContent(content, signal);
+      if (use !== content) {
+        next.push({ ...message, content: use });
         changed = true;
       } else next.push(message);
     }
