@@ -448,6 +448,26 @@ export function defineAiCases(sdk: Sdk): void {
       expect(real.at(-1)).toMatchObject({ verdict: 'ALLOW', reason: 'approved by a reviewer' });
     });
 
+    it('a PDP approval is used once: resuming the same approved messages twice runs the body once', async () => {
+      const { result, approvalId } = await firstTurn('e6', 906);
+      pdp.resolveEscalation(escalations.at(-1)!, 'approve');
+      await resume(result, approvalId!, true);
+      const again = await resume(result, approvalId!, true);
+      expect(counts.refund).toBe(1);
+      expect(toolResults(again.doGenerateCalls[0]!.prompt).at(-1)?.output).toEqual({
+        type: 'error-text',
+        value: "ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review",
+      });
+    });
+
+    it('an approval for a call whose args were edited in the history: the PDP decides the edited call', async () => {
+      const { result, approvalId } = await firstTurn('e7', 907);
+      pdp.resolveEscalation(escalations.at(-1)!, 'approve');
+      const edited = JSON.parse(JSON.stringify(result.response.messages).replaceAll('907', '5000')) as Message[];
+      await resume({ ...result, response: { messages: edited } }, approvalId!, true);
+      expect(counts.refund).toBe(0);
+    });
+
     it('approved in the host but denied at the PDP: the body does not run', async () => {
       const { result, approvalId } = await firstTurn('e4', 904);
       pdp.resolveEscalation(escalations.at(-1)!, 'deny');
