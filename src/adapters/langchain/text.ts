@@ -70,8 +70,20 @@ function toolNameOf(message: BaseMessage): string | undefined {
   return stageOf(message) === 'context_egress' && typeof message.name === 'string' ? message.name : undefined;
 }
 
-/** The text of a message (its string content, or its text blocks joined). */
+/**
+ * The text of a message: its string content, or its text blocks joined. When a block of another type
+ * carries text (`input_text`, `output_text`: a provider's own formats, which it may send as they are),
+ * every block with a string `text` counts, in order, so no text reaches the model unchecked.
+ */
 function textOf(message: BaseMessage): string {
+  const content: unknown = message.content;
+  if (Array.isArray(content)) {
+    const carriesText = (b: unknown): b is { type?: unknown; text: string } =>
+      typeof b === 'object' && b !== null && typeof (b as { text?: unknown }).text === 'string';
+    if (content.some((b) => carriesText(b) && b.type !== 'text')) {
+      return content.map((b) => (typeof b === 'string' ? b : carriesText(b) ? b.text : '')).join('');
+    }
+  }
   const t = message.text;
   return typeof t === 'string' ? t : '';
 }
