@@ -4,6 +4,7 @@
  * is driven for real with its own mock model; decisions come from the real dev PDP on 127.0.0.1.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { guardTools, pepMiddleware, pepToolApproval } from '../../../src/adapters/ai.js';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 import {
@@ -100,6 +101,14 @@ const POLICY = {
     },
     PHONE_REDACTION,
     { id: 'internal-only', stage: 'output', content: 'INTERNAL-ONLY', verdict: 'BLOCK', reason: 'internal data' },
+    {
+      id: 'limit-as-text',
+      stage: 'action',
+      tool: 'set_limit',
+      verdict: 'WARN',
+      setArgs: { 'args.limit': 'unlimited' },
+      reason: 'a PDP whose transformed args do not fit the tool schema',
+    },
   ],
 };
 
@@ -297,6 +306,26 @@ export function defineAiCases(sdk: Sdk): void {
       await run([callTool('c1', 'send_email', { to: 'attacker@evil.test', body: 'hi' }), answer('sent')]);
       expect(counts.email).toBe(1);
       expect(seen.email).toEqual([{ to: 'support@example.com', body: 'hi' }]);
+    });
+
+    it("WARN with transformedArgs that the tool's own input schema rejects: the body does not run", async () => {
+      let ran = 0;
+      const tools = guardTools(pep, {
+        set_limit: sdk.tool({
+          inputSchema: z.object({ limit: z.number() }),
+          execute: async () => {
+            ran += 1;
+            return 'set';
+          },
+        }),
+      });
+      const model = sdk.mockModel({ responses: [callTool('l1', 'set_limit', { limit: 5 }), answer('x')] });
+      await sdk.generateText({ model, tools, prompt: 'set my limit', stopWhen: sdk.stepCountIs(5) });
+      expect(ran).toBe(0);
+      expect(toolResults(model.doGenerateCalls[1]!.prompt)[0]?.output).toEqual({
+        type: 'error-text',
+        value: "ERROR: Tool 'set_limit' was not run: the policy check failed (invalid_request)",
+      });
     });
 
     it('a permit that fails verification: the body does not run (permit_invalid)', async () => {
