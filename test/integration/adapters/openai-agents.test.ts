@@ -440,6 +440,22 @@ describe('guardTools: ESCALATE through needsApproval and RunState', () => {
     expect(again.verdict).toBe('ESCALATE');
   });
 
+  it('the same approved state resumed twice: the PDP approval is used once, the body runs once', async () => {
+    const { agent, model, runs, result, events } = await interrupted();
+    pdp.resolveEscalation(events[0]?.decision.escalationId as string, 'approve');
+    const approved = await RunState.fromString(agent, result.state.toString());
+    approved.approve(approved.getInterruptions()[0] as never);
+    const saved = approved.toString();
+    for (const said of ['Refunded after review.', 'Second try.']) {
+      model.enqueue([assistantMessage(said)]);
+      await run(agent, await RunState.fromString(agent, saved));
+    }
+    expect(runs).toHaveLength(1);
+    expect(resultText(model.lastCall, 'call_big')).toBe(
+      "ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review",
+    );
+  });
+
   it('rejected in the host: nothing runs and the model sees the rejection', async () => {
     const { agent, model, runs, result } = await interrupted();
     model.enqueue([assistantMessage('The refund was not approved.')]);
