@@ -65,7 +65,7 @@ function refused(stage: TextStage): PolicyBlockedError {
   return new PolicyBlockedError(synthesizeBlock(stage, randomUUID(), 'invalid_request', message, 0));
 }
 
-/** The text of a tool result the model is about to see, or undefined for one that carries none (a denial). */
+/** The text of a tool result the model is about to see (a denial's reason included), or undefined for none. */
 function outputText(output: unknown): string | undefined {
   const o = output as { type?: unknown; value?: unknown } | null;
   switch (o?.type) {
@@ -82,8 +82,11 @@ function outputText(output: unknown): string | undefined {
             .map((p: { text?: unknown }) => String(p.text))
             .join('\n')
         : '';
-    case 'execution-denied':
-      return undefined;
+    case 'execution-denied': {
+      // the reason is text the model reads (a person may have typed it when denying the call)
+      const reason = (o as { reason?: unknown }).reason;
+      return typeof reason === 'string' && reason !== '' ? reason : undefined;
+    }
     default:
       // an output type this adapter does not know is checked as JSON, never passed unchecked
       return JSON.stringify(o ?? null);
@@ -193,7 +196,11 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
           const key = keyOf(['context_egress', String(part.toolCallId), tool ?? null, text]);
           const use = await checked('context_egress', key, text, signal, tool);
           if (use !== text) {
-            parts.push({ ...part, output: { type: 'text', value: use } });
+            const denied = (part.output as { type?: unknown } | null)?.type === 'execution-denied';
+            parts.push({
+              ...part,
+              output: denied ? { ...(part.output as object), reason: use } : { type: 'text', value: use },
+            });
             partChanged = true;
             continue;
           }
