@@ -104,9 +104,10 @@ export function makeWrapToolCall(side: ToolSide) {
   }
 
   /** An error `ToolMessage` the adapter wrote (so the egress check does not send our own text out). */
-  function denial(session: string, name: string, toolCallId: string, content: string): ToolMessage {
+  function denial(session: string, name: string, toolCallId: string, content: string, own = true): ToolMessage {
     const id = randomUUID();
-    seen.set(SeenMessages.key(session, id), { kind: 'pass', text: SeenMessages.digest(content) });
+    // Text the adapter wrote is not sent out again; text that carries a reviewer's own words is (own: false).
+    if (own) seen.set(SeenMessages.key(session, id), { kind: 'pass', text: SeenMessages.digest(content) });
     return new ToolMessage({ id, content, tool_call_id: toolCallId, name, status: 'error' });
   }
 
@@ -132,7 +133,10 @@ export function makeWrapToolCall(side: ToolSide) {
         // Resuming a held call: the answer comes back from interrupt() (it throws again without one).
         const answer = readReviewAnswer(interrupt(waiting ?? { agentPep: true, toolCallId }));
         held.delete(heldKey);
-        if (answer.kind !== 'approve') return denial(sessionKey, name, toolCallId, reviewRefusalText(name, answer));
+        if (answer.kind !== 'approve') {
+          const withMessage = answer.kind === 'reject' && answer.message !== undefined && answer.message !== '';
+          return denial(sessionKey, name, toolCallId, reviewRefusalText(name, answer), !withMessage);
+        }
         approved = true;
       }
 

@@ -403,6 +403,17 @@ describe('action: ESCALATE through a graph interrupt', () => {
     expect(refused?.content).toBe("ERROR: Tool 'refund_payment' was not run: rejected by a reviewer: not this one");
   });
 
+  it("a reviewer's reject message reaches the model only after the context egress check", async () => {
+    const { t, agent, model } = await escalated();
+    const resumed = await agent.invoke(
+      new Command({ resume: { decisions: [{ type: 'reject', message: 'see the TOP-SECRET plan' }] } }),
+      config(),
+    );
+    expect(t.runs).toHaveLength(0);
+    expect(model.callCount).toBe(1);
+    expect(resumed.messages.at(-1)?.content).toBe('ERROR: context_egress blocked by policy: secret in context');
+  });
+
   it('a resume that is not an approval (an edit) runs nothing', async () => {
     const { t, agent, first } = await escalated();
     pdp.resolveEscalation(interruptOf(first)?.escalationId as string, 'approve');
