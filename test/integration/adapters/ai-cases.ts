@@ -631,6 +631,33 @@ export function defineAiCases(sdk: Sdk): void {
         });
       });
 
+      it('a person who denies in the host wins over an approval at the PDP: the body does not run', async () => {
+        const approval = { toolApproval: pepToolApproval(pep) };
+        const { result } = await run([callTool('d1', 'refund_payment', { amount: 951 }), answer('x')], approval);
+        const request = result.content.find((p) => p.type === 'tool-approval-request');
+        expect(request).toBeDefined();
+        pdp.resolveEscalation(escalations.at(-1)!, 'approve');
+        const model = sdk.mockModel({ responses: [answer('not refunded')] });
+        await sdk.generateText({
+          model,
+          tools: guardTools(pep, rawTools()),
+          messages: [
+            { role: 'user', content: [{ type: 'text', text: 'help with order ord_1842' }] },
+            ...result.response.messages,
+            {
+              role: 'tool',
+              content: [{ type: 'tool-approval-response', approvalId: request!.approvalId, approved: false }],
+            },
+          ],
+          stopWhen: sdk.stepCountIs(5),
+          ...approval,
+        });
+        expect(counts.refund).toBe(0);
+        expect(toolResults(model.doGenerateCalls[0]!.prompt).at(-1)?.output).toMatchObject({
+          type: 'execution-denied',
+        });
+      });
+
       it('ESCALATE asks a person; once the PDP approved, the resumed call runs exactly once', async () => {
         const approval = { toolApproval: pepToolApproval(pep) };
         const { result } = await run([callTool('a1', 'refund_payment', { amount: 950 }), answer('x')], approval);
