@@ -6,6 +6,7 @@
  * @internal
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { ToolMessage } from '@langchain/core/messages';
 import { type Command, getConfig, interrupt, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import type { ToolCallHandler, ToolCallRequest } from 'langchain';
@@ -128,7 +129,14 @@ export function makeWrapToolCall(side: ToolSide) {
 
     try {
       let approved = false;
-      const waiting = held.get(heldKey);
+      // A held value describes one call: a later call that reuses the id (with other args) is a new call.
+      const remembered = held.get(heldKey);
+      const request0 = remembered?.actionRequests[0];
+      const waiting =
+        remembered !== undefined && request0?.name === name && isDeepStrictEqual(request0.args, call.args)
+          ? remembered
+          : undefined;
+      if (remembered !== undefined && waiting === undefined) held.delete(heldKey);
       if (toolCallId !== '' && (waiting !== undefined || reviewResumePending())) {
         // Resuming a held call: the answer comes back from interrupt() (it throws again without one).
         const answer = readReviewAnswer(interrupt(waiting ?? { agentPep: true, toolCallId }));

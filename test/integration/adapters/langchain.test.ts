@@ -483,6 +483,21 @@ describe('action: ESCALATE through a graph interrupt', () => {
     );
   });
 
+  it('a later call that reuses a held call id is decided afresh, never shown with the held call args', async () => {
+    const t = tools();
+    const model = fakeModel()
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o9', amount: 900 }, id: 'c9' }])
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o9', amount: 20 }, id: 'c9' }])
+      .respond(new AIMessage('Refunded 20.'));
+    const agent = agentWith(model, t.list);
+    await agent.invoke(user('refund 900 on o9'), config());
+    // the host never answers the review; the user asks for something else and the model reuses the id
+    const second = await agent.invoke(user('no, refund 20 instead'), config());
+    expect(model.callCount).toBe(3);
+    expect((second as { __interrupt__?: unknown[] }).__interrupt__ ?? []).toHaveLength(0);
+    expect(t.runs.map((r) => r.args.amount)).toEqual([20]);
+  });
+
   it('without a checkpointer, ESCALATE is a held ToolMessage and nothing runs', async () => {
     const t = tools();
     const model = fakeModel()
