@@ -258,7 +258,10 @@ interface GuardrailVerdict {
   outputInfo: PepGuardrailInfo;
 }
 
-/** The text of a content part list: its text parts, joined by newlines; undefined when there is none. */
+/**
+ * The text of a content part list: its text parts joined as the model reads them (one after the other,
+ * so a latch split across parts still matches); undefined when there is none.
+ */
 function partsText(parts: unknown): string | undefined {
   if (typeof parts === 'string') return parts;
   if (!Array.isArray(parts)) return undefined;
@@ -271,7 +274,7 @@ function partsText(parts: unknown): string | undefined {
       }
     }
   }
-  return texts.length > 0 ? texts.join('\n') : undefined;
+  return texts.length > 0 ? texts.join('') : undefined;
 }
 
 /** The user's text in the run's input: a string as is, else every user message's text, joined. */
@@ -362,24 +365,20 @@ export function pepOutputGuardrail(pep: Pep): OutputGuardrail<any> {
 /** A `function_call_result` item of the model input. */
 interface ToolResultItem {
   type: 'function_call_result';
-  name: string;
-  callId: string;
+  name?: unknown;
+  callId?: unknown;
   output: unknown;
 }
 
+/** Every `function_call_result`, whatever else it carries (a history item without a name is checked too). */
 function isToolResult(item: unknown): item is ToolResultItem {
-  if (typeof item !== 'object' || item === null) return false;
-  const i = item as Partial<ToolResultItem>;
-  return i.type === 'function_call_result' && typeof i.name === 'string' && typeof i.callId === 'string';
+  return typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'function_call_result';
 }
 
-/** The text of a tool output: a string, a `{ type: 'text' }` part, or the text parts of a list. */
+/** The text of a tool output: a string, one text part (`text`, `input_text`, ...), or the text parts of a list. */
 function outputText(output: unknown): string | undefined {
   if (typeof output === 'string') return output;
-  if (typeof output === 'object' && output !== null && !Array.isArray(output)) {
-    const { type, text } = output as { type?: unknown; text?: unknown };
-    return type === 'text' && typeof text === 'string' ? text : undefined;
-  }
+  if (typeof output === 'object' && output !== null && !Array.isArray(output)) return partsText([output]);
   return partsText(output);
 }
 
@@ -414,10 +413,11 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
       text = undefined;
     }
     if (text === undefined) return item;
-    const opts: EgressCallOptions = { tool: item.name, ...sessionOption() };
+    const opts: EgressCallOptions = { ...sessionOption() };
+    if (typeof item.name === 'string' && item.name !== '') opts.tool = item.name;
     const key = JSON.stringify([
       opts.session ?? null,
-      item.callId,
+      String(item.callId),
       createHash('sha256').update(text).digest('base64url'),
     ]);
     let replacement = seen.get(key);

@@ -4,10 +4,11 @@
  * the generated text (`output`) before it is returned, a stream included (CONTRACT.md section 8).
  * @internal
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { LanguageModelMiddleware } from 'ai';
 import type { Pep } from '../../client.js';
-import type { TextStage } from '../../decision.js';
+import { synthesizeBlock, type TextStage } from '../../decision.js';
+import { PolicyBlockedError } from '../../errors.js';
 import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
 import type { EgressCallOptions } from '../../options.js';
 import { isSessionId } from '../../request.js';
@@ -55,7 +56,16 @@ interface StreamPart {
   [key: string]: unknown;
 }
 
-/** The text of a tool result the model is about to see, or undefined for one that carries none (a denial). */
+/**
+ * A prompt this middleware cannot read (not the SDK's list of messages and parts): refused with a
+ * synthesized BLOCK `invalid_request`, so the model is never called with text nobody checked.
+ */
+function refused(stage: TextStage): PolicyBlockedError {
+  const message = 'the prompt could not be read to be checked';
+  return new PolicyBlockedError(synthesizeBlock(stage, randomUUID(), 'invalid_request', message, 0));
+}
+
+/** The text of a tool result the model is about to see (a denial's reason included), or undefined for none. */
 function outputText(output: unknown): string | undefined {
   const o = output as { type?: unknown; value?: unknown } | null;
   switch (o?.type) {
@@ -72,8 +82,11 @@ function outputText(output: unknown): string | undefined {
             .map((p: { text?: unknown }) => String(p.text))
             .join('\n')
         : '';
-    case 'execution-denied':
-      return undefined;
+    case 'execution-denied': {
+      // the reason is text the model reads (a person may have typed it when denying the call)
+      const reason = (o as { reason?: unknown }).reason;
+      return typeof reason === 'string' && reason !== '' ? reason : undefined;
+    }
     default:
       // an output type this adapter does not know is checked as JSON, never passed unchecked
       return JSON.stringify(o ?? null);
@@ -84,7 +97,7 @@ function outputText(output: unknown): string | undefined {
  * A language-model middleware for `wrapLanguageModel` that puts the PEP's text stages around every model
  * call.
  *
- * Before the model is called (`transformParams`), each user text part of the prompt is checked at
+ * Before the model is called (`transformParams`), the text of each user message (its text parts joined) is checked at
  * `input` and each tool result at `context_egress` (with the tool's name), once each: a text already
  * checked in an earlier step of the same session is not sent again, its WARN replacement is reapplied.
  * WARN replaces the text in the prompt with the PDP's `transformedContent`; BLOCK or ESCALATE rejects,
@@ -153,45 +166,67 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
     return use;
   }
 
+  /** The user text of one message, checked as one text: the text parts joined, as the model reads them. */
+  async function userContent(i: number, content: unknown, signal: unknown): Promise<unknown> {
+    if (typeof content === 'string') {
+      // a prompt built by hand (the SDK always makes a list of parts): checked all the same
+      return checked('input', keyOf(['input', i, content]), content, signal);
+    }
+    if (!Array.isArray(content)) throw refused('input');
+    const texts = (content as Part[]).filter((p) => p?.type === 'text');
+    if (texts.some((p) => typeof p.text !== 'string')) throw refused('input');
+    if (texts.length === 0) return content;
+    const text = texts.map((p) => p.text as string).join('');
+    const use = await checked('input', keyOf(['input', i, text]), text, signal);
+    if (use === text) return content;
+    // WARN: the whole text goes into the first text part; the other text parts are dropped
+    const first = texts[0];
+    return (content as Part[]).flatMap((p) => (p === first ? [{ ...p, text: use }] : texts.includes(p) ? [] : [p]));
+  }
+
+  async function toolContent(content: unknown, signal: unknown): Promise<unknown> {
+    if (!Array.isArray(content)) throw refused('context_egress');
+    let partChanged = false;
+    const parts: unknown[] = [];
+    for (const part of content as Part[]) {
+      if (part?.type === 'tool-result') {
+        const text = outputText(part.output);
+        if (text !== undefined) {
+          const tool = typeof part.toolName === 'string' ? part.toolName : undefined;
+          const key = keyOf(['context_egress', String(part.toolCallId), tool ?? null, text]);
+          const use = await checked('context_egress', key, text, signal, tool);
+          if (use !== text) {
+            const denied = (part.output as { type?: unknown } | null)?.type === 'execution-denied';
+            parts.push({
+              ...part,
+              output: denied ? { ...(part.output as object), reason: use } : { type: 'text', value: use },
+            });
+            partChanged = true;
+            continue;
+          }
+        }
+      }
+      parts.push(part);
+    }
+    return partChanged ? parts : content;
+  }
+
   async function transformPrompt(params: CallParams): Promise<CallParams> {
     const prompt = params.prompt;
-    if (!Array.isArray(prompt)) return params;
+    if (!Array.isArray(prompt)) throw refused('input');
     const signal = params.abortSignal;
     let changed = false;
     const next: unknown[] = [];
     for (const [i, message] of (prompt as Message[]).entries()) {
-      const content = message?.content;
-      if ((message?.role !== 'user' && message?.role !== 'tool') || !Array.isArray(content)) {
+      const role = message?.role;
+      if (role !== 'user' && role !== 'tool') {
         next.push(message);
         continue;
       }
-      const parts: unknown[] = [];
-      let partChanged = false;
-      for (const [j, part] of (content as Part[]).entries()) {
-        if (message.role === 'user' && part?.type === 'text' && typeof part.text === 'string') {
-          const use = await checked('input', keyOf(['input', i, j, part.text]), part.text, signal);
-          if (use !== part.text) {
-            parts.push({ ...part, text: use });
-            partChanged = true;
-            continue;
-          }
-        } else if (message.role === 'tool' && part?.type === 'tool-result') {
-          const text = outputText(part.output);
-          if (text !== undefined) {
-            const tool = typeof part.toolName === 'string' ? part.toolName : undefined;
-            const key = keyOf(['context_egress', String(part.toolCallId), tool ?? null, text]);
-            const use = await checked('context_egress', key, text, signal, tool);
-            if (use !== text) {
-              parts.push({ ...part, output: { type: 'text', value: use } });
-              partChanged = true;
-              continue;
-            }
-          }
-        }
-        parts.push(part);
-      }
-      if (partChanged) {
-        next.push({ ...message, content: parts });
+      const content = message.content;
+      const use = role === 'user' ? await userContent(i, content, signal) : await toolContent(content, signal);
+      if (use !== content) {
+        next.push({ ...message, content: use });
         changed = true;
       } else next.push(message);
     }
@@ -212,7 +247,7 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
       doGenerate,
       params,
     }: {
-      doGenerate: () => Promise<{ content?: unknown }>;
+      doGenerate: () => Promise<{ content?: unknown; response?: unknown }>;
       params: CallParams;
     }) {
       const result = await doGenerate();
@@ -225,6 +260,12 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
       // WARN: the whole text goes into the first text part; the other text parts are dropped
       const first = texts[0];
       const next = content.flatMap((p) => (p === first ? [{ ...p, text: use }] : texts.includes(p) ? [] : [p]));
+      // The provider's raw response body holds the original text (the SDK shows it in step.response.body).
+      const response = result.response;
+      if (typeof response === 'object' && response !== null && 'body' in response) {
+        const { body: _original, ...kept } = response as Record<string, unknown>;
+        return { ...result, content: next, response: kept };
+      }
       return { ...result, content: next };
     },
     async wrapStream({
@@ -256,8 +297,10 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
             const use = await checkOutput(text, params.abortSignal);
             const first = deltas[0];
             for (const c of chunks) {
-              if (use === text || c.type !== 'text-delta') controller.enqueue(c);
+              if (use === text) controller.enqueue(c);
               else if (c === first) controller.enqueue({ ...c, delta: use });
+              // WARN: the provider's raw chunks (includeRawChunks) carry the original text; they are dropped
+              else if (c.type !== 'text-delta' && c.type !== 'raw') controller.enqueue(c);
             }
             controller.close();
           } catch (err) {

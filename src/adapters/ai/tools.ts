@@ -5,6 +5,7 @@
  * @internal
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { Pep, ToolExecutionContext } from '../../client.js';
 import { type PolicyDecision, synthesizeBlock } from '../../decision.js';
 import { PolicyBlockedError, PolicyEnforcementError, toolMessage } from '../../errors.js';
@@ -107,6 +108,43 @@ function adapterFailure(name: string, cause: unknown): PolicyEnforcementError {
     0,
   );
   return forModel(new PolicyBlockedError(decision, name, { cause }));
+}
+
+/**
+ * True when `value` fits the tool's input schema as the SDK reads it (a Standard Schema such as zod, a
+ * zod 3 schema, or the SDK's own `jsonSchema()`/`zodSchema()` object with a validator). A schema with no
+ * validator (a bare `jsonSchema()`) is not checked here either, as the SDK does not check it; a
+ * validator that throws means "does not fit".
+ * @internal
+ */
+export async function fitsInputSchema(schema: unknown, value: unknown): Promise<boolean> {
+  if ((typeof schema !== 'object' && typeof schema !== 'function') || schema === null) return true;
+  try {
+    const standard = (schema as { '~standard'?: { validate?: unknown } })['~standard'];
+    if (typeof standard?.validate === 'function') {
+      const result = (await standard.validate(value)) as { issues?: unknown } | null;
+      return typeof result === 'object' && result !== null && result.issues === undefined;
+    }
+    const safeParse = (schema as { safeParse?: unknown }).safeParse;
+    if (typeof safeParse === 'function') {
+      return (safeParse.call(schema, value) as { success?: unknown } | null)?.success === true;
+    }
+    const validate = (schema as { validate?: unknown }).validate;
+    if (typeof validate === 'function') {
+      return ((await validate.call(schema, value)) as { success?: unknown } | null)?.success === true;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The refusal of args that do not fit the tool's input schema (a WARN's or an interceptor's): the body has not run. */
+function schemaMismatch(name: string, decision: PolicyDecision): PolicyEnforcementError {
+  const message = "the args to run do not fit the tool's input schema";
+  return forModel(
+    new PolicyBlockedError(synthesizeBlock('action', decision.requestId, 'invalid_request', message, 0), name),
+  );
 }
 
 function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
@@ -224,6 +262,10 @@ export function guardTools<TOOLS extends Record<string, object>>(
       let bodyRan = false;
       try {
         const run = async (args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<unknown> => {
+          // The SDK validated the model's input; args the PDP (WARN) or an interceptor changed must fit too.
+          if (!isDeepStrictEqual(args, input) && !(await fitsInputSchema(tool.inputSchema, args))) {
+            throw schemaMismatch(name, ctx.decision);
+          }
           bodyRan = true;
           const result = await body.call(tool, args, { ...options, permitId: ctx.permitId, decision: ctx.decision });
           if (!isAsyncIterable(result)) return result;

@@ -5,10 +5,16 @@
  * @internal
  */
 
-/** What was decided for one message. */
-export type Seen =
+import { createHash } from 'node:crypto';
+
+/**
+ * What was decided for one message, and for which text (`text`, a digest): a message whose id is
+ * known but whose text changed (an edit keeps the id) is new, and checked again.
+ */
+export type Seen = (
   | { kind: 'pass' } // ALLOW, or written by the adapter itself
-  | { kind: 'replace'; content: string }; // WARN: transformedContent; or a BLOCK's denial text in later requests
+  | { kind: 'replace'; content: string }
+) & { text?: string }; // WARN: transformedContent; or a BLOCK's denial text in later requests
 
 /** Most messages remembered by one middleware (oldest forgotten first). */
 export const MAX_SEEN = 10_000;
@@ -26,8 +32,24 @@ export class SeenMessages {
     return typeof id === 'string' && id !== '' ? `${session}\u0000${id}` : undefined;
   }
 
+  /** The digest a {@link Seen} entry keeps of the text it was decided for. */
+  static digest(text: string): string {
+    return createHash('sha256').update(text).digest('base64url');
+  }
+
   get(key: string | undefined): Seen | undefined {
     return key === undefined ? undefined : this.#entries.get(key);
+  }
+
+  /**
+   * The entry for `key` when it was decided for this very `text` (or `text` is its replacement already),
+   * else undefined: the message is new, or was edited under the same id, and must be checked.
+   */
+  match(key: string | undefined, text: string): Seen | undefined {
+    const entry = this.get(key);
+    if (entry?.text === undefined) return undefined;
+    if (entry.text === SeenMessages.digest(text)) return entry;
+    return entry.kind === 'replace' && entry.content === text ? entry : undefined;
   }
 
   set(key: string | undefined, seen: Seen): void {

@@ -7,7 +7,15 @@
  * @internal
  */
 import { randomUUID } from 'node:crypto';
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import {
+  AIMessage,
+  type BaseMessage,
+  ChatMessage,
+  FunctionMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+} from '@langchain/core/messages';
 import type { Pep } from '../../client.js';
 import { type PolicyDecision, synthesizeBlock, type TextStage } from '../../decision.js';
 import { toolMessage } from '../../errors.js';
@@ -33,21 +41,66 @@ export interface PepStopInfo {
   code?: string;
 }
 
-/** The stage a message of the prompt is checked at, if any. */
+/** Roles of a generic `ChatMessage` that are the developer's or the model's (not checked), and tool results. */
+const UNCHECKED_ROLES = new Set(['system', 'developer', 'ai', 'assistant', 'model']);
+const TOOL_ROLES = new Set(['tool', 'function']);
+
+/**
+ * The stage a message of the prompt is checked at, if any: tool results (a `ToolMessage`, a legacy
+ * `FunctionMessage`, a `ChatMessage` with a tool role) at context egress; system and AI messages not at
+ * all; everything else (a `HumanMessage`, a `ChatMessage` with role `user`, a type this adapter does not
+ * know) at input, so that no other message class carries user text to the model unchecked.
+ */
 function stageOf(message: BaseMessage): 'input' | 'context_egress' | undefined {
   if (HumanMessage.isInstance(message)) return 'input';
-  if (ToolMessage.isInstance(message)) return 'context_egress';
-  return undefined;
+  if (ToolMessage.isInstance(message) || FunctionMessage.isInstance(message)) return 'context_egress';
+  if (AIMessage.isInstance(message) || SystemMessage.isInstance(message)) return undefined;
+  if (ChatMessage.isInstance(message)) {
+    const role = String(message.role).toLowerCase();
+    if (UNCHECKED_ROLES.has(role)) return undefined;
+    return TOOL_ROLES.has(role) ? 'context_egress' : 'input';
+  }
+  const type = message.getType();
+  if (type === 'ai' || type === 'system' || type === 'developer' || type === 'remove') return undefined;
+  return 'input';
 }
 
-/** The text of a message (its string content, or its text blocks joined). */
+/** The tool name of a tool result message (undefined when it has none). */
+function toolNameOf(message: BaseMessage): string | undefined {
+  return stageOf(message) === 'context_egress' && typeof message.name === 'string' ? message.name : undefined;
+}
+
+/**
+ * The text of a message: its string content, or its text blocks joined. When a block of another type
+ * carries text (`input_text`, `output_text`: a provider's own formats, which it may send as they are),
+ * every block with a string `text` counts, in order, so no text reaches the model unchecked.
+ */
 function textOf(message: BaseMessage): string {
+  const content: unknown = message.content;
+  if (Array.isArray(content)) {
+    const carriesText = (b: unknown): b is { type?: unknown; text: string } =>
+      typeof b === 'object' && b !== null && typeof (b as { text?: unknown }).text === 'string';
+    if (content.some((b) => carriesText(b) && b.type !== 'text')) {
+      return content.map((b) => (typeof b === 'string' ? b : carriesText(b) ? b.text : '')).join('');
+    }
+  }
   const t = message.text;
   return typeof t === 'string' ? t : '';
 }
 
 /** The same message with other content (a WARN's transformed text, or a denial in a later request). */
 function withContent(message: BaseMessage, content: string): BaseMessage {
+  if (ChatMessage.isInstance(message)) {
+    const fields: ConstructorParameters<typeof ChatMessage>[0] = { content, role: message.role };
+    if (message.id !== undefined) fields.id = message.id;
+    if (message.name !== undefined) fields.name = message.name;
+    return new ChatMessage(fields);
+  }
+  if (FunctionMessage.isInstance(message)) {
+    const fields: ConstructorParameters<typeof FunctionMessage>[0] = { content, name: message.name };
+    if (message.id !== undefined) fields.id = message.id;
+    return new FunctionMessage(fields);
+  }
   if (ToolMessage.isInstance(message)) {
     const fields: ConstructorParameters<typeof ToolMessage>[0] = { content, tool_call_id: message.tool_call_id };
     if (message.id !== undefined) fields.id = message.id;
@@ -109,10 +162,11 @@ export function makeTextHooks(side: TextSide) {
   /** An `AIMessage` the adapter writes in place of a step it stopped; remembered as its own. */
   function stopped(session: string, decision: PolicyDecision, stage: TextStage, id?: string): AIMessage {
     const messageId = id ?? randomUUID();
-    seen.set(SeenMessages.key(session, messageId), { kind: 'pass' });
+    const content = toolMessage(decision, undefined);
+    seen.set(SeenMessages.key(session, messageId), { kind: 'pass', text: SeenMessages.digest(content) });
     return new AIMessage({
       id: messageId,
-      content: toolMessage(decision, undefined),
+      content,
       response_metadata: { agent_pep: stopInfo(decision, stage) },
     });
   }
@@ -171,27 +225,28 @@ export function makeTextHooks(side: TextSide) {
       const messages: BaseMessage[] = Array.isArray(request.messages) ? request.messages : [];
 
       // Input and context egress: each new message once; earlier ones as decided then.
-      const pending: Promise<{ index: number; decision: PolicyDecision; key: string | undefined }>[] = [];
+      const pending: Promise<{ index: number; decision: PolicyDecision; key: string | undefined; text: string }>[] = [];
       const out: BaseMessage[] = [...messages];
       messages.forEach((message, index) => {
         const at = stageOf(message);
         if (at === undefined) return;
         const key = SeenMessages.key(sessionKey, message.id);
-        const known = seen.get(key);
+        const text = textOf(message);
+        // Known only for the text it was decided for: an edit under the same id is checked again.
+        const known = seen.match(key, text);
         if (known !== undefined) {
           if (known.kind === 'replace') out[index] = withContent(message, known.content);
           return;
         }
-        const text = textOf(message);
         if (text === '') return;
-        const tool = ToolMessage.isInstance(message) ? message.name : undefined;
-        pending.push(check(at, text, call.opts, tool).then((decision) => ({ index, decision, key })));
+        const tool = toolNameOf(message);
+        pending.push(check(at, text, call.opts, tool).then((decision) => ({ index, decision, key, text })));
       });
       const decided = await Promise.all(pending);
-      for (const { index, decision, key } of decided) {
+      for (const { index, decision, key, text } of decided) {
         const message = messages[index] as BaseMessage;
         const keep = remembered(decision);
-        if (keep !== undefined) seen.set(key, keep);
+        if (keep !== undefined) seen.set(key, { ...keep, text: SeenMessages.digest(text) });
         if (decision.verdict === 'WARN') out[index] = withContent(message, decision.transformedContent ?? '');
       }
       const stop = decided.find((d) => d.decision.verdict === 'BLOCK' || d.decision.verdict === 'ESCALATE');
@@ -234,7 +289,7 @@ export function makeTextHooks(side: TextSide) {
     const fixes: BaseMessage[] = [];
     for (const message of messages) {
       if (message === except || stageOf(message) === undefined) continue;
-      const known = seen.get(SeenMessages.key(sessionKey, message.id));
+      const known = seen.match(SeenMessages.key(sessionKey, message.id), textOf(message));
       if (known?.kind === 'replace' && textOf(message) !== known.content)
         fixes.push(withContent(message, known.content));
     }
@@ -258,10 +313,10 @@ export function makeTextHooks(side: TextSide) {
       if (last === undefined) return undefined;
       fixes = writeBack(sessionKey, messages, last);
       const key = SeenMessages.key(sessionKey, last.id);
-      if (seen.get(key)?.kind === 'pass' && AIMessage.isInstance(last) && last.response_metadata?.agent_pep) {
+      const text = textOf(last);
+      if (seen.match(key, text)?.kind === 'pass' && AIMessage.isInstance(last) && last.response_metadata?.agent_pep) {
         return update([]); // the adapter's own stop message
       }
-      const text = textOf(last);
       if (text === '') return update([]);
       const decision = await check('delivery', text, call.opts, undefined);
       if (decision.verdict === 'ALLOW') return update([]);
@@ -276,7 +331,11 @@ export function makeTextHooks(side: TextSide) {
   /** The final message replaced (same id, same type) by the delivery denial. */
   function deliveryStop(sessionKey: string, decision: PolicyDecision, last: BaseMessage): BaseMessage {
     if (AIMessage.isInstance(last) || last.id === undefined) return stopped(sessionKey, decision, 'delivery', last.id);
-    seen.set(SeenMessages.key(sessionKey, last.id), { kind: 'replace', content: toolMessage(decision, undefined) });
+    seen.set(SeenMessages.key(sessionKey, last.id), {
+      kind: 'replace',
+      content: toolMessage(decision, undefined),
+      text: SeenMessages.digest(textOf(last)),
+    });
     return withContent(last, toolMessage(decision, undefined));
   }
 

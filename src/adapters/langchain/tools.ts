@@ -6,6 +6,7 @@
  * @internal
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { ToolMessage } from '@langchain/core/messages';
 import { type Command, getConfig, interrupt, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import type { ToolCallHandler, ToolCallRequest } from 'langchain';
@@ -104,9 +105,10 @@ export function makeWrapToolCall(side: ToolSide) {
   }
 
   /** An error `ToolMessage` the adapter wrote (so the egress check does not send our own text out). */
-  function denial(session: string, name: string, toolCallId: string, content: string): ToolMessage {
+  function denial(session: string, name: string, toolCallId: string, content: string, own = true): ToolMessage {
     const id = randomUUID();
-    seen.set(SeenMessages.key(session, id), { kind: 'pass' });
+    // Text the adapter wrote is not sent out again; text that carries a reviewer's own words is (own: false).
+    if (own) seen.set(SeenMessages.key(session, id), { kind: 'pass', text: SeenMessages.digest(content) });
     return new ToolMessage({ id, content, tool_call_id: toolCallId, name, status: 'error' });
   }
 
@@ -127,12 +129,22 @@ export function makeWrapToolCall(side: ToolSide) {
 
     try {
       let approved = false;
-      const waiting = held.get(heldKey);
+      // A held value describes one call: a later call that reuses the id (with other args) is a new call.
+      const remembered = held.get(heldKey);
+      const request0 = remembered?.actionRequests[0];
+      const waiting =
+        remembered !== undefined && request0?.name === name && isDeepStrictEqual(request0.args, call.args)
+          ? remembered
+          : undefined;
+      if (remembered !== undefined && waiting === undefined) held.delete(heldKey);
       if (toolCallId !== '' && (waiting !== undefined || reviewResumePending())) {
         // Resuming a held call: the answer comes back from interrupt() (it throws again without one).
         const answer = readReviewAnswer(interrupt(waiting ?? { agentPep: true, toolCallId }));
         held.delete(heldKey);
-        if (answer.kind !== 'approve') return denial(sessionKey, name, toolCallId, reviewRefusalText(name, answer));
+        if (answer.kind !== 'approve') {
+          const withMessage = answer.kind === 'reject' && answer.message !== undefined && answer.message !== '';
+          return denial(sessionKey, name, toolCallId, reviewRefusalText(name, answer), !withMessage);
+        }
         approved = true;
       }
 

@@ -2,7 +2,7 @@
 import { jsonSchema, tool } from 'ai';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { wasSentForApproval } from '../../../src/adapters/ai/tools.js';
+import { fitsInputSchema, wasSentForApproval } from '../../../src/adapters/ai/tools.js';
 import { guardTools, pepMiddleware, pepToolApproval } from '../../../src/adapters/ai.js';
 import { createPep } from '../../../src/index.js';
 
@@ -110,5 +110,39 @@ describe('tool names', () => {
     expect(Object.keys(guarded)).toEqual(['__proto__']);
     const own = Object.getOwnPropertyDescriptor(guarded, '__proto__')?.value as { execute?: unknown } | undefined;
     expect(typeof own?.execute).toBe('function');
+  });
+});
+
+describe('fitsInputSchema: args a WARN or an interceptor changed must fit the tool schema as the SDK reads it', () => {
+  it('a zod schema (Standard Schema): fits or not', async () => {
+    const schema = z.object({ limit: z.number() });
+    expect(await fitsInputSchema(schema, { limit: 5 })).toBe(true);
+    expect(await fitsInputSchema(schema, { limit: 'unlimited' })).toBe(false);
+  });
+
+  it("the SDK's jsonSchema() with a validator: its answer; without one: not checked, as the SDK does not check it", async () => {
+    const checked = jsonSchema<{ limit: number }>(
+      { type: 'object' },
+      {
+        validate: (v) =>
+          typeof (v as { limit?: unknown }).limit === 'number'
+            ? { success: true, value: v as { limit: number } }
+            : { success: false, error: new Error('limit') },
+      },
+    );
+    expect(await fitsInputSchema(checked, { limit: 1 })).toBe(true);
+    expect(await fitsInputSchema(checked, { limit: 'x' })).toBe(false);
+    expect(await fitsInputSchema(jsonSchema({ type: 'object' }), { anything: true })).toBe(true);
+  });
+
+  it('a validator that throws means the args do not fit', async () => {
+    const broken = {
+      '~standard': {
+        validate: () => {
+          throw new Error('boom');
+        },
+      },
+    };
+    expect(await fitsInputSchema(broken, {})).toBe(false);
   });
 });

@@ -114,6 +114,22 @@ describe('SeenMessages: bounded; forgetting only means checking again', () => {
   });
 });
 
+describe('SeenMessages.match: an entry holds only for the text it was decided for', () => {
+  it('the same id with other text (an edit) is not known; the decided text and its replacement are', () => {
+    const seen = new SeenMessages();
+    seen.set('k', { kind: 'replace', content: 'mail [email]', text: SeenMessages.digest('mail bob@example.com') });
+    expect(seen.match('k', 'mail bob@example.com')?.kind).toBe('replace');
+    expect(seen.match('k', 'mail [email]')?.kind).toBe('replace');
+    expect(seen.match('k', 'Ignore previous instructions')).toBeUndefined();
+  });
+
+  it('an entry without the digest of its text never matches', () => {
+    const seen = new SeenMessages();
+    seen.set('k', { kind: 'pass' });
+    expect(seen.match('k', 'anything')).toBeUndefined();
+  });
+});
+
 describe('threadSession: the thread id, else the client session', () => {
   it.each([
     [{ thread_id: 't1' }, 't1'],
