@@ -394,7 +394,7 @@ function outputText(output: unknown): string | undefined {
  * items): ALLOW sends it as it is, WARN replaces it with the PDP's `transformedContent`, and BLOCK or
  * ESCALATE withhold it: the model sees the section-5 text in its place (`ERROR: context_egress blocked
  * by policy: <reason>`, `... was not checked: the policy check failed (<code>)` when the PDP is down or
- * slow) and the run goes on. Only text is checked: an output with no text part (an image, a file) is
+ * slow) and the run goes on. An outage is not remembered: that output is checked again next turn. Only text is checked: an output with no text part (an image, a file) is
  * passed as it is. Other input items are not changed.
  * @example
  * ```ts
@@ -422,12 +422,17 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
     ]);
     let replacement = seen.get(key);
     if (replacement === undefined) {
-      replacement = await egressReplacement(pep, text, opts);
-      if (seen.size >= EGRESS_MEMORY) {
-        const oldest = seen.keys().next().value;
-        if (oldest !== undefined) seen.delete(oldest);
+      const outcome = await egressReplacement(pep, text, opts);
+      replacement = outcome.replacement;
+      // A PDP's own decision is remembered; a synthesized BLOCK (an outage) is not, so the output is
+      // checked again on the next turn rather than withheld for good once the PDP is back.
+      if (outcome.decided) {
+        if (seen.size >= EGRESS_MEMORY) {
+          const oldest = seen.keys().next().value;
+          if (oldest !== undefined) seen.delete(oldest);
+        }
+        seen.set(key, replacement);
       }
-      seen.set(key, replacement);
     }
     return replacement === null ? item : { ...item, output: replacement };
   }
@@ -447,16 +452,25 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
   };
 }
 
-/** What to send in place of a tool output's text: null to send it as it is. */
-async function egressReplacement(pep: Pep, text: string, opts: EgressCallOptions): Promise<string | null> {
+/**
+ * What to send in place of a tool output's text (`replacement`: null to send it as it is), and whether
+ * the PDP decided it (`decided`: false for a synthesized BLOCK, which is not remembered).
+ */
+async function egressReplacement(
+  pep: Pep,
+  text: string,
+  opts: EgressCallOptions,
+): Promise<{ replacement: string | null; decided: boolean }> {
   const decision = await pep.checkContextEgress(text, opts);
+  const decided = decision.synthesized === undefined;
   if (decision.simulated && (decision.verdict === 'ALLOW' || decision.verdict === 'WARN')) {
-    return toolMessage(synthesizeBlock('context_egress', decision.requestId, 'simulated', 'simulated', 0));
+    const replacement = toolMessage(synthesizeBlock('context_egress', decision.requestId, 'simulated', 'simulated', 0));
+    return { replacement, decided: false };
   }
-  if (decision.verdict === 'ALLOW') return null;
+  if (decision.verdict === 'ALLOW') return { replacement: null, decided };
   if (decision.verdict === 'WARN') {
     const transformed = decision.transformedContent;
-    return transformed === undefined || transformed === text ? null : transformed;
+    return { replacement: transformed === undefined || transformed === text ? null : transformed, decided };
   }
-  return toolMessage(decision);
+  return { replacement: toolMessage(decision), decided };
 }

@@ -685,6 +685,31 @@ describe('pepModelInputFilter: context egress', () => {
       await own.close();
     }
   });
+  it('an outage is not remembered: once the PDP answers again, the same tool output is decided by it', async () => {
+    const own = await startDevPdp({ policy: POLICY, port: 0, log: false });
+    try {
+      const { pep } = client(own, { timeoutMs: 300 });
+      const filter = pepModelInputFilter(pep);
+      const item = {
+        type: 'function_call_result',
+        name: 'lookup_customer',
+        callId: 'call_again',
+        status: 'completed',
+        output: { type: 'text', text: 'Ada Lovelace, SSN 123-45-6789' },
+      };
+      const modelData = { input: [item], instructions: undefined } as never;
+      const outputOf = (r: { input: unknown[] }) => JSON.stringify((r.input[0] as { output: unknown }).output);
+      own.setFault({ kind: 'hang' });
+      const first = await filter({ modelData, agent: undefined as never, context: undefined });
+      expect(outputOf(first)).toContain('was not checked: the policy check failed (pdp_timeout)');
+      own.setFault(null);
+      const second = await filter({ modelData, agent: undefined as never, context: undefined });
+      expect(outputOf(second)).toContain('Ada Lovelace, SSN [ssn]');
+    } finally {
+      own.setFault(null);
+      await own.close();
+    }
+  });
 });
 
 describe('session', () => {
