@@ -93,3 +93,45 @@ describe('canonicalSnapshotJson equals canonicalize (RFC 8785) for every snapsho
     expect(actionHash('t', { '\uffff': 1 })).toBe(referenceActionHash('t', { '\uffff': 1 }));
   });
 });
+
+/** The snapshot as it was first written: every key through defineProperty (the reference for the plain-assignment fast path). */
+function referenceSnapshot(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(referenceSnapshot);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value)) {
+    const v = referenceSnapshot((value as Record<string, unknown>)[k]);
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** Own keys, descriptors and prototypes, all the way down. */
+function shape(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return Object.is(value, -0) ? '-0' : value;
+  if (Array.isArray(value)) return ['array', value.map(shape)];
+  return [
+    Object.getPrototypeOf(value) === Object.prototype,
+    Reflect.ownKeys(value).map((k) => {
+      const d = Object.getOwnPropertyDescriptor(value, k) as PropertyDescriptor;
+      return [k, d.enumerable, d.writable, d.configurable, shape(d.value)];
+    }),
+  ];
+}
+
+describe('snapshotJson equals the defineProperty-everywhere snapshot', () => {
+  it('same own keys in the same order, same descriptors, same prototypes, at every depth', () => {
+    fc.assert(
+      fc.property(json.value, (value) => {
+        let snap: unknown;
+        try {
+          snap = snapshotJson(value);
+        } catch {
+          return;
+        }
+        expect(shape(snap)).toEqual(shape(referenceSnapshot(value)));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
