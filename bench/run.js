@@ -931,14 +931,19 @@ export function formatMisses(misses) {
     .join('\n');
 }
 
+/** The sections of a run, in order; `--only` names some of them. */
+export const SECTIONS = Object.freeze(['decisions', 'batch', 'cerbos', 'verify', 'failclosed', 'memory']);
+
 /**
- * Reads the command line: `--quick`, `--smoke`, `--out PATH`. A full run writes bench/results.json
- * unless `--out` names another path; `--quick` and `--smoke` write nowhere unless `--out` is given.
- * @throws Error on an unknown flag or `--out` without a path
+ * Reads the command line: `--quick`, `--smoke`, `--out PATH`, `--only SECTION[,SECTION...]` (of
+ * {@link SECTIONS}; for profiling one part, never for the record). A full run writes bench/results.json
+ * unless `--out` names another path; `--quick`, `--smoke` and `--only` write nowhere unless `--out` is given.
+ * @throws Error on an unknown flag, `--out` without a path, or an unknown section
  */
 export function parseArgs(argv, defaultOut) {
   let profile = PROFILES.full;
   let out;
+  let only;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') profile = PROFILES.quick;
@@ -947,10 +952,16 @@ export function parseArgs(argv, defaultOut) {
       out = argv[++i];
       if (!out || out.startsWith('--')) throw new Error('--out needs a path');
     } else if (a.startsWith('--out=')) out = a.slice('--out='.length);
-    else throw new Error(`unknown flag ${a}`);
+    else if (a === '--only' || a.startsWith('--only=')) {
+      const list = a === '--only' ? argv[++i] : a.slice('--only='.length);
+      if (!list || list.startsWith('--')) throw new Error(`--only needs sections (${SECTIONS.join(', ')})`);
+      only = list.split(',');
+      const unknown = only.find((x) => !SECTIONS.includes(x));
+      if (unknown !== undefined) throw new Error(`--only: unknown section ${unknown} (${SECTIONS.join(', ')})`);
+    } else throw new Error(`unknown flag ${a}`);
   }
-  if (out === undefined) out = profile === PROFILES.full ? defaultOut : null;
-  return { profile, out };
+  if (out === undefined) out = profile === PROFILES.full && only === undefined ? defaultOut : null;
+  return { profile, out, only };
 }
 
 /** The targets of issue 16 (and of issues 10, 13 and 14 for their rows); a MISS makes the bench exit 1. */
@@ -1034,7 +1045,8 @@ export function formatTable(results) {
  * Runs every scenario with a profile; returns the results object (and writes it to `out` when given).
  * @param {{ profile: object, out?: string | null, log?: (s: string) => void }} options
  */
-export async function runBench({ profile, out = null, log = (s) => process.stderr.write(`· ${s}\n`) }) {
+export async function runBench({ profile, out = null, only, log = (s) => process.stderr.write(`· ${s}\n`) }) {
+  const runs = (section) => only === undefined || only.includes(section);
   const t0 = performance.now();
   const loadAtStart = os.loadavg().map((x) => Math.round(x * 100) / 100);
   const cleanups = [];
@@ -1058,12 +1070,12 @@ export async function runBench({ profile, out = null, log = (s) => process.stder
     log(`stub pid ${stub.pid} at ${stub.url} (hung: ${stub.hungUrl})`);
     const pepWhy = await probePep(ap, stub);
     if (pepWhy) log(`agent-pep rows skipped: ${pepWhy}`);
-    await benchDecisions(stub, ap, pepWhy, profile, rows, log);
-    await benchBatch(stub, ap, pepWhy, profile, rows, log);
-    await benchCerbos(ap, pepWhy, profile, rows, log, cleanups);
-    await benchVerify(ap, profile, rows, log, cleanups);
-    await benchFailClosed(stub, ap, pepWhy, profile, rows, log);
-    memory = await benchMemory(stub, pepWhy, profile, rows, log, cleanups);
+    if (runs('decisions')) await benchDecisions(stub, ap, pepWhy, profile, rows, log);
+    if (runs('batch')) await benchBatch(stub, ap, pepWhy, profile, rows, log);
+    if (runs('cerbos')) await benchCerbos(ap, pepWhy, profile, rows, log, cleanups);
+    if (runs('verify')) await benchVerify(ap, profile, rows, log, cleanups);
+    if (runs('failclosed')) await benchFailClosed(stub, ap, pepWhy, profile, rows, log);
+    if (runs('memory')) memory = await benchMemory(stub, pepWhy, profile, rows, log, cleanups);
   } finally {
     await cleanup();
     process.removeListener('SIGINT', onSignal);
@@ -1104,12 +1116,15 @@ async function main() {
   try {
     parsed = parseArgs(argv, fileURLToPath(new URL('results.json', import.meta.url)));
   } catch (err) {
-    process.stderr.write(`bench: ${err.message} (usage: npm run bench -- [--quick | --smoke] [--out PATH])\n`);
+    process.stderr.write(
+      `bench: ${err.message} (usage: npm run bench -- [--quick | --smoke] [--out PATH] [--only SECTION,...])\n`,
+    );
     process.exit(2);
   }
-  const { profile, out } = parsed;
-  const results = await runBench({ profile, out });
-  const misses = missesOf(results.ratios);
+  const { profile, out, only } = parsed;
+  const results = await runBench({ profile, out, only });
+  // A run of some sections only: a ratio of the sections not run is not a miss.
+  const misses = missesOf(results.ratios).filter((m) => only === undefined || m.value !== null);
   process.stdout.write(`${formatTable(results)}\n\n`);
   process.stdout.write(
     out

@@ -286,6 +286,7 @@ function bindClient(shared: Shared, session: string): Pep {
       outcome = await span.run(() => decide(ctx, p, headers, deadlineAt, path));
     } else outcome = await decide(ctx, p, headers, deadlineAt, path);
     outcome.args = p.sent.args;
+    outcome.bound = p.sent.bound;
     return outcome;
   }
 
@@ -343,6 +344,7 @@ function bindClient(shared: Shared, session: string): Pep {
             decided.then((all) => {
               const o = all[i] as Outcome;
               o.args = p.sent.args;
+              o.bound = p.sent.bound;
               return o;
             }),
           );

@@ -8,6 +8,7 @@
 import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from './decision.js';
 import { type EnforceOptions, toDecision } from './enforce.js';
 import { AttemptFailure } from './internal/failure.js';
+import type { BoundPermit } from './permit/binding.js';
 import { encodeRequest, parseResponse } from './protocol/agent-pep.js';
 import {
   encodeEvaluation,
@@ -30,6 +31,8 @@ export interface Outcome {
   attempts: number;
   /** The args that were sent (action), after any interceptor's replacement: what the permit binds. */
   args?: Record<string, unknown> | undefined;
+  /** What rule 5 decoded and hashed for the permit (action with `permits`), for `guardTool` to reuse. */
+  bound?: BoundPermit | undefined;
 }
 
 /** What one client shares between its decisions (and its `withSession` clients). */

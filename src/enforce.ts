@@ -6,7 +6,7 @@
 import type { PolicyDecision, Stage } from './decision.js';
 import { AttemptFailure } from './internal/failure.js';
 import { snapshotJsonObject } from './internal/json.js';
-import { permitBindingProblem } from './permit/binding.js';
+import { type BoundPermit, checkPermitBinding } from './permit/binding.js';
 import type { AuthorizeResponse } from './protocol/agent-pep.js';
 
 /** What was asked, for comparing echoes and the permit binding. */
@@ -20,6 +20,8 @@ export interface SentRequest {
   tool?: string;
   /** The args snapshot that was sent (action). */
   args?: Record<string, unknown>;
+  /** Set by {@link toDecision} when rule 5 passed: what it decoded and hashed, for `guardTool` to reuse. */
+  bound?: BoundPermit;
 }
 
 function ambiguous(what: string): never {
@@ -86,13 +88,14 @@ export function toDecision(
       if (res.permitId !== undefined) {
         decision.permitId = res.permitId;
         if (enforce.checkPermitBinding) {
-          const problem = permitBindingProblem(res.permitId, {
+          const bound = checkPermitBinding(res.permitId, {
             tool: sent.tool as string,
             args: decision.transformedArgs ?? sent.args ?? {},
             agentId: sent.agentId,
             session: sent.session,
           });
-          if (problem !== undefined) ambiguous(problem);
+          if (typeof bound === 'string') ambiguous(bound);
+          sent.bound = bound;
         }
       } else if (!(enforce.allowWithoutPermit && verdict === 'ALLOW')) {
         ambiguous('an action ALLOW or WARN without a permit');

@@ -17,7 +17,7 @@ import {
 import { PolicyBlockedError, PolicyEscalatedError } from './errors.js';
 import { type CompiledInterceptor, runAfter } from './interceptors.js';
 import type { CallOptions, EgressCallOptions } from './options.js';
-import type { PermitChecker } from './permit/verifier.js';
+import type { PermitChecker, PermitExpectation } from './permit/verifier.js';
 import { checkToolName, isAbortSignal, isSessionId, type Payload, type Snapshot, takeSnapshot } from './request.js';
 
 /** What `guardTool`'s `execute` receives besides the args. */
@@ -186,7 +186,7 @@ export function makeGuards(deps: GuardDeps): {
         // One read of the args: a failed snapshot is answered invalid_request without a network call.
         const snapshot = takeSnapshot(args);
         const started = performance.now();
-        const { decision, args: sentArgs } = await deps.run('action', { tool: name, args }, callOpts, snapshot);
+        const { decision, args: sentArgs, bound } = await deps.run('action', { tool: name, args }, callOpts, snapshot);
         // An interceptor's substitute: its result, without running the tool or asking the PDP (section 7).
         if (decision.substitute !== undefined && decision.interceptor !== undefined) {
           return decision.substitute.result as R;
@@ -198,12 +198,12 @@ export function makeGuards(deps: GuardDeps): {
         const { signal, session } = readCall(callOpts, deps.session);
         if (verifier) {
           try {
-            const check = verifier.check(decision.permitId as string, {
-              tool: name,
-              args: effective,
-              subject: deps.agentId,
-              session,
-            });
+            const permit = decision.permitId as string;
+            const expected: PermitExpectation = { tool: name, args: effective, subject: deps.agentId, session };
+            // What rule 5 decoded and hashed, when it was this permit and these very args (the checker
+            // compares both again); the signature and every claim are still checked.
+            if (bound !== undefined && bound.permit === permit && bound.args === effective) expected.bound = bound;
+            const check = verifier.check(permit, expected);
             await (signal ? untilAborted(check, signal) : check);
           } catch (cause) {
             if (cause === CALLER_ABORTED) {

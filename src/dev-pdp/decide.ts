@@ -6,7 +6,7 @@
  */
 import type { Stage, Verdict } from '../decision.js';
 import type { EvidenceRecord } from '../evidence/record.js';
-import { actionHashOfSnapshot } from '../permit/hash.js';
+import { referenceActionHash } from '../permit/hash.js';
 import type { EscalationBook, EscalationSubject } from './escalations.js';
 import { evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
@@ -123,7 +123,7 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
   if (request.actHash !== undefined) {
     // the act_hash of the args that run: the permit's
     entry.argsHash =
-      transformedArgs !== undefined ? actionHashOfSnapshot(request.tool as string, transformedArgs) : request.actHash;
+      transformedArgs !== undefined ? referenceActionHash(request.tool as string, transformedArgs) : request.actHash;
   }
   if (request.content !== undefined) entry.content = request.content;
   const record = await ctx.evidence.append(entry);

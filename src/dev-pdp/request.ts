@@ -5,7 +5,7 @@
  */
 import { isTextStage, STAGES, type Stage } from '../decision.js';
 import { snapshotJsonObject } from '../internal/json.js';
-import { actionHashOfSnapshot } from '../permit/hash.js';
+import { referenceActionHash } from '../permit/hash.js';
 import { normalizeToolName } from '../permit/normalize.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import { badRequest, HttpError, REQUEST_ID } from './http.js';
@@ -112,7 +112,7 @@ export function checkRequest(
   } catch {
     throw badRequest(`${at('args')} must be a plain object of JSON values`);
   }
-  out.actHash = actionHashOfSnapshot(out.tool, out.args);
+  out.actHash = referenceActionHash(out.tool, out.args);
   return listed(out, policy);
 }
 

@@ -16,7 +16,7 @@ import {
   type JWK,
   SignJWT,
 } from 'jose';
-import { actionHashOfSnapshot } from '../permit/hash.js';
+import { referenceActionHash } from '../permit/hash.js';
 import { optionError } from './options.js';
 
 /**
@@ -139,7 +139,7 @@ export async function signPermit(key: SigningKey, request: PermitRequest): Promi
   return new SignJWT({
     sid: request.session,
     tool: request.tool,
-    act_hash: actionHashOfSnapshot(request.tool, request.args),
+    act_hash: referenceActionHash(request.tool, request.args),
     decision_id: request.decisionId,
   })
     .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'permit+jwt' })

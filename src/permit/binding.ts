@@ -39,6 +39,21 @@ export function bindAction(tool: unknown, args: unknown): ActionBinding {
 }
 
 /**
+ * {@link bindAction} for args whose `act_hash` this process already computed over exactly these args
+ * (rule 5, {@link checkPermitBinding}): the tool is normalized again, the hash reused. @internal
+ */
+export function bindHashedAction(tool: unknown, hash: string): ActionBinding {
+  const b: ActionBinding = { tool: undefined, toolError: undefined, hash: undefined, argsError: undefined };
+  try {
+    b.tool = normalizeToolName(tool as string);
+  } catch (e) {
+    b.toolError = e;
+  }
+  if (b.tool !== undefined) b.hash = hash;
+  return b;
+}
+
+/**
  * Checks 13 and 14: the claims' `tool` and `act_hash` are the action's.
  * @throws PermitVerificationError `permit_tool_mismatch` or `permit_args_mismatch`
  */
@@ -64,18 +79,44 @@ export interface AskedAction {
 }
 
 /**
+ * A permit that passed rule 5, with what rule 5 computed: its decoded (untrusted) payload and the
+ * `act_hash` of `args` (that very object), for `guardTool`'s check to reuse instead of decoding and
+ * hashing again. Never leaves the client's internals.
+ * @internal
+ */
+export interface BoundPermit {
+  readonly permit: string;
+  /** `decodeJsonObject` of the payload segment: not verified. */
+  readonly payload: Record<string, unknown>;
+  /** The args snapshot hashed (compared by identity before reuse). */
+  readonly args: Record<string, unknown>;
+  /** `actionHashOfSnapshot(tool, args)`. */
+  readonly actHash: string;
+}
+
+/**
  * Rule 5 (CONTRACT.md section 3): the permit on an action decodes, without trust, to the tool, args,
  * agent and session asked about. The payload is decoded once; the signature is not checked here
  * (`guardTool` and the service verify it).
- * @returns undefined when it matches, else what is wrong (for the `ambiguous_decision` message)
+ * @returns what is wrong (for the `ambiguous_decision` message), else the {@link BoundPermit}
  */
-export function permitBindingProblem(permit: string, asked: AskedAction): string | undefined {
+export function checkPermitBinding(permit: string, asked: AskedAction): string | BoundPermit {
   const parts = permit.split('.');
   const claims = parts.length === 3 ? decodeJsonObject(parts[1] as string) : undefined;
   if (claims === undefined) return 'the permit does not decode';
   if (claims.tool !== asked.tool) return 'the permit is for another tool';
   if (claims.sub !== asked.agentId) return 'the permit is for another agent';
   if (claims.sid !== asked.session) return 'the permit is for another session';
-  if (claims.act_hash !== actionHashOfSnapshot(asked.tool, asked.args)) return 'the permit is for other args';
-  return undefined;
+  const actHash = actionHashOfSnapshot(asked.tool, asked.args);
+  if (claims.act_hash !== actHash) return 'the permit is for other args';
+  return { permit, payload: claims, args: asked.args, actHash };
+}
+
+/**
+ * {@link checkPermitBinding}, for its verdict only.
+ * @returns undefined when it matches, else what is wrong (for the `ambiguous_decision` message)
+ */
+export function permitBindingProblem(permit: string, asked: AskedAction): string | undefined {
+  const r = checkPermitBinding(permit, asked);
+  return typeof r === 'string' ? r : undefined;
 }

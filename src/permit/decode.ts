@@ -35,9 +35,15 @@ export function decodeJsonObject(segment: string): Record<string, unknown> | und
 /**
  * Checks 1 to 4: shape, `alg` allow-list, `kid`, payload; no key is touched.
  * @param allowed - the allowed `alg` values (never `none` or HMAC: the verifier's options refuse them)
+ * @param payload - `decodeJsonObject` of this permit's payload segment, when the caller already made it
+ *   (the client's rule 5); every other check runs as always
  * @throws PermitVerificationError `permit_missing`, `permit_malformed` or `permit_alg_not_allowed`
  */
-export function decodePermit(permit: unknown, allowed: ReadonlySet<string>): DecodedPermit {
+export function decodePermit(
+  permit: unknown,
+  allowed: ReadonlySet<string>,
+  payload: Record<string, unknown> | undefined = undefined,
+): DecodedPermit {
   if (typeof permit !== 'string' || permit.trim().length === 0)
     throw refuse('permit_missing', 'no permit was presented');
   if (permit.length > MAX_PERMIT_LENGTH) throw refuse('permit_malformed', 'the permit is too long');
@@ -53,11 +59,11 @@ export function decodePermit(permit: unknown, allowed: ReadonlySet<string>): Dec
     throw refuse('permit_malformed', 'the protected header uses crit, b64 or zip, which permits never do');
   }
   if (!nonEmptyString(header.kid)) throw refuse('permit_malformed', 'the protected header has no kid');
-  const payload = decodeJsonObject(p);
-  if (payload === undefined) throw refuse('permit_malformed', 'the payload is not a base64url JSON object');
+  const claims = payload ?? decodeJsonObject(p);
+  if (claims === undefined) throw refuse('permit_malformed', 'the payload is not a base64url JSON object');
   return {
     header: header as DecodedPermit['header'],
-    payload,
+    payload: claims,
     segments: { protected: h, payload: p, signature: s },
   };
 }

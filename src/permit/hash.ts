@@ -47,13 +47,53 @@ export function sha256b64url(text: string): string {
  */
 export function actionHash(tool: string, args: Record<string, unknown>): string {
   const name = normalizeToolName(tool);
-  const snapshot = snapshotJsonObject(args);
-  return sha256b64url(canonicalJson({ tool: name, args: snapshot }));
+  return actionHashOfSnapshot(name, snapshotJsonObject(args));
 }
 
 /**
- * `actionHash` for args already snapshotted (skips the copy). @internal
+ * RFC 8785 text of a snapshot (`snapshotJson`'s output: plain objects, dense arrays, finite numbers,
+ * well-formed strings, no cycles), without {@link canonicalJson}'s checks, which the snapshot already
+ * made. For such values it is the same text as `canonicalize` (RFC 8785 serializes strings and
+ * numbers as `JSON.stringify` does and sorts keys by UTF-16 code units, as `Array.prototype.sort`
+ * does); `test/property/canonical.property.test.ts` holds it to that.
+ * @internal
+ */
+export function canonicalSnapshotJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    const n = value.length;
+    if (n === 0) return '[]';
+    let out = `[${canonicalSnapshotJson(value[0])}`;
+    for (let i = 1; i < n; i++) out += `,${canonicalSnapshotJson(value[i])}`;
+    return `${out}]`;
+  }
+  const keys = Object.keys(value);
+  if (keys.length === 0) return '{}';
+  if (keys.length > 1) keys.sort();
+  const obj = value as Record<string, unknown>;
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    out += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${canonicalSnapshotJson(obj[key])}`;
+  }
+  return `${out}}`;
+}
+
+/**
+ * `act_hash` by the reference implementation (`canonicalize`, with its checks), for args that are not
+ * a snapshot this process took. The dev PDP signs with it, so that every end-to-end test compares the
+ * client's fast path ({@link actionHashOfSnapshot}) with the reference.
+ * @throws TypeError when `{ tool, args }` is not JSON
+ * @internal
+ */
+export function referenceActionHash(normalizedTool: string, args: Record<string, unknown>): string {
+  return sha256b64url(canonicalJson({ tool: normalizedTool, args }));
+}
+
+/**
+ * `actionHash` for args already snapshotted (skips the copy and the checks the snapshot made): the
+ * canonical text of `{ tool, args }` is `{"args":...,"tool":...}` ("args" sorts before "tool"). @internal
  */
 export function actionHashOfSnapshot(normalizedTool: string, snapshot: Record<string, unknown>): string {
-  return sha256b64url(canonicalJson({ tool: normalizedTool, args: snapshot }));
+  return sha256b64url(`{"args":${canonicalSnapshotJson(snapshot)},"tool":${JSON.stringify(normalizedTool)}}`);
 }

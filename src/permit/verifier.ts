@@ -31,7 +31,7 @@ import type { PermitsOptions } from '../options.js';
 import { createMemoryReplayStore } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
 import { createTelemetry, type TelemetryOption, validateTelemetry } from '../telemetry.js';
-import { type ActionBinding, bindAction, checkActionBinding } from './binding.js';
+import { type ActionBinding, type BoundPermit, bindAction, bindHashedAction, checkActionBinding } from './binding.js';
 import { type ClaimExpectation, checkClaims, MAX_PERMIT_LIFETIME_SEC, type PermitClaims } from './claims.js';
 import { decodePermit } from './decode.js';
 import { sha256b64url } from './hash.js';
@@ -107,6 +107,12 @@ export interface PermitExpectation {
   session?: string | undefined;
   /** The `aud` must contain one of these, when given. */
   audience?: string | string[] | undefined;
+  /**
+   * What the client's rule 5 decoded and hashed for this permit: used only when `bound.permit` is the
+   * permit checked and `bound.args` is `args` itself (the payload is not decoded again, the args not
+   * snapshotted and hashed again); the signature and every claim are checked as always.
+   */
+  bound?: BoundPermit | undefined;
 }
 
 /** Every check but the replay claim. @internal */
@@ -274,8 +280,9 @@ async function runChecks(
   permit: unknown,
   who: Pick<ClaimExpectation, 'audiences' | 'subject' | 'session'>,
   binding: ActionBinding,
+  payload?: Record<string, unknown>,
 ): Promise<PermitClaims> {
-  const decoded = decodePermit(permit, core.allowed);
+  const decoded = decodePermit(permit, core.allowed, payload);
   const keys = await core.resolve(decoded.header, decoded.segments);
   await verifySignature(permit as string, keys, core.algorithms);
   const claims = checkClaims(decoded, { ...who, issuer: core.issuer, toleranceSec: core.toleranceSec });
@@ -298,14 +305,17 @@ export function createPermitChecker(options: PermitCheckerOptions): PermitChecke
   const core = buildCore(options, { scope: 'createPep', prefix: 'permits' }, KNOWN_CHECKER_OPTIONS);
   return {
     check(permit: string, expected: PermitExpectation): Promise<PermitClaims> {
-      const binding = bindAction(expected.tool, expected.args);
+      const { bound } = expected;
+      const reuse = bound !== undefined && bound.permit === permit && bound.args === expected.args;
+      const binding = reuse ? bindHashedAction(expected.tool, bound.actHash) : bindAction(expected.tool, expected.args);
       const audiences =
         expected.audience === undefined
           ? undefined
           : typeof expected.audience === 'string'
             ? [expected.audience]
             : expected.audience;
-      return runChecks(core, permit, { audiences, subject: expected.subject, session: expected.session }, binding);
+      const who = { audiences, subject: expected.subject, session: expected.session };
+      return runChecks(core, permit, who, binding, reuse ? bound.payload : undefined);
     },
   };
 }

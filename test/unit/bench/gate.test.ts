@@ -58,6 +58,20 @@ describe('where results go', () => {
     expect(parseArgs(['--smoke'], '/r.json').out).toBeNull();
     expect(parseArgs(['--quick', '--out=/q.json'], '/r.json').out).toBe('/q.json');
   });
+  it('--only runs some sections, writes nowhere unless asked, and refuses an unknown section', () => {
+    expect(parseArgs(['--only', 'decisions,verify'], '/r.json')).toEqual({
+      profile: PROFILES.full,
+      out: null,
+      only: ['decisions', 'verify'],
+    });
+    expect(parseArgs(['--quick', '--only=batch', '--out', '/o.json'], '/r.json')).toEqual({
+      profile: PROFILES.quick,
+      out: '/o.json',
+      only: ['batch'],
+    });
+    expect(() => parseArgs(['--only', 'decision'], '/r.json')).toThrow(/unknown section decision/);
+    expect(() => parseArgs(['--only'], '/r.json')).toThrow(/needs sections/);
+  });
   it('an unknown flag or --out without a path is an error', () => {
     expect(() => parseArgs(['--fast'], '/r.json')).toThrow(/unknown flag/);
     expect(() => parseArgs(['--out'], '/r.json')).toThrow(/needs a path/);

@@ -27,6 +27,34 @@ describe('snapshotJsonObject', () => {
     expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
   });
 
+  it('keeps every key as an own data property even when Object.prototype has a setter or a read-only value by that name', () => {
+    let setterCalls = 0;
+    Object.defineProperty(Object.prototype, 'pollutedSetter', {
+      set() {
+        setterCalls++;
+      },
+      configurable: true,
+    });
+    Object.defineProperty(Object.prototype, 'pollutedReadOnly', { value: 'x', writable: false, configurable: true });
+    try {
+      const input = JSON.parse('{"pollutedSetter":1,"pollutedReadOnly":2,"constructor":3,"toString":4,"a":5}');
+      const snap = snapshotJsonObject(input);
+      expect(setterCalls).toBe(0);
+      for (const key of ['pollutedSetter', 'pollutedReadOnly', 'constructor', 'toString', 'a']) {
+        expect(Object.getOwnPropertyDescriptor(snap, key)).toEqual({
+          value: input[key],
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      expect(Object.keys(snap)).toEqual(Object.keys(input));
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).pollutedSetter;
+      delete (Object.prototype as Record<string, unknown>).pollutedReadOnly;
+    }
+  });
+
   it('accepts a null-prototype object', () => {
     const o = Object.create(null) as Record<string, unknown>;
     o.k = 1;

@@ -5,6 +5,9 @@
  */
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { PermitVerificationError } from '../../../src/errors.js';
+import { snapshotJsonObject } from '../../../src/internal/json.js';
+import { type BoundPermit, checkPermitBinding } from '../../../src/permit/binding.js';
+import { decodePermit } from '../../../src/permit/decode.js';
 import { actionHash } from '../../../src/permit/hash.js';
 import { createPermitChecker, type PermitVerifierOptions } from '../../../src/permit/verifier.js';
 import { createMemoryReplayStore } from '../../../src/replay/memory.js';
@@ -191,6 +194,80 @@ describe('createPermitVerifier and createPermitChecker: one code path, the jti c
     );
     expect(await permitCodeOf(checker.check(permit, { ...expected, tool: 'other' }))).toBe('permit_tool_mismatch');
     expect(await permitCodeOf(checker.check(permit, { ...expected, args: { ...ARGS, amount: 1 } }))).toBe(
+      'permit_args_mismatch',
+    );
+  });
+});
+
+describe("createPermitChecker reuses rule 5's decoded payload and act_hash only for the same permit and the same args object", () => {
+  const expectedFor = (args: Record<string, unknown>) => ({
+    tool: TOOL,
+    args,
+    subject: 'support-ai',
+    session: 'sess_demo',
+  });
+  const asked = (args: Record<string, unknown>) => ({ tool: TOOL, args, agentId: 'support-ai', session: 'sess_demo' });
+  const boundOf = (permit: string, args: Record<string, unknown>): BoundPermit => {
+    const b = checkPermitBinding(permit, asked(args));
+    if (typeof b === 'string') throw new Error(b);
+    return b;
+  };
+
+  it('rule 5 hands back the decoded payload and the act_hash of exactly these args', async () => {
+    const permit = await mint();
+    const args = snapshotJsonObject(ARGS);
+    const b = boundOf(permit, args);
+    expect(b.permit).toBe(permit);
+    expect(b.args).toBe(args);
+    expect(b.actHash).toBe(actionHash(TOOL, ARGS));
+    expect(b.payload).toEqual(decodePermit(permit, new Set(['EdDSA'])).payload);
+  });
+
+  it('with the bound, the same claims as without', async () => {
+    const checker = createPermitChecker({ keys: kit.jwks, issuer: ISSUER });
+    const permit = await mint();
+    const args = snapshotJsonObject(ARGS);
+    const plain = await checker.check(permit, expectedFor(args));
+    await expect(checker.check(permit, { ...expectedFor(args), bound: boundOf(permit, args) })).resolves.toEqual(plain);
+  });
+
+  it('the signature is still checked: a permit signed by a foreign key is permit_signature_invalid', async () => {
+    const checker = createPermitChecker({ keys: kit.jwks, issuer: ISSUER });
+    const foreign = await createPermitKit();
+    const forged = await mint({ key: foreign.privateKey });
+    const args = snapshotJsonObject(ARGS);
+    const b = boundOf(forged, args); // rule 5 decodes without trust: it passes
+    expect(await permitCodeOf(checker.check(forged, { ...expectedFor(args), bound: b }))).toBe(
+      'permit_signature_invalid',
+    );
+  });
+
+  it('every claim is still checked: an expired permit is permit_expired', async () => {
+    const checker = createPermitChecker({ keys: kit.jwks, issuer: ISSUER });
+    const t = nowSec();
+    const expired = await mint({ claims: { iat: t - 200, exp: t - 100 } });
+    const args = snapshotJsonObject(ARGS);
+    expect(await permitCodeOf(checker.check(expired, { ...expectedFor(args), bound: boundOf(expired, args) }))).toBe(
+      'permit_expired',
+    );
+  });
+
+  it('other args than the ones hashed (another object, even with the same content) are hashed again', async () => {
+    const checker = createPermitChecker({ keys: kit.jwks, issuer: ISSUER });
+    const permit = await mint();
+    const b = boundOf(permit, snapshotJsonObject(ARGS));
+    const other = { ...ARGS, amount: 1 };
+    expect(await permitCodeOf(checker.check(permit, { ...expectedFor(other), bound: b }))).toBe('permit_args_mismatch');
+    await expect(checker.check(permit, { ...expectedFor({ ...ARGS }), bound: b })).resolves.toBeDefined();
+  });
+
+  it("another permit's bound is ignored: that permit is decoded and hashed on its own", async () => {
+    const checker = createPermitChecker({ keys: kit.jwks, issuer: ISSUER });
+    const args = snapshotJsonObject(ARGS);
+    const good = await mint();
+    const otherArgs = await mint({ claims: { act_hash: actionHash(TOOL, { ...ARGS, amount: 1 }) } });
+    const b = boundOf(good, args);
+    expect(await permitCodeOf(checker.check(otherArgs, { ...expectedFor(args), bound: b }))).toBe(
       'permit_args_mismatch',
     );
   });
