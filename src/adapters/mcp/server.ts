@@ -40,6 +40,9 @@ interface ServerInternals {
   _registeredTools: Record<string, RegisteredToolInternals>;
   server: { _requestHandlers: Map<string, unknown> };
   validateToolInput(tool: RegisteredToolInternals, args: unknown, name: string): Promise<unknown>;
+  /** Installs the SDK's own `tools/list` and `tools/call` handlers (at the first tool); sets the flag below. */
+  setToolRequestHandlers(): void;
+  _toolHandlersInitialized: boolean;
 }
 
 /** A registered tool of `McpServer` 1.x: `handler` is the callback (or a task handler with `createTask`). */
@@ -84,8 +87,10 @@ class SchemaRefusal extends Error {}
  * @param opts - `{ verifier? }` (see {@link GuardMcpServerOptions})
  * @returns the same server
  * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x
- *   (its internals are not those this adapter reads), the server is already guarded, or `opts` has an
- *   unknown or bad key (`err.option` names it)
+ *   (its internals are not those this adapter reads), the server is already guarded, its low-level
+ *   `server.server` has a `tools/call` handler of its own (set with `setRequestHandler` before any tool),
+ *   or `opts` has an unknown or bad key (`err.option` names it); later, `server.server.setRequestHandler`
+ *   for `tools/call` throws `TypeError` too (that handler would answer every call without the guard)
  * @remarks Fails closed: a blocked or held call, a PDP that is down or slow, a permit that is missing
  * or fails any check, and any error of the adapter itself answer `{ isError: true, content: [{ type:
  * 'text', text: toolMessage }] }` and the callback does not run. ESCALATE is a hold the model is told
@@ -116,10 +121,23 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
   const internals = server as unknown as ServerInternals;
   const tools = isObject(server) ? internals._registeredTools : undefined;
   const handlers = isObject(server) && isObject(internals.server) ? internals.server._requestHandlers : undefined;
-  if (!isObject(tools) || !(handlers instanceof Map) || typeof internals.validateToolInput !== 'function') {
+  if (
+    !isObject(tools) ||
+    !(handlers instanceof Map) ||
+    typeof internals.validateToolInput !== 'function' ||
+    typeof internals.setToolRequestHandlers !== 'function' ||
+    typeof internals._toolHandlersInitialized !== 'boolean'
+  ) {
     throw new TypeError(`${scope}: server must be an McpServer of @modelcontextprotocol/sdk 1.x`);
   }
   if (guardedServers.has(server)) throw new TypeError(`${scope}: this server is already guarded`);
+  // A tools/call handler set on the low-level server (`server.server.setRequestHandler`) would answer
+  // every call without the guard: one that is there before the SDK's own is refused now, any later one when set.
+  if (handlers.has('tools/call') && !internals._toolHandlersInitialized) {
+    throw new TypeError(
+      `${scope}: the low-level server has a tools/call handler of its own, which the guard cannot see`,
+    );
+  }
   if (verifier === undefined) assertGuardable(pep, scope);
 
   /** What each tools/call carried, by the `extra` object the SDK hands to the tool callback. */
@@ -145,6 +163,35 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
     value(method: unknown) {
       const handler: unknown = mapGet.call(handlers, method);
       return method === 'tools/call' && typeof handler === 'function' ? recording(handler as Callback) : handler;
+    },
+    writable: false,
+    configurable: false,
+  });
+
+  // Only the SDK's own install may set the tools/call handler from now on.
+  let installing = false;
+  const mapSet = Map.prototype.set;
+  Object.defineProperty(handlers, 'set', {
+    value(method: unknown, handler: unknown) {
+      if (method === 'tools/call' && !installing) {
+        throw new TypeError(
+          `${scope}: a tools/call handler set on the low-level server would bypass the guard; register tools on the McpServer`,
+        );
+      }
+      return mapSet.call(handlers, method, handler);
+    },
+    writable: false,
+    configurable: false,
+  });
+  const install = internals.setToolRequestHandlers;
+  Object.defineProperty(server, 'setToolRequestHandlers', {
+    value() {
+      installing = true;
+      try {
+        install.call(server);
+      } finally {
+        installing = false;
+      }
     },
     writable: false,
     configurable: false,

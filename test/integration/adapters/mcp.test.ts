@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, PERMIT_META_KEY } from '../../../src/adapters/mcp.js';
@@ -378,6 +378,38 @@ describe('guardMcpServer: failing closed', () => {
     expect(r.isError).toBe(true);
     expect(textOf(r)).toBe("ERROR: Tool '---' was not run: the policy check failed (invalid_request)");
     expect(runs).toBe(0);
+  });
+
+  it('a tools/call handler set on the low-level server cannot bypass the guard: refused when set, or when found', async () => {
+    // After guarding: server.server.setRequestHandler(tools/call) would replace the guarded dispatch.
+    const guarded = makeServer([]);
+    guardMcpServer(makePep(), guarded);
+    let rawRuns = 0;
+    const raw = async () => {
+      rawRuns++;
+      return { content: [{ type: 'text' as const, text: 'raw side effect' }] };
+    };
+    expect(() => guarded.server.setRequestHandler(CallToolRequestSchema, raw)).toThrow(TypeError);
+    const client = await connect(guarded);
+    const r = await client.callTool({ name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } });
+    expect(textOf(r)).toBe("ERROR: Tool 'bank_transfer_funds' denied by policy: no money transfers");
+    // Before guarding, on a server whose McpServer has no tools: the raw handler is found and refused.
+    const early = new McpServer({ name: 's', version: '1' });
+    early.server.registerCapabilities({ tools: {} });
+    early.server.setRequestHandler(CallToolRequestSchema, raw);
+    expect(() => guardMcpServer(makePep(), early)).toThrow(TypeError);
+    expect(rawRuns).toBe(0);
+    // The SDK's own install of its handler (the first registerTool after guarding) still works.
+    const late = new McpServer({ name: 's', version: '1' });
+    guardMcpServer(makePep(), late);
+    let runs = 0;
+    late.registerTool('lookup_order', { inputSchema: { orderId: z.string() } }, async () => {
+      runs++;
+      return { content: [] };
+    });
+    const lateClient = await connect(late);
+    expect((await lateClient.callTool({ name: 'lookup_order', arguments: { orderId: 'o' } })).isError).toBeFalsy();
+    expect(runs).toBe(1);
   });
 
   it('WARN args that do not fit the input schema are refused, not run', async () => {
