@@ -101,10 +101,16 @@ export function readHookEvent(value: unknown): HookStep {
   }
 }
 
-/** The text a model sees in place of a withheld tool result: every string leaf replaced, the shape kept. */
+const WITHHELD = '[withheld by policy]';
+
+/**
+ * The text a model sees in place of a withheld tool result: every string leaf replaced, the shape kept
+ * (to 64 levels; anything nested deeper is replaced whole, never passed on as it is).
+ */
 function withheld(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return '[withheld by policy]';
-  if (depth > 64 || typeof value !== 'object' || value === null) return value;
+  if (typeof value === 'string') return WITHHELD;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > 64) return WITHHELD;
   if (Array.isArray(value)) return value.map((v) => withheld(v, depth + 1));
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withheld(v, depth + 1)]));
 }
