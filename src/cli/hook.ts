@@ -177,6 +177,8 @@ export async function run(argv: string[]): Promise<void> {
   const config = configure(argv);
   const { host } = config;
   let event: HookEventName | undefined;
+  /** A PostToolUse event's tool_response once read, for the failure answer to withhold. */
+  let response: unknown;
   let done = false;
 
   const finish = (answer: HookAnswer): void => {
@@ -187,7 +189,7 @@ export async function run(argv: string[]): Promise<void> {
   };
   const fail = (error: unknown): void => {
     const reason = error instanceof HookEventError ? error.message : 'internal error';
-    finish(failureAnswer(host, error instanceof HookEventError ? (error.event ?? event) : event, reason));
+    finish(failureAnswer(host, error instanceof HookEventError ? (error.event ?? event) : event, reason, response));
   };
 
   // Nothing of this process outlives the deadline: at it, a deny answer and exit 2.
@@ -195,7 +197,9 @@ export async function run(argv: string[]): Promise<void> {
   process.once('uncaughtException', fail);
   process.once('unhandledRejection', fail);
   try {
-    const step = readHookEvent(parseEvent(await readStdin(MAX_EVENT_BYTES)));
+    const value = parseEvent(await readStdin(MAX_EVENT_BYTES));
+    if (typeof value === 'object' && value !== null) response = (value as { tool_response?: unknown }).tool_response;
+    const step = readHookEvent(value);
     event = step.event;
     const decision = await decide(config.pep, step);
     finish(answerFor(host, step, decision, config.answer));

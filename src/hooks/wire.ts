@@ -205,12 +205,20 @@ function replacedOutput(
 /**
  * The answer when the hook itself fails (bad stdin, unknown event, its own deadline, an exception):
  * a deny in the event's form when the kind is known, else a generic block, and exit 2 with the reason on stderr.
+ * @param response - a PostToolUse event's `tool_response`, when it was read: Claude Code's answer then
+ *   withholds it (as on a PDP BLOCK), so the output does not stay in the model's context
  */
-export function failureAnswer(host: HookHost, event: HookEventName | undefined, reason: string): HookAnswer {
+export function failureAnswer(
+  host: HookHost,
+  event: HookEventName | undefined,
+  reason: string,
+  response?: unknown,
+): HookAnswer {
   const message = `ERROR: agent-pep hook failed closed: ${reason}`;
   let stdout: Record<string, unknown>;
   if (event === 'PreToolUse') stdout = preToolUse(host, 'deny', message);
-  else if (event === 'PostToolUse' || event === 'UserPromptSubmit') stdout = textBlock(host, event, message);
+  else if (event === 'PostToolUse') stdout = textBlock(host, event, message, response);
+  else if (event === 'UserPromptSubmit') stdout = textBlock(host, event, message);
   else stdout = { decision: 'block', reason: message };
   return { stdout, stderr: message, exitCode: 2 };
 }

@@ -29,8 +29,18 @@ interface HookRun {
   json: Json;
 }
 
+/** A host that writes the event at once but closes stdin only `endAfterMs` later. */
+interface LateEnd {
+  text: string;
+  endAfterMs: number;
+}
+
 /** Spawns `agent-pep hook ...`; `stdin` undefined leaves stdin open (a host that never finishes writing). */
-function hook(args: string[], stdin: string | Buffer | undefined, env: Record<string, string> = {}): Promise<HookRun> {
+function hook(
+  args: string[],
+  stdin: string | Buffer | LateEnd | undefined,
+  env: Record<string, string> = {},
+): Promise<HookRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, 'hook', ...args], {
       cwd: ROOT,
@@ -58,7 +68,11 @@ function hook(args: string[], stdin: string | Buffer | undefined, env: Record<st
       resolve({ code, stdout, stderr, json });
     });
     child.stdin.on('error', () => undefined);
-    if (stdin !== undefined) child.stdin.end(stdin);
+    if (typeof stdin === 'object' && !Buffer.isBuffer(stdin)) {
+      child.stdin.write(stdin.text);
+      const ender = setTimeout(() => child.stdin.end(), stdin.endAfterMs);
+      child.once('exit', () => clearTimeout(ender));
+    } else if (stdin !== undefined) child.stdin.end(stdin);
   });
 }
 
@@ -283,6 +297,26 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
       reason: 'ERROR: agent-pep hook failed closed: the hook deadline passed',
     });
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  test('the hook deadline passing during a PostToolUse decision still withholds the output (Claude Code)', async () => {
+    // stdin ends 1000 ms into a 2000 ms hook; the hung PDP's decision would end at 1000 + 1500 ms, so
+    // the hook's own deadline answers, knowing the event: the deny must not leave the output in place.
+    const event = JSON.stringify(fixture('claude-code-post-tool-use-bash'));
+    const r = await hook(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '2000'], {
+      text: event,
+      endAfterMs: 1000,
+    });
+    expect(r.code).toBe(2);
+    expect(r.json).toMatchObject({
+      decision: 'block',
+      reason: 'ERROR: agent-pep hook failed closed: the hook deadline passed',
+      hookSpecificOutput: {
+        hookEventName: 'PostToolUse',
+        updatedToolOutput: { stdout: '[withheld by policy]', stderr: '[withheld by policy]' },
+      },
+    });
+    expect(r.stdout).not.toContain('sk_live_');
   });
 
   test.each([
