@@ -581,6 +581,39 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     expect(egress.slice(-2).map((r) => r.tool)).toEqual(['customer_contact', 'customer_contact']);
   });
 
+  it('every text of a result is checked: resource links and a legacy toolResult too (BLOCK withholds, WARN replaces)', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    server.registerTool('fetch_page', { inputSchema: { kind: z.string() } }, async ({ kind }) => {
+      if (kind === 'link') {
+        return {
+          content: [
+            { type: 'text', text: 'see the link' },
+            { type: 'resource_link', uri: 'file:///notes', name: 'notes', description: 'token SECRET-42' },
+          ],
+        };
+      }
+      if (kind === 'legacy') return { content: [{ type: 'text', text: 'done' }], toolResult: 'token SECRET-43' };
+      return {
+        content: [
+          { type: 'text', text: 'done' },
+          { type: 'resource_link', uri: 'file:///c', name: 'contact', description: 'call 555-123-4567' },
+        ],
+      };
+    });
+    const c = await connect(server);
+    guardMcpClient(makePep(), c);
+    for (const kind of ['link', 'legacy']) {
+      const r = await c.callTool({ name: 'fetch_page', arguments: { kind } });
+      expect(r).toEqual({
+        isError: true,
+        content: [{ type: 'text', text: "ERROR: Tool 'fetch_page' denied by policy: secret in result" }],
+      });
+    }
+    const warned = await c.callTool({ name: 'fetch_page', arguments: { kind: 'phone' } });
+    expect(JSON.stringify(warned)).not.toContain('555-123-4567');
+    expect(textOf(warned)).toContain('[phone]');
+  });
+
   it('a result without text is still checked (by tool name) and returned as it is on ALLOW', async () => {
     const server = new McpServer({ name: 's', version: '1' });
     server.registerTool('render_chart', {}, async () => ({
