@@ -92,7 +92,14 @@ export function readHookEvent(value: unknown): HookStep {
       if (!nonEmptyString(value.tool_name)) throw new HookEventError('PostToolUse without tool_name', event);
       if (!Object.hasOwn(value, 'tool_response')) throw new HookEventError('PostToolUse without tool_response', event);
       const response = value.tool_response;
-      return { event, session, tool: value.tool_name, response, content: responseText(response) };
+      let content: string;
+      try {
+        content = responseText(response);
+      } catch {
+        // JSON.stringify of an output nested too deep for the stack: refused in this event's form
+        throw new HookEventError('PostToolUse tool_response cannot be read as text', event);
+      }
+      return { event, session, tool: value.tool_name, response, content };
     }
     default: {
       if (typeof value.prompt !== 'string') throw new HookEventError('UserPromptSubmit prompt is not a string', event);

@@ -300,12 +300,13 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
   });
 
   test('the hook deadline passing during a PostToolUse decision still withholds the output (Claude Code)', async () => {
-    // stdin ends 1000 ms into a 2000 ms hook; the hung PDP's decision would end at 1000 + 1500 ms, so
-    // the hook's own deadline answers, knowing the event: the deny must not leave the output in place.
+    // stdin ends 2000 ms after the spawn (more than 500 ms into the hook's 4000 ms, however slow node
+    // starts); the hung PDP's decision (3500 ms) would end past the hook deadline, so the hook's own
+    // deadline answers, knowing the event: the deny must not leave the output in place.
     const event = JSON.stringify(fixture('claude-code-post-tool-use-bash'));
-    const r = await hook(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '2000'], {
+    const r = await hook(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '4000'], {
       text: event,
-      endAfterMs: 1000,
+      endAfterMs: 2000,
     });
     expect(r.code).toBe(2);
     expect(r.json).toMatchObject({
@@ -317,6 +318,22 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
       },
     });
     expect(r.stdout).not.toContain('sk_live_');
+  });
+
+  test('a PostToolUse output too deep to read is answered in the PostToolUse form, the output withheld', async () => {
+    const n = 200_000;
+    const deep = `${'{"a":'.repeat(n)}"sk_live_deep"${'}'.repeat(n)}`;
+    const e = fixture('claude-code-post-tool-use-bash');
+    const text = JSON.stringify({ ...e, tool_response: 0 }).replace('"tool_response":0', `"tool_response":${deep}`);
+    const r = await hook(['claude-code', ...base()], text);
+    expect(r.code).toBe(2);
+    expect(r.json).toMatchObject({
+      decision: 'block',
+      reason: 'ERROR: agent-pep hook failed closed: PostToolUse tool_response cannot be read as text',
+      hookSpecificOutput: { hookEventName: 'PostToolUse' },
+    });
+    expect(r.stdout).not.toContain('sk_live_');
+    expect((r.json.hookSpecificOutput as Json).updatedToolOutput).toBeDefined();
   });
 
   test.each([
