@@ -18,6 +18,7 @@ import {
   type HookStep,
   readHookEvent,
 } from '../hooks/wire.js';
+import { hasDuplicateMemberNames } from '../internal/ijson.js';
 import type { PepOptions } from '../options.js';
 import { integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
@@ -153,11 +154,15 @@ function parseEvent(bytes: Buffer): unknown {
   } catch {
     throw new HookEventError('the hook event is not valid UTF-8');
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     throw new HookEventError(`the hook event is not JSON${jsonPosition(error)}`);
   }
+  // I-JSON: a name given twice reads one way here (the last wins) and may read another way to the host
+  if (hasDuplicateMemberNames(text)) throw new HookEventError('the hook event names a member twice');
+  return value;
 }
 
 async function decide(pep: Pep, step: HookStep) {
