@@ -9,6 +9,7 @@ import type { Pep } from '../../client.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
 import type { CallOptions } from '../../options.js';
+import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import {
   assertGuardable,
@@ -89,8 +90,11 @@ class SchemaRefusal extends Error {}
  * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x
  *   (its internals are not those this adapter reads), the server is already guarded, its low-level
  *   `server.server` has a `tools/call` handler of its own (set with `setRequestHandler` before any tool),
- *   or `opts` has an unknown or bad key (`err.option` names it); later, `server.server.setRequestHandler`
- *   for `tools/call` throws `TypeError` too (that handler would answer every call without the guard)
+ *   two of its tools have names that normalize alike (`refundPayment`, `refund_payment`: a permit names
+ *   the normalized tool, so it could not tell them apart), or `opts` has an unknown or bad key
+ *   (`err.option` names it); later, `server.server.setRequestHandler` for `tools/call` (that handler would
+ *   answer every call without the guard) and registering or renaming a tool to a look-alike name throw
+ *   `TypeError` too
  * @remarks Fails closed: a blocked or held call, a PDP that is down or slow, a permit that is missing
  * or fails any check, and any error of the adapter itself answer `{ isError: true, content: [{ type:
  * 'text', text: toolMessage }] }` and the callback does not run. ESCALATE is a hold the model is told
@@ -139,6 +143,32 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
     );
   }
   if (verifier === undefined) assertGuardable(pep, scope);
+
+  /** The normalized form of a tool name, or undefined for one that normalizes to nothing (refused when called). */
+  function normalized(key: unknown): string | undefined {
+    if (typeof key !== 'string') return undefined;
+    try {
+      return normalizeToolName(key);
+    } catch {
+      return undefined;
+    }
+  }
+  /**
+   * Refuses a tool under `key` when another registered tool's name normalizes alike (`refundPayment`,
+   * `refund_payment`): the PDP and a permit name tools in normalized form, so they could not tell the two apart.
+   */
+  function refuseLookalike(key: PropertyKey, value: unknown): void {
+    const name = normalized(key);
+    if (name === undefined) return;
+    for (const [other, tool] of Object.entries(tools as Record<string, unknown>)) {
+      if (other !== key && tool !== value && normalized(other) === name) {
+        throw new TypeError(
+          `${scope}: tools ${JSON.stringify(other.slice(0, 64))} and ${JSON.stringify(String(key).slice(0, 64))} have the same normalized name; a permit cannot tell them apart`,
+        );
+      }
+    }
+  }
+  for (const key of Object.keys(tools)) refuseLookalike(key, tools[key]);
 
   /** What each tools/call carried, by the `extra` object the SDK hands to the tool callback. */
   const received = new WeakMap<object, Received>();
@@ -309,11 +339,13 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
   // Every way a tool becomes callable puts it in this record: registerTool, tool(), task tools, renames.
   const proxy = new Proxy(tools, {
     set(target, key, value) {
+      refuseLookalike(key, value);
       guardTool(value);
       return Reflect.set(target, key, value);
     },
     defineProperty(target, key, descriptor) {
       if (descriptor.get !== undefined || descriptor.set !== undefined) return false;
+      refuseLookalike(key, descriptor.value);
       guardTool(descriptor.value);
       return Reflect.defineProperty(target, key, descriptor);
     },

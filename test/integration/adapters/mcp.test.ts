@@ -675,6 +675,31 @@ describe('end to end: the server verifies the permit from _meta and never asks t
     guardMcpServer(makePep(), server, { verifier });
   });
 
+  it('two tools whose names normalize alike cannot both be registered: a permit could not tell them apart', async () => {
+    // refundPayment normalizes to refund_payment: a permit minted for one would verify for the other.
+    expect(() =>
+      server.registerTool('refundPayment', { inputSchema: { orderId: z.string(), amount: z.number() } }, async () => {
+        ran.push({ tool: 'refundPayment', args: {}, meta: undefined });
+        return { content: [] };
+      }),
+    ).toThrow(TypeError);
+    const tool = server.registerTool('lookup_order', { inputSchema: { orderId: z.string() } }, async () => ({
+      content: [],
+    }));
+    expect(() => tool.update({ name: 'Refund-Payment' })).toThrow(TypeError);
+    // Found at guard time too.
+    const early = new McpServer({ name: 's', version: '1' });
+    early.registerTool('bank.transfer', {}, async () => ({ content: [] }));
+    early.registerTool('bank_transfer', {}, async () => ({ content: [] }));
+    expect(() => guardMcpServer(makePep(), early)).toThrow(TypeError);
+    // The tool still registered under its own name is the one a permit reaches.
+    const client = await connect(server);
+    guardMcpClient(makePep(), client);
+    const r = await client.callTool({ name: 'refundPayment', arguments: { orderId: 'ord_1', amount: 5 } });
+    expect(r.isError).toBe(true);
+    expect(ran.map((x) => x.tool)).toEqual([]);
+  });
+
   it('runs a call whose permit verifies; the PDP decided it once, on the client', async () => {
     const client = await connect(server);
     guardMcpClient(makePep(), client);
