@@ -199,8 +199,9 @@ export async function run(argv: string[]): Promise<void> {
 
   // Nothing of this process outlives the deadline: at it, a deny answer and exit 2.
   const timer = setTimeout(() => fail(new HookEventError('the hook deadline passed')), config.timeoutMs);
-  process.once('uncaughtException', fail);
-  process.once('unhandledRejection', fail);
+  // `on`, not `once`: a second crash before the answer is written must not reach node's default (exit 1)
+  process.on('uncaughtException', fail);
+  process.on('unhandledRejection', fail);
   try {
     const value = parseEvent(await readStdin(MAX_EVENT_BYTES));
     if (typeof value === 'object' && value !== null) response = (value as { tool_response?: unknown }).tool_response;

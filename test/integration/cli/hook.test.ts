@@ -1,7 +1,7 @@
 // Runs the built bin (`npm run build` first; npm test does) as Claude Code and Codex run a command hook:
 // one recorded event on stdin, the answer on stdout, against a real dev PDP on 127.0.0.1.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -371,6 +371,37 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     );
     expect(r2.code).toBe(2);
     expect(pre(r2)).toMatchObject({ permissionDecision: 'deny' });
+  });
+
+  test('a crash before the hook runs (its module cannot load) exits 2 with a reason, never 1 (which lets the call through)', async () => {
+    // A module resolve hook makes `import('./hook.js')` fail, as a broken install would.
+    const dir = mkdtempSync(join(tmpdir(), 'agent-pep-hook-crash-'));
+    try {
+      const resolver = join(dir, 'resolve.mjs');
+      const register = join(dir, 'register.mjs');
+      writeFileSync(
+        resolver,
+        "export async function resolve(s, c, next) { if (s === './hook.js') throw new Error('broken install'); return next(s, c); }\n",
+      );
+      writeFileSync(register, "import { register } from 'node:module';\nregister('./resolve.mjs', import.meta.url);\n");
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', register, cli, 'hook', 'claude-code', ...base()], {
+          cwd: ROOT,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (c: Buffer) => {
+          stderr += c.toString();
+        });
+        child.once('exit', (code) => resolve({ code, stderr }));
+        child.stdin.on('error', () => undefined);
+        child.stdin.end(event);
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('broken install');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('stdin larger than the cap is refused without reading it all', async () => {
