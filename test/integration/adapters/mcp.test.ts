@@ -537,6 +537,29 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     expect(ran).toHaveLength(1);
   });
 
+  it('the call sent is the call decided: params or a method read again later cannot send another call', async () => {
+    let reads = 0;
+    const params = {
+      get name() {
+        reads++;
+        return reads <= 2 ? 'refund_payment' : 'bank_transfer_funds';
+      },
+      arguments: { orderId: 'ord_1', amount: 5, to: 'x' },
+    };
+    await client.callTool(params as { name: string; arguments: Record<string, unknown> });
+    // A method that reads as something else to the guard's check than to the SDK.
+    let methodReads = 0;
+    const req = {
+      get method() {
+        methodReads++;
+        return methodReads === 1 ? 'ping' : 'tools/call';
+      },
+      params: { name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } },
+    };
+    await client.request(req as never, CallToolResultSchema).catch(() => undefined);
+    expect(ran.map((r) => r.tool)).not.toContain('bank_transfer_funds');
+  });
+
   it('a tools/call sent through client.request is guarded the same way', async () => {
     const r = await client.request(
       { method: 'tools/call', params: { name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } } },
