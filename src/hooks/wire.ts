@@ -114,7 +114,7 @@ const WITHHELD = '[withheld by policy]';
  * The text a model sees in place of a withheld tool result: every string leaf replaced, the shape kept
  * (to 64 levels; anything nested deeper is replaced whole, never passed on as it is).
  */
-function withheld(value: unknown, depth = 0): unknown {
+export function withheld(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return WITHHELD;
   if (typeof value !== 'object' || value === null) return value;
   if (depth > 64) return WITHHELD;
