@@ -5,6 +5,7 @@
  * @internal
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Pep } from '../../client.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
@@ -188,11 +189,15 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
     return wrapped;
   }
   // The SDK installs its tools/call handler lazily (at the first tool); reading it through `get` covers both.
+  // Before the first tool, tools/call is answered "method not found" here, never by the low-level
+  // server's `fallbackRequestHandler` (code the guard cannot see).
   const mapGet = Map.prototype.get;
+  const noTools: Callback = () => Promise.reject(new McpError(ErrorCode.MethodNotFound, 'Method not found'));
   Object.defineProperty(handlers, 'get', {
     value(method: unknown) {
       const handler: unknown = mapGet.call(handlers, method);
-      return method === 'tools/call' && typeof handler === 'function' ? recording(handler as Callback) : handler;
+      if (method !== 'tools/call') return handler;
+      return typeof handler === 'function' ? recording(handler as Callback) : noTools;
     },
     writable: false,
     configurable: false,

@@ -412,6 +412,26 @@ describe('guardMcpServer: failing closed', () => {
     expect(runs).toBe(1);
   });
 
+  it("the low-level server's fallback handler never answers tools/call, even before the first tool", async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    server.server.registerCapabilities({ tools: {} });
+    let fallbackRuns = 0;
+    server.server.fallbackRequestHandler = async (request) => {
+      if (request.method === 'tools/call') fallbackRuns++;
+      return { content: [{ type: 'text', text: 'dynamic tool ran' }] } as never;
+    };
+    guardMcpServer(makePep(), server);
+    const client = await connect(server);
+    const r = await client
+      .request(
+        { method: 'tools/call', params: { name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } } },
+        CallToolResultSchema,
+      )
+      .catch((err: unknown) => err);
+    expect(r).toBeInstanceOf(Error);
+    expect(fallbackRuns).toBe(0);
+  });
+
   it('WARN args that do not fit the input schema are refused, not run', async () => {
     const server = new McpServer({ name: 's', version: '1' });
     let runs = 0;
