@@ -19,7 +19,7 @@ import type {
 import type { Pep } from '../client.js';
 import { type PolicyDecision, synthesizeBlock } from '../decision.js';
 import { PolicyEnforcementError, PolicyEscalatedError, toolMessage } from '../errors.js';
-import { answerFor, readHookEvent } from '../hooks/wire.js';
+import { answerFor, readHookEvent, withheld } from '../hooks/wire.js';
 
 const PACKAGE = '@anthropic-ai/claude-agent-sdk';
 try {
@@ -241,7 +241,18 @@ export function pepHooks(pep: Pep, opts?: PepHooksOptions): Partial<Record<HookE
     } catch {
       const stage = event === 'PostToolUse' ? 'context_egress' : 'input';
       const reason = toolMessage(synthesizeBlock(stage, '', 'invalid_request', 'adapter error', 0));
-      return { decision: 'block', reason } satisfies SyncHookJSONOutput;
+      const out: SyncHookJSONOutput = { decision: 'block', reason };
+      if (event === 'PostToolUse') {
+        // The output stays in the model's context unless it is replaced: withheld, as on a PDP BLOCK.
+        let updatedToolOutput: unknown = '[withheld by policy]';
+        try {
+          updatedToolOutput = withheld((input as { tool_response?: unknown }).tool_response);
+        } catch {
+          // keep the whole-output replacement
+        }
+        out.hookSpecificOutput = { hookEventName: 'PostToolUse', updatedToolOutput };
+      }
+      return out;
     }
   };
 

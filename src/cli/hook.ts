@@ -18,6 +18,7 @@ import {
   type HookStep,
   readHookEvent,
 } from '../hooks/wire.js';
+import { hasDuplicateMemberNames } from '../internal/ijson.js';
 import type { PepOptions } from '../options.js';
 import { integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
@@ -153,11 +154,15 @@ function parseEvent(bytes: Buffer): unknown {
   } catch {
     throw new HookEventError('the hook event is not valid UTF-8');
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     throw new HookEventError(`the hook event is not JSON${jsonPosition(error)}`);
   }
+  // I-JSON: a name given twice reads one way here (the last wins) and may read another way to the host
+  if (hasDuplicateMemberNames(text)) throw new HookEventError('the hook event names a member twice');
+  return value;
 }
 
 async function decide(pep: Pep, step: HookStep) {
@@ -177,6 +182,8 @@ export async function run(argv: string[]): Promise<void> {
   const config = configure(argv);
   const { host } = config;
   let event: HookEventName | undefined;
+  /** A PostToolUse event's tool_response once read, for the failure answer to withhold. */
+  let response: unknown;
   let done = false;
 
   const finish = (answer: HookAnswer): void => {
@@ -187,15 +194,18 @@ export async function run(argv: string[]): Promise<void> {
   };
   const fail = (error: unknown): void => {
     const reason = error instanceof HookEventError ? error.message : 'internal error';
-    finish(failureAnswer(host, error instanceof HookEventError ? (error.event ?? event) : event, reason));
+    finish(failureAnswer(host, error instanceof HookEventError ? (error.event ?? event) : event, reason, response));
   };
 
   // Nothing of this process outlives the deadline: at it, a deny answer and exit 2.
   const timer = setTimeout(() => fail(new HookEventError('the hook deadline passed')), config.timeoutMs);
-  process.once('uncaughtException', fail);
-  process.once('unhandledRejection', fail);
+  // `on`, not `once`: a second crash before the answer is written must not reach node's default (exit 1)
+  process.on('uncaughtException', fail);
+  process.on('unhandledRejection', fail);
   try {
-    const step = readHookEvent(parseEvent(await readStdin(MAX_EVENT_BYTES)));
+    const value = parseEvent(await readStdin(MAX_EVENT_BYTES));
+    if (typeof value === 'object' && value !== null) response = (value as { tool_response?: unknown }).tool_response;
+    const step = readHookEvent(value);
     event = step.event;
     const decision = await decide(config.pep, step);
     finish(answerFor(host, step, decision, config.answer));

@@ -52,5 +52,8 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  exitWith(error instanceof Error ? error.message : 'unexpected error', EXIT.failure);
+  // A hook host lets the call through on any exit code but 0 and 2: a hook that crashes (even before it
+  // could load) exits 2 with the reason on stderr, which both hosts read as a block.
+  const code = process.argv[2] === 'hook' ? EXIT.usage : EXIT.failure;
+  exitWith(error instanceof Error ? error.message : 'unexpected error', code);
 });

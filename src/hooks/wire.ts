@@ -92,7 +92,14 @@ export function readHookEvent(value: unknown): HookStep {
       if (!nonEmptyString(value.tool_name)) throw new HookEventError('PostToolUse without tool_name', event);
       if (!Object.hasOwn(value, 'tool_response')) throw new HookEventError('PostToolUse without tool_response', event);
       const response = value.tool_response;
-      return { event, session, tool: value.tool_name, response, content: responseText(response) };
+      let content: string;
+      try {
+        content = responseText(response);
+      } catch {
+        // JSON.stringify of an output nested too deep for the stack: refused in this event's form
+        throw new HookEventError('PostToolUse tool_response cannot be read as text', event);
+      }
+      return { event, session, tool: value.tool_name, response, content };
     }
     default: {
       if (typeof value.prompt !== 'string') throw new HookEventError('UserPromptSubmit prompt is not a string', event);
@@ -101,10 +108,16 @@ export function readHookEvent(value: unknown): HookStep {
   }
 }
 
-/** The text a model sees in place of a withheld tool result: every string leaf replaced, the shape kept. */
-function withheld(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return '[withheld by policy]';
-  if (depth > 64 || typeof value !== 'object' || value === null) return value;
+const WITHHELD = '[withheld by policy]';
+
+/**
+ * The text a model sees in place of a withheld tool result: every string leaf replaced, the shape kept
+ * (to 64 levels; anything nested deeper is replaced whole, never passed on as it is).
+ */
+export function withheld(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return WITHHELD;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > 64) return WITHHELD;
   if (Array.isArray(value)) return value.map((v) => withheld(v, depth + 1));
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withheld(v, depth + 1)]));
 }
@@ -199,12 +212,20 @@ function replacedOutput(
 /**
  * The answer when the hook itself fails (bad stdin, unknown event, its own deadline, an exception):
  * a deny in the event's form when the kind is known, else a generic block, and exit 2 with the reason on stderr.
+ * @param response - a PostToolUse event's `tool_response`, when it was read: Claude Code's answer then
+ *   withholds it (as on a PDP BLOCK), so the output does not stay in the model's context
  */
-export function failureAnswer(host: HookHost, event: HookEventName | undefined, reason: string): HookAnswer {
+export function failureAnswer(
+  host: HookHost,
+  event: HookEventName | undefined,
+  reason: string,
+  response?: unknown,
+): HookAnswer {
   const message = `ERROR: agent-pep hook failed closed: ${reason}`;
   let stdout: Record<string, unknown>;
   if (event === 'PreToolUse') stdout = preToolUse(host, 'deny', message);
-  else if (event === 'PostToolUse' || event === 'UserPromptSubmit') stdout = textBlock(host, event, message);
+  else if (event === 'PostToolUse') stdout = textBlock(host, event, message, response);
+  else if (event === 'UserPromptSubmit') stdout = textBlock(host, event, message);
   else stdout = { decision: 'block', reason: message };
   return { stdout, stderr: message, exitCode: 2 };
 }

@@ -91,9 +91,16 @@ export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOp
   const authorized = new WeakSet<object>();
 
   /** One guarded `tools/call`: decide, send with the permit, check the result. */
-  async function call(params: unknown, options: unknown, send: Send): Promise<unknown> {
-    const name = isObject(params) && typeof params.name === 'string' ? params.name : undefined;
-    if (name === undefined || !isObject(params)) {
+  async function call(given: unknown, options: unknown, send: Send): Promise<unknown> {
+    // Each member is read once: what is decided is what is sent (a getter cannot answer differently later).
+    let params: Record<string, unknown>;
+    try {
+      params = isObject(given) ? { ...given } : {};
+    } catch {
+      params = {};
+    }
+    const name = typeof params.name === 'string' ? params.name : undefined;
+    if (name === undefined) {
       return failedClosed('unknown', 'invalid_request', 'tools/call params without a tool name');
     }
     if (isObject(params.task) || (isObject(options) && isObject(options.task))) {
@@ -142,7 +149,16 @@ export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOp
     configurable: false,
   });
   Object.defineProperty(client, 'request', {
-    value: (req: unknown, resultSchema?: unknown, options?: unknown) => {
+    value: (given: unknown, resultSchema?: unknown, options?: unknown) => {
+      // Read once, so that a getter cannot show another method to this check than to the SDK.
+      let req: unknown = given;
+      if (isObject(given)) {
+        try {
+          req = { ...given };
+        } catch {
+          return Promise.resolve(failedClosed('unknown', 'invalid_request', 'the request could not be read'));
+        }
+      }
       if (!isObject(req) || req.method !== 'tools/call') return request.call(client, req, resultSchema, options);
       if (isObject(req.params) && authorized.has(req.params)) {
         authorized.delete(req.params);

@@ -5,30 +5,55 @@
  */
 import { isObject } from './common.js';
 
-/** The text of a tool result the PDP checks: text items, embedded resource texts, structured content. */
+/** The strings of a resource link the model may be shown. */
+const LINK_TEXTS = ['name', 'title', 'description', 'uri'] as const;
+
+/**
+ * The texts one content item shows: a text item's text, an embedded resource's text, a resource link's
+ * name, title, description and URI; none for images, audio and binary resources; an item of a type this
+ * adapter does not know, as JSON (it is checked whole rather than passed unchecked).
+ */
+function itemTexts(item: unknown): string[] {
+  if (!isObject(item)) return [];
+  switch (item.type) {
+    case 'text':
+      return typeof item.text === 'string' ? [item.text] : [];
+    case 'resource':
+      return isObject(item.resource) && typeof item.resource.text === 'string' ? [item.resource.text] : [];
+    case 'resource_link':
+      return LINK_TEXTS.flatMap((k) => (typeof item[k] === 'string' ? [item[k] as string] : []));
+    case 'image':
+    case 'audio':
+      return [];
+    default:
+      return [JSON.stringify(item) ?? ''];
+  }
+}
+
+/** The JSON of a value, or a string as it is. */
+function asText(value: unknown): string {
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+}
+
+/**
+ * The text of a tool result the PDP checks: text items, embedded resource texts, resource links,
+ * structured content and a legacy `toolResult`.
+ */
 export function resultText(result: unknown): string {
   if (!isObject(result) || !Array.isArray(result.content)) return JSON.stringify(result) ?? '';
-  const parts: string[] = [];
-  for (const item of result.content as unknown[]) {
-    if (!isObject(item)) continue;
-    if (item.type === 'text' && typeof item.text === 'string') parts.push(item.text);
-    else if (item.type === 'resource' && isObject(item.resource) && typeof item.resource.text === 'string') {
-      parts.push(item.resource.text);
-    }
-  }
-  if (result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent) ?? '');
+  const parts: string[] = (result.content as unknown[]).flatMap(itemTexts);
+  if (result.structuredContent !== undefined) parts.push(asText(result.structuredContent));
+  if (result.toolResult !== undefined) parts.push(asText(result.toolResult));
   return parts.join('\n');
 }
 
-/** A tool result whose text is the PDP's: one text item, the other items kept, structured content dropped. */
+/**
+ * A tool result whose text is the PDP's: one text item, the items that show no text kept (images,
+ * audio, binary resources), structured content and `toolResult` dropped.
+ */
 export function withText(result: unknown, text: string): unknown {
   const rest = isObject(result) && Array.isArray(result.content) ? (result.content as unknown[]) : [];
-  const kept = rest.filter(
-    (item) =>
-      isObject(item) &&
-      item.type !== 'text' &&
-      !(item.type === 'resource' && isObject(item.resource) && typeof item.resource.text === 'string'),
-  );
+  const kept = rest.filter((item) => isObject(item) && itemTexts(item).length === 0);
   const out: Record<string, unknown> = isObject(result) && Array.isArray(result.content) ? { ...result } : {};
   delete out.structuredContent;
   delete out.toolResult;

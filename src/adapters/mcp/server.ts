@@ -5,10 +5,12 @@
  * @internal
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Pep } from '../../client.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
 import type { CallOptions } from '../../options.js';
+import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import {
   assertGuardable,
@@ -40,6 +42,9 @@ interface ServerInternals {
   _registeredTools: Record<string, RegisteredToolInternals>;
   server: { _requestHandlers: Map<string, unknown> };
   validateToolInput(tool: RegisteredToolInternals, args: unknown, name: string): Promise<unknown>;
+  /** Installs the SDK's own `tools/list` and `tools/call` handlers (at the first tool); sets the flag below. */
+  setToolRequestHandlers(): void;
+  _toolHandlersInitialized: boolean;
 }
 
 /** A registered tool of `McpServer` 1.x: `handler` is the callback (or a task handler with `createTask`). */
@@ -84,8 +89,13 @@ class SchemaRefusal extends Error {}
  * @param opts - `{ verifier? }` (see {@link GuardMcpServerOptions})
  * @returns the same server
  * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x
- *   (its internals are not those this adapter reads), the server is already guarded, or `opts` has an
- *   unknown or bad key (`err.option` names it)
+ *   (its internals are not those this adapter reads), the server is already guarded, its low-level
+ *   `server.server` has a `tools/call` handler of its own (set with `setRequestHandler` before any tool),
+ *   two of its tools have names that normalize alike (`refundPayment`, `refund_payment`: a permit names
+ *   the normalized tool, so it could not tell them apart), or `opts` has an unknown or bad key
+ *   (`err.option` names it); later, `server.server.setRequestHandler` for `tools/call` (that handler would
+ *   answer every call without the guard) and registering or renaming a tool to a look-alike name throw
+ *   `TypeError` too
  * @remarks Fails closed: a blocked or held call, a PDP that is down or slow, a permit that is missing
  * or fails any check, and any error of the adapter itself answer `{ isError: true, content: [{ type:
  * 'text', text: toolMessage }] }` and the callback does not run. ESCALATE is a hold the model is told
@@ -116,11 +126,50 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
   const internals = server as unknown as ServerInternals;
   const tools = isObject(server) ? internals._registeredTools : undefined;
   const handlers = isObject(server) && isObject(internals.server) ? internals.server._requestHandlers : undefined;
-  if (!isObject(tools) || !(handlers instanceof Map) || typeof internals.validateToolInput !== 'function') {
+  if (
+    !isObject(tools) ||
+    !(handlers instanceof Map) ||
+    typeof internals.validateToolInput !== 'function' ||
+    typeof internals.setToolRequestHandlers !== 'function' ||
+    typeof internals._toolHandlersInitialized !== 'boolean'
+  ) {
     throw new TypeError(`${scope}: server must be an McpServer of @modelcontextprotocol/sdk 1.x`);
   }
   if (guardedServers.has(server)) throw new TypeError(`${scope}: this server is already guarded`);
+  // A tools/call handler set on the low-level server (`server.server.setRequestHandler`) would answer
+  // every call without the guard: one that is there before the SDK's own is refused now, any later one when set.
+  if (handlers.has('tools/call') && !internals._toolHandlersInitialized) {
+    throw new TypeError(
+      `${scope}: the low-level server has a tools/call handler of its own, which the guard cannot see`,
+    );
+  }
   if (verifier === undefined) assertGuardable(pep, scope);
+
+  /** The normalized form of a tool name, or undefined for one that normalizes to nothing (refused when called). */
+  function normalized(key: unknown): string | undefined {
+    if (typeof key !== 'string') return undefined;
+    try {
+      return normalizeToolName(key);
+    } catch {
+      return undefined;
+    }
+  }
+  /**
+   * Refuses a tool under `key` when another registered tool's name normalizes alike (`refundPayment`,
+   * `refund_payment`): the PDP and a permit name tools in normalized form, so they could not tell the two apart.
+   */
+  function refuseLookalike(key: PropertyKey, value: unknown): void {
+    const name = normalized(key);
+    if (name === undefined) return;
+    for (const [other, tool] of Object.entries(tools as Record<string, unknown>)) {
+      if (other !== key && tool !== value && normalized(other) === name) {
+        throw new TypeError(
+          `${scope}: tools ${JSON.stringify(other.slice(0, 64))} and ${JSON.stringify(String(key).slice(0, 64))} have the same normalized name; a permit cannot tell them apart`,
+        );
+      }
+    }
+  }
+  for (const key of Object.keys(tools)) refuseLookalike(key, tools[key]);
 
   /** What each tools/call carried, by the `extra` object the SDK hands to the tool callback. */
   const received = new WeakMap<object, Received>();
@@ -140,11 +189,44 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
     return wrapped;
   }
   // The SDK installs its tools/call handler lazily (at the first tool); reading it through `get` covers both.
+  // Before the first tool, tools/call is answered "method not found" here, never by the low-level
+  // server's `fallbackRequestHandler` (code the guard cannot see).
   const mapGet = Map.prototype.get;
+  const noTools: Callback = () => Promise.reject(new McpError(ErrorCode.MethodNotFound, 'Method not found'));
   Object.defineProperty(handlers, 'get', {
     value(method: unknown) {
       const handler: unknown = mapGet.call(handlers, method);
-      return method === 'tools/call' && typeof handler === 'function' ? recording(handler as Callback) : handler;
+      if (method !== 'tools/call') return handler;
+      return typeof handler === 'function' ? recording(handler as Callback) : noTools;
+    },
+    writable: false,
+    configurable: false,
+  });
+
+  // Only the SDK's own install may set the tools/call handler from now on.
+  let installing = false;
+  const mapSet = Map.prototype.set;
+  Object.defineProperty(handlers, 'set', {
+    value(method: unknown, handler: unknown) {
+      if (method === 'tools/call' && !installing) {
+        throw new TypeError(
+          `${scope}: a tools/call handler set on the low-level server would bypass the guard; register tools on the McpServer`,
+        );
+      }
+      return mapSet.call(handlers, method, handler);
+    },
+    writable: false,
+    configurable: false,
+  });
+  const install = internals.setToolRequestHandlers;
+  Object.defineProperty(server, 'setToolRequestHandlers', {
+    value() {
+      installing = true;
+      try {
+        install.call(server);
+      } finally {
+        installing = false;
+      }
     },
     writable: false,
     configurable: false,
@@ -262,11 +344,13 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
   // Every way a tool becomes callable puts it in this record: registerTool, tool(), task tools, renames.
   const proxy = new Proxy(tools, {
     set(target, key, value) {
+      refuseLookalike(key, value);
       guardTool(value);
       return Reflect.set(target, key, value);
     },
     defineProperty(target, key, descriptor) {
       if (descriptor.get !== undefined || descriptor.set !== undefined) return false;
+      refuseLookalike(key, descriptor.value);
       guardTool(descriptor.value);
       return Reflect.defineProperty(target, key, descriptor);
     },

@@ -283,6 +283,25 @@ describe('pepHooks', () => {
     expect(pdp.evidence().at(-1)).toMatchObject({ stage: 'context_egress', tool: 'bash' });
   });
 
+  test('a PostToolUse output the adapter cannot read is still withheld (an output too deep to turn into text)', async () => {
+    const hook = hookOf(pepHooks(pep).PostToolUse);
+    let deep: unknown = 'KEY=sk_live_deep';
+    for (let i = 0; i < 20_000; i++) deep = { a: deep };
+    const input: PostToolUseHookInput = {
+      ...base,
+      hook_event_name: 'PostToolUse',
+      tool_name: 'mcp__files__read',
+      tool_input: {},
+      tool_response: deep,
+      tool_use_id: 'toolu_h3',
+    };
+    const out = (await hook(input, 'toolu_h3', signal())) as SyncHookJSONOutput;
+    expect(out.decision).toBe('block');
+    expect(JSON.stringify(out)).not.toContain('sk_live_deep');
+    expect(out.hookSpecificOutput).toMatchObject({ hookEventName: 'PostToolUse' });
+    expect((out.hookSpecificOutput as { updatedToolOutput?: unknown }).updatedToolOutput).toBeDefined();
+  });
+
   test('a PDP that is down blocks every stage', async () => {
     const hooks = pepHooks(client('http://127.0.0.1:9'));
     const pre = (await hookOf(hooks.PreToolUse)(

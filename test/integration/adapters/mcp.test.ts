@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, PERMIT_META_KEY } from '../../../src/adapters/mcp.js';
@@ -380,6 +380,58 @@ describe('guardMcpServer: failing closed', () => {
     expect(runs).toBe(0);
   });
 
+  it('a tools/call handler set on the low-level server cannot bypass the guard: refused when set, or when found', async () => {
+    // After guarding: server.server.setRequestHandler(tools/call) would replace the guarded dispatch.
+    const guarded = makeServer([]);
+    guardMcpServer(makePep(), guarded);
+    let rawRuns = 0;
+    const raw = async () => {
+      rawRuns++;
+      return { content: [{ type: 'text' as const, text: 'raw side effect' }] };
+    };
+    expect(() => guarded.server.setRequestHandler(CallToolRequestSchema, raw)).toThrow(TypeError);
+    const client = await connect(guarded);
+    const r = await client.callTool({ name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } });
+    expect(textOf(r)).toBe("ERROR: Tool 'bank_transfer_funds' denied by policy: no money transfers");
+    // Before guarding, on a server whose McpServer has no tools: the raw handler is found and refused.
+    const early = new McpServer({ name: 's', version: '1' });
+    early.server.registerCapabilities({ tools: {} });
+    early.server.setRequestHandler(CallToolRequestSchema, raw);
+    expect(() => guardMcpServer(makePep(), early)).toThrow(TypeError);
+    expect(rawRuns).toBe(0);
+    // The SDK's own install of its handler (the first registerTool after guarding) still works.
+    const late = new McpServer({ name: 's', version: '1' });
+    guardMcpServer(makePep(), late);
+    let runs = 0;
+    late.registerTool('lookup_order', { inputSchema: { orderId: z.string() } }, async () => {
+      runs++;
+      return { content: [] };
+    });
+    const lateClient = await connect(late);
+    expect((await lateClient.callTool({ name: 'lookup_order', arguments: { orderId: 'o' } })).isError).toBeFalsy();
+    expect(runs).toBe(1);
+  });
+
+  it("the low-level server's fallback handler never answers tools/call, even before the first tool", async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    server.server.registerCapabilities({ tools: {} });
+    let fallbackRuns = 0;
+    server.server.fallbackRequestHandler = async (request) => {
+      if (request.method === 'tools/call') fallbackRuns++;
+      return { content: [{ type: 'text', text: 'dynamic tool ran' }] } as never;
+    };
+    guardMcpServer(makePep(), server);
+    const client = await connect(server);
+    const r = await client
+      .request(
+        { method: 'tools/call', params: { name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } } },
+        CallToolResultSchema,
+      )
+      .catch((err: unknown) => err);
+    expect(r).toBeInstanceOf(Error);
+    expect(fallbackRuns).toBe(0);
+  });
+
   it('WARN args that do not fit the input schema are refused, not run', async () => {
     const server = new McpServer({ name: 's', version: '1' });
     let runs = 0;
@@ -505,6 +557,29 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     expect(ran).toHaveLength(1);
   });
 
+  it('the call sent is the call decided: params or a method read again later cannot send another call', async () => {
+    let reads = 0;
+    const params = {
+      get name() {
+        reads++;
+        return reads <= 2 ? 'refund_payment' : 'bank_transfer_funds';
+      },
+      arguments: { orderId: 'ord_1', amount: 5, to: 'x' },
+    };
+    await client.callTool(params as { name: string; arguments: Record<string, unknown> });
+    // A method that reads as something else to the guard's check than to the SDK.
+    let methodReads = 0;
+    const req = {
+      get method() {
+        methodReads++;
+        return methodReads === 1 ? 'ping' : 'tools/call';
+      },
+      params: { name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } },
+    };
+    await client.request(req as never, CallToolResultSchema).catch(() => undefined);
+    expect(ran.map((r) => r.tool)).not.toContain('bank_transfer_funds');
+  });
+
   it('a tools/call sent through client.request is guarded the same way', async () => {
     const r = await client.request(
       { method: 'tools/call', params: { name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } } },
@@ -547,6 +622,39 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     const egress = pdp.evidence().filter((r) => r.stage === 'context_egress');
     expect(egress.length).toBe(before + 2);
     expect(egress.slice(-2).map((r) => r.tool)).toEqual(['customer_contact', 'customer_contact']);
+  });
+
+  it('every text of a result is checked: resource links and a legacy toolResult too (BLOCK withholds, WARN replaces)', async () => {
+    const server = new McpServer({ name: 's', version: '1' });
+    server.registerTool('fetch_page', { inputSchema: { kind: z.string() } }, async ({ kind }) => {
+      if (kind === 'link') {
+        return {
+          content: [
+            { type: 'text', text: 'see the link' },
+            { type: 'resource_link', uri: 'file:///notes', name: 'notes', description: 'token SECRET-42' },
+          ],
+        };
+      }
+      if (kind === 'legacy') return { content: [{ type: 'text', text: 'done' }], toolResult: 'token SECRET-43' };
+      return {
+        content: [
+          { type: 'text', text: 'done' },
+          { type: 'resource_link', uri: 'file:///c', name: 'contact', description: 'call 555-123-4567' },
+        ],
+      };
+    });
+    const c = await connect(server);
+    guardMcpClient(makePep(), c);
+    for (const kind of ['link', 'legacy']) {
+      const r = await c.callTool({ name: 'fetch_page', arguments: { kind } });
+      expect(r).toEqual({
+        isError: true,
+        content: [{ type: 'text', text: "ERROR: Tool 'fetch_page' denied by policy: secret in result" }],
+      });
+    }
+    const warned = await c.callTool({ name: 'fetch_page', arguments: { kind: 'phone' } });
+    expect(JSON.stringify(warned)).not.toContain('555-123-4567');
+    expect(textOf(warned)).toContain('[phone]');
   });
 
   it('a result without text is still checked (by tool name) and returned as it is on ALLOW', async () => {
@@ -608,6 +716,31 @@ describe('end to end: the server verifies the permit from _meta and never asks t
     server = makeServer(ran);
     const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience });
     guardMcpServer(makePep(), server, { verifier });
+  });
+
+  it('two tools whose names normalize alike cannot both be registered: a permit could not tell them apart', async () => {
+    // refundPayment normalizes to refund_payment: a permit minted for one would verify for the other.
+    expect(() =>
+      server.registerTool('refundPayment', { inputSchema: { orderId: z.string(), amount: z.number() } }, async () => {
+        ran.push({ tool: 'refundPayment', args: {}, meta: undefined });
+        return { content: [] };
+      }),
+    ).toThrow(TypeError);
+    const tool = server.registerTool('lookup_order', { inputSchema: { orderId: z.string() } }, async () => ({
+      content: [],
+    }));
+    expect(() => tool.update({ name: 'Refund-Payment' })).toThrow(TypeError);
+    // Found at guard time too.
+    const early = new McpServer({ name: 's', version: '1' });
+    early.registerTool('bank.transfer', {}, async () => ({ content: [] }));
+    early.registerTool('bank_transfer', {}, async () => ({ content: [] }));
+    expect(() => guardMcpServer(makePep(), early)).toThrow(TypeError);
+    // The tool still registered under its own name is the one a permit reaches.
+    const client = await connect(server);
+    guardMcpClient(makePep(), client);
+    const r = await client.callTool({ name: 'refundPayment', arguments: { orderId: 'ord_1', amount: 5 } });
+    expect(r.isError).toBe(true);
+    expect(ran.map((x) => x.tool)).toEqual([]);
   });
 
   it('runs a call whose permit verifies; the PDP decided it once, on the client', async () => {

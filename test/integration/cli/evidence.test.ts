@@ -89,6 +89,17 @@ describe('agent-pep evidence verify', () => {
     });
   });
 
+  it('a record that names a member twice is malformed: it reads one way to one parser and another way to the next', async () => {
+    // A "verdict" put before the signed one: a first-wins reader sees FORGED, while JSON.parse (last
+    // wins) still sees the signed verdict, so the hash and the signature alone would pass the line.
+    const rec = JSON.parse(lines[2] as string) as Record<string, unknown>;
+    const original = lines[2] as string;
+    const forged = original.replace('{', `{"verdict":"FORGED",`);
+    expect(JSON.parse(forged)).toEqual(rec);
+    const edited = [lines[0], lines[1], forged, lines[3]].join('\n');
+    expect(await verify(`${edited}\n`)).toEqual({ code: 1, out: { ok: false, index: 2, reason: 'malformed' } });
+  });
+
   it('reads the log from stdin with -', async () => {
     const r = await runBin(['evidence', 'verify', '-', '--keys', jwksFile], { input: `${lines.join('\n')}\n` });
     expect([r.code, JSON.parse(r.stdout)]).toEqual([0, { ok: true, count: 4 }]);

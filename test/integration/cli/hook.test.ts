@@ -1,7 +1,7 @@
 // Runs the built bin (`npm run build` first; npm test does) as Claude Code and Codex run a command hook:
 // one recorded event on stdin, the answer on stdout, against a real dev PDP on 127.0.0.1.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,8 +29,18 @@ interface HookRun {
   json: Json;
 }
 
+/** A host that writes the event at once but closes stdin only `endAfterMs` later. */
+interface LateEnd {
+  text: string;
+  endAfterMs: number;
+}
+
 /** Spawns `agent-pep hook ...`; `stdin` undefined leaves stdin open (a host that never finishes writing). */
-function hook(args: string[], stdin: string | Buffer | undefined, env: Record<string, string> = {}): Promise<HookRun> {
+function hook(
+  args: string[],
+  stdin: string | Buffer | LateEnd | undefined,
+  env: Record<string, string> = {},
+): Promise<HookRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, 'hook', ...args], {
       cwd: ROOT,
@@ -58,7 +68,11 @@ function hook(args: string[], stdin: string | Buffer | undefined, env: Record<st
       resolve({ code, stdout, stderr, json });
     });
     child.stdin.on('error', () => undefined);
-    if (stdin !== undefined) child.stdin.end(stdin);
+    if (typeof stdin === 'object' && !Buffer.isBuffer(stdin)) {
+      child.stdin.write(stdin.text);
+      const ender = setTimeout(() => child.stdin.end(), stdin.endAfterMs);
+      child.once('exit', () => clearTimeout(ender));
+    } else if (stdin !== undefined) child.stdin.end(stdin);
   });
 }
 
@@ -285,9 +299,51 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  test('the hook deadline passing during a PostToolUse decision still withholds the output (Claude Code)', async () => {
+    // stdin ends 2000 ms after the spawn (more than 500 ms into the hook's 4000 ms, however slow node
+    // starts); the hung PDP's decision (3500 ms) would end past the hook deadline, so the hook's own
+    // deadline answers, knowing the event: the deny must not leave the output in place.
+    const event = JSON.stringify(fixture('claude-code-post-tool-use-bash'));
+    const r = await hook(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '4000'], {
+      text: event,
+      endAfterMs: 2000,
+    });
+    expect(r.code).toBe(2);
+    expect(r.json).toMatchObject({
+      decision: 'block',
+      reason: 'ERROR: agent-pep hook failed closed: the hook deadline passed',
+      hookSpecificOutput: {
+        hookEventName: 'PostToolUse',
+        updatedToolOutput: { stdout: '[withheld by policy]', stderr: '[withheld by policy]' },
+      },
+    });
+    expect(r.stdout).not.toContain('sk_live_');
+  });
+
+  test('a PostToolUse output too deep to read is answered in the PostToolUse form, the output withheld', async () => {
+    const n = 200_000;
+    const deep = `${'{"a":'.repeat(n)}"sk_live_deep"${'}'.repeat(n)}`;
+    const e = fixture('claude-code-post-tool-use-bash');
+    const text = JSON.stringify({ ...e, tool_response: 0 }).replace('"tool_response":0', `"tool_response":${deep}`);
+    const r = await hook(['claude-code', ...base()], text);
+    expect(r.code).toBe(2);
+    expect(r.json).toMatchObject({
+      decision: 'block',
+      reason: 'ERROR: agent-pep hook failed closed: PostToolUse tool_response cannot be read as text',
+      hookSpecificOutput: { hookEventName: 'PostToolUse' },
+    });
+    expect(r.stdout).not.toContain('sk_live_');
+    expect((r.json.hookSpecificOutput as Json).updatedToolOutput).toBeDefined();
+  });
+
   test.each([
     ['malformed JSON', '{"hook_event_name": "PreToolUse", ', 'the hook event is not JSON at position 34'],
     ['not an object', '[1, 2]', 'the hook event is not a JSON object'],
+    [
+      'a member named twice (one parser reads Bash, another Read)',
+      '{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_name":"Read","tool_input":{}}',
+      'the hook event names a member twice',
+    ],
     ['empty stdin', '', 'the hook event is not JSON'],
     ['unknown event kind', JSON.stringify(fixture('claude-code-stop')), 'unknown hook event kind'],
   ])('%s', async (_name, stdin, reason) => {
@@ -315,6 +371,37 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     );
     expect(r2.code).toBe(2);
     expect(pre(r2)).toMatchObject({ permissionDecision: 'deny' });
+  });
+
+  test('a crash before the hook runs (its module cannot load) exits 2 with a reason, never 1 (which lets the call through)', async () => {
+    // A module resolve hook makes `import('./hook.js')` fail, as a broken install would.
+    const dir = mkdtempSync(join(tmpdir(), 'agent-pep-hook-crash-'));
+    try {
+      const resolver = join(dir, 'resolve.mjs');
+      const register = join(dir, 'register.mjs');
+      writeFileSync(
+        resolver,
+        "export async function resolve(s, c, next) { if (s === './hook.js') throw new Error('broken install'); return next(s, c); }\n",
+      );
+      writeFileSync(register, "import { register } from 'node:module';\nregister('./resolve.mjs', import.meta.url);\n");
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', register, cli, 'hook', 'claude-code', ...base()], {
+          cwd: ROOT,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (c: Buffer) => {
+          stderr += c.toString();
+        });
+        child.once('exit', (code) => resolve({ code, stderr }));
+        child.stdin.on('error', () => undefined);
+        child.stdin.end(event);
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('broken install');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('stdin larger than the cap is refused without reading it all', async () => {
