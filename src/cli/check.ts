@@ -7,7 +7,7 @@
 import { createPep } from '../client.js';
 import { type PolicyDecision, TEXT_STAGES, type TextStage } from '../decision.js';
 import type { PepOptions } from '../options.js';
-import { jsonObjectFlag, readStdin } from './input.js';
+import { apiKeyFromEnv, jsonObjectFlag, readStdin } from './input.js';
 import { EXIT, integerFlag, parseCommandLine, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep check --pdp URL --agent ID [options]
@@ -95,12 +95,7 @@ export async function run(argv: string[]): Promise<void> {
     if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
     if (values.simulated) options.simulated = true;
     const envName = values['api-key-env'];
-    if (envName !== undefined) {
-      const key = process.env[envName];
-      if (key === undefined || key === '')
-        throw new UsageError(`--api-key-env: the environment variable ${envName} is not set`);
-      options.apiKey = key;
-    }
+    if (envName !== undefined) options.apiKey = apiKeyFromEnv(envName);
     if (values.protocol !== undefined) {
       if (values.protocol !== 'agent-pep' && values.protocol !== 'authzen') {
         throw new UsageError(

@@ -118,6 +118,8 @@ describe('agent-pep check: the API key comes from the environment only', () => {
   it('is a usage error when the variable is not set, and there is no flag that takes the key itself', async () => {
     const r = await runBin([...base(), '--stage', 'input', '--text', 'hi', '--api-key-env', 'UNSET_VAR_FOR_TEST']);
     expectUsage(r, 'check', /UNSET_VAR_FOR_TEST is not set/);
+    // The line says what to do: set the variable, or drop the flag for a PDP without a key.
+    expect(r.stderr).toContain("set it to the PDP's API key, or leave --api-key-env out for a PDP that needs none");
     const flag = await runBin([...base(), '--stage', 'input', '--text', 'hi', '--api-key', KEY]);
     expectUsage(flag, 'check', /--api-key/);
     expect(flag.stderr).not.toContain(KEY);
