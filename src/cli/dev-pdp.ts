@@ -130,10 +130,12 @@ export async function run(argv: string[]): Promise<void> {
     }
     if (error instanceof TypeError) usageExit(COMMAND, error.message);
     const code = (error as { code?: unknown } | null)?.code;
-    exitWith(
-      `cannot start the dev PDP${typeof code === 'string' ? ` (${code})` : ''}: ${(error as Error).message}`,
-      EXIT.failure,
-    );
+    // A port in use is the common case (a dev PDP already running): say what to do about it.
+    const what =
+      code === 'EADDRINUSE'
+        ? `${values.host ?? '127.0.0.1'}:${port ?? 8787} is in use: stop what listens there, or pass another --port (0 for any free port)`
+        : (error as Error).message;
+    exitWith(`cannot start the dev PDP${typeof code === 'string' ? ` (${code})` : ''}: ${what}`, EXIT.failure);
   }
   process.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
   process.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,6 +145,21 @@ describe('agent-pep dev-pdp (the bin)', () => {
     await writeFile(notJson, '{ agents');
     const r2 = run(['dev-pdp', '--policy', notJson, '--port', '0']);
     expect((await r2.exit).code).toBe(2);
+  });
+
+  test('a port in use exits 1 with one line naming it and saying what to do (another --port, 0 for a free one)', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (blocker.address() as AddressInfo).port;
+      const r = run(['dev-pdp', '--policy', examplePolicy, '--port', String(port)]);
+      expect((await r.exit).code).toBe(1);
+      expect(r.stderr().trimEnd().split('\n')).toEqual([
+        `agent-pep: cannot start the dev PDP (EADDRINUSE): 127.0.0.1:${port} is in use: stop what listens there, or pass another --port (0 for any free port)`,
+      ]);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
   });
 
   test('--version prints the package version and exits 0', async () => {
