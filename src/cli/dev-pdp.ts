@@ -4,7 +4,7 @@
  * server cannot run.
  * @internal
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
 import {
   EXIT,
@@ -78,6 +78,15 @@ export async function run(argv: string[]): Promise<void> {
     ttl = integerFlag(values.ttl, 'ttl', 1, 300);
   } catch (error) {
     usageExit(COMMAND, (error as Error).message);
+  }
+  // The library refuses a log that already holds records too; here it is a usage error that names the flag.
+  const evidencePath = values.evidence;
+  const existing = evidencePath === undefined ? undefined : await stat(evidencePath).catch(() => undefined);
+  if (existing?.isFile() && existing.size > 0) {
+    usageExit(
+      COMMAND,
+      `--evidence ${evidencePath} already holds records: pass a new or empty file (one file, one chain), or move the old log away`,
+    );
   }
   let policyText: string;
   try {

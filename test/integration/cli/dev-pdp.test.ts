@@ -194,6 +194,17 @@ describe('agent-pep dev-pdp (the bin)', () => {
     expect(help).toContain('agent-pep dev-pdp --help');
   });
 
+  test('an --evidence file that already holds records: a usage error naming the flag and the file, saying what to do; exit 2', async () => {
+    const used = join(dir, 'used.jsonl');
+    await writeFile(used, '{"seq":1}\n');
+    const [problem, help] = await usageLines(['dev-pdp', '--policy', examplePolicy, '--port', '0', '--evidence', used]);
+    expect(problem).toBe(
+      `agent-pep: --evidence ${used} already holds records: pass a new or empty file (one file, one chain), or move the old log away`,
+    );
+    expect(help).toContain('agent-pep dev-pdp --help');
+    expect(await readFile(used, 'utf8')).toBe('{"seq":1}\n'); // the old log is left as it was
+  });
+
   test('an unknown command: exit 2, two lines, the first naming the command, the second pointing to agent-pep --help', async () => {
     const [problem, help] = await usageLines(['serve']);
     expect(problem).toMatch(/^agent-pep: unknown command "serve"/);
