@@ -22,7 +22,8 @@ export const USAGE = `Usage: agent-pep dev-pdp --policy FILE [options]
 Runs the local reference PDP (agent-pep/dev-pdp) until SIGINT or SIGTERM.
 
 Options:
-  --policy FILE     policy JSON file (required); see schema/policy.schema.json
+  --policy FILE     policy JSON file (required); its JSON Schema, for "$schema", is
+                    node_modules/agent-pep/schema/policy.schema.json
   --host HOST       interface to listen on (default 127.0.0.1)
   --port N          TCP port, 0 for any free port (default 8787)
   --api-key KEY     require "authorization: Bearer KEY" (default: env PDP_API_KEY, else none)

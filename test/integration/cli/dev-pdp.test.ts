@@ -215,5 +215,7 @@ describe('agent-pep dev-pdp (the bin)', () => {
     const r = run(['dev-pdp', '--help']);
     expect((await r.exit).code).toBe(0);
     expect(r.stdout()).toContain('--policy');
+    // The schema where an installed package has it, for a policy's "$schema".
+    expect(r.stdout()).toContain('node_modules/agent-pep/schema/policy.schema.json');
   });
 });
