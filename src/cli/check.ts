@@ -133,7 +133,11 @@ export async function run(argv: string[]): Promise<void> {
     pep = createPep(options as unknown as PepOptions);
   } catch (error) {
     // a bad --pdp URL, agent id, session, API key (the message names the option, never its value)
-    usageExit(COMMAND, (error as Error).message);
+    const message = (error as Error).message.split('\n')[0] ?? '';
+    if ((error as { option?: unknown }).option === 'pdpUrl') {
+      usageExit(COMMAND, `--pdp: ${message} (the PDP's base URL, as http://127.0.0.1:8787)`);
+    }
+    usageExit(COMMAND, message);
   }
   let decision: PolicyDecision;
   try {

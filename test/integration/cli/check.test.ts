@@ -174,6 +174,10 @@ describe('agent-pep check: usage errors exit 2 with one line and a pointer to --
       'check',
       /pdpUrl/,
     );
+    // A URL without its scheme (a common slip): the line names the flag and shows the form it takes.
+    const bare = await runBin(['check', '--pdp', '127.0.0.1:8787', '--agent', 'a', '--stage', 'input', '--text', 'x']);
+    expectUsage(bare, 'check', /^agent-pep: --pdp: .*not a valid URL/);
+    expect(bare.stderr).toContain("(the PDP's base URL, as http://127.0.0.1:8787)");
     expectUsage(
       await runBin([...base(), '--stage', 'input', '--text', 'x', '--tool', 't']),
       'check',
