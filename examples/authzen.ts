@@ -41,13 +41,14 @@ const pep = createPep({
 
 // One decision per call, in order, each decided on its own, in `evaluations` requests that never hold
 // two calls to one tool (a PDP may answer items that look alike as one).
-const decisions = await pep.authorizeActions([
+const calls = [
   { tool: 'lookup_order', args: { orderId: 'ord_1842' } },
   { tool: 'refund_payment', args: { orderId: 'ord_1842', amount: 129 } },
   { tool: 'refund_payment', args: { orderId: 'ord_1843', amount: 900 } },
   { tool: 'transfer_funds', args: { to: 'DE00000000000000000000', amount: 5000 } },
-]);
-for (const d of decisions) console.log(d.verdict, d.reason ?? '');
+];
+const decisions = await pep.authorizeActions(calls);
+for (const [i, d] of decisions.entries()) console.log([calls[i]?.tool, d.verdict, d.reason].filter(Boolean).join(' '));
 
 // The guard helpers work the same on either protocol.
 const refund = pep.guardTool('refund_payment', async (args) => ({ refunded: args.amount }));

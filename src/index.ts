@@ -3,7 +3,7 @@
  *
  * Every step an agent takes across a boundary (input, context egress, output, delivery, action) is
  * sent to a remote policy decision point (PDP); its verdict is enforced, and anything ambiguous fails
- * closed as a synthesized BLOCK. See CONTRACT.md for the fixed public surface.
+ * closed as a synthesized BLOCK. Every export, with its shape: docs/api.md in the repository.
  * @packageDocumentation
  */
 

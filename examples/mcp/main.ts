@@ -64,7 +64,8 @@ const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
 await server.connect(serverSide);
 await client.connect(clientSide);
 for (const amount of [129, 900]) {
-  console.log(textOf(await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1842', amount } })));
+  const result = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1842', amount } });
+  console.log(`guarded client, refund of ${amount}: ${textOf(result)}`);
 }
 await client.close();
 
@@ -73,7 +74,8 @@ const bare = new Client({ name: 'bare', version: '1.0.0' });
 const [bareSide, serverSide2] = InMemoryTransport.createLinkedPair();
 await server.connect(serverSide2);
 await bare.connect(bareSide);
-console.log(textOf(await bare.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1842', amount: 5 } })));
+const bareResult = await bare.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1842', amount: 5 } });
+console.log(`client without a PEP, refund of 5: ${textOf(bareResult)}`);
 await bare.close();
 
 const actions = pdp.evidence().filter((r) => r.stage === 'action').length;

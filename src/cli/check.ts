@@ -7,7 +7,7 @@
 import { createPep } from '../client.js';
 import { type PolicyDecision, TEXT_STAGES, type TextStage } from '../decision.js';
 import type { PepOptions } from '../options.js';
-import { jsonObjectFlag, readStdin } from './input.js';
+import { apiKeyFromEnv, jsonObjectFlag, readStdin } from './input.js';
 import { EXIT, integerFlag, parseCommandLine, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep check --pdp URL --agent ID [options]
@@ -95,12 +95,7 @@ export async function run(argv: string[]): Promise<void> {
     if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
     if (values.simulated) options.simulated = true;
     const envName = values['api-key-env'];
-    if (envName !== undefined) {
-      const key = process.env[envName];
-      if (key === undefined || key === '')
-        throw new UsageError(`--api-key-env: the environment variable ${envName} is not set`);
-      options.apiKey = key;
-    }
+    if (envName !== undefined) options.apiKey = apiKeyFromEnv(envName);
     if (values.protocol !== undefined) {
       if (values.protocol !== 'agent-pep' && values.protocol !== 'authzen') {
         throw new UsageError(
@@ -138,7 +133,11 @@ export async function run(argv: string[]): Promise<void> {
     pep = createPep(options as unknown as PepOptions);
   } catch (error) {
     // a bad --pdp URL, agent id, session, API key (the message names the option, never its value)
-    usageExit(COMMAND, (error as Error).message);
+    const message = (error as Error).message.split('\n')[0] ?? '';
+    if ((error as { option?: unknown }).option === 'pdpUrl') {
+      usageExit(COMMAND, `--pdp: ${message} (the PDP's base URL, as http://127.0.0.1:8787)`);
+    }
+    usageExit(COMMAND, message);
   }
   let decision: PolicyDecision;
   try {

@@ -4,7 +4,7 @@
  * server cannot run.
  * @internal
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
 import {
   EXIT,
@@ -22,7 +22,8 @@ export const USAGE = `Usage: agent-pep dev-pdp --policy FILE [options]
 Runs the local reference PDP (agent-pep/dev-pdp) until SIGINT or SIGTERM.
 
 Options:
-  --policy FILE     policy JSON file (required); see schema/policy.schema.json
+  --policy FILE     policy JSON file (required); its JSON Schema, for "$schema", is
+                    node_modules/agent-pep/schema/policy.schema.json
   --host HOST       interface to listen on (default 127.0.0.1)
   --port N          TCP port, 0 for any free port (default 8787)
   --api-key KEY     require "authorization: Bearer KEY" (default: env PDP_API_KEY, else none)
@@ -79,6 +80,15 @@ export async function run(argv: string[]): Promise<void> {
   } catch (error) {
     usageExit(COMMAND, (error as Error).message);
   }
+  // The library refuses a log that already holds records too; here it is a usage error that names the flag.
+  const evidencePath = values.evidence;
+  const existing = evidencePath === undefined ? undefined : await stat(evidencePath).catch(() => undefined);
+  if (existing?.isFile() && existing.size > 0) {
+    usageExit(
+      COMMAND,
+      `--evidence ${evidencePath} already holds records: pass a new or empty file (one file, one chain), or move the old log away`,
+    );
+  }
   let policyText: string;
   try {
     policyText = await readFile(policyPath, 'utf8');
@@ -130,10 +140,12 @@ export async function run(argv: string[]): Promise<void> {
     }
     if (error instanceof TypeError) usageExit(COMMAND, error.message);
     const code = (error as { code?: unknown } | null)?.code;
-    exitWith(
-      `cannot start the dev PDP${typeof code === 'string' ? ` (${code})` : ''}: ${(error as Error).message}`,
-      EXIT.failure,
-    );
+    // A port in use is the common case (a dev PDP already running): say what to do about it.
+    const what =
+      code === 'EADDRINUSE'
+        ? `${values.host ?? '127.0.0.1'}:${port ?? 8787} is in use: stop what listens there, or pass another --port (0 for any free port)`
+        : (error as Error).message;
+    exitWith(`cannot start the dev PDP${typeof code === 'string' ? ` (${code})` : ''}: ${what}`, EXIT.failure);
   }
   process.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
   process.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);

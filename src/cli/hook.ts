@@ -20,6 +20,7 @@ import {
 } from '../hooks/wire.js';
 import { hasDuplicateMemberNames } from '../internal/ijson.js';
 import type { PepOptions } from '../options.js';
+import { apiKeyFromEnv } from './input.js';
 import { integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep hook claude-code|codex --pdp URL --agent ID [options]
@@ -96,13 +97,7 @@ function configure(argv: string[]): HookConfig {
     if (host === 'codex' && escalate === 'ask') {
       throw new UsageError('--escalate ask is not possible with codex: its PreToolUse hook cannot ask');
     }
-    let apiKey: string | undefined;
-    if (values['api-key-env'] !== undefined) {
-      apiKey = process.env[values['api-key-env']];
-      if (apiKey === undefined || apiKey === '') {
-        throw new UsageError(`--api-key-env: ${JSON.stringify(values['api-key-env'].slice(0, 60))} is not set`);
-      }
-    }
+    const apiKey = values['api-key-env'] === undefined ? undefined : apiKeyFromEnv(values['api-key-env']);
     // The decision gets the deadline less a reserve for reading stdin and writing the answer.
     const options: PepOptions = {
       pdpUrl: values.pdp,

@@ -73,3 +73,19 @@ export function jsonObjectFlag(name: string, value: string): Record<string, unkn
   }
   return parsed as Record<string, unknown>;
 }
+
+/**
+ * Reads the PDP API key from the environment variable `--api-key-env` names (`check`, `hook`).
+ * @param name the variable's name, as given (at most 60 characters of it are echoed)
+ * @returns the key, never empty
+ * @throws UsageError when the variable is unset or empty, saying what to do instead
+ */
+export function apiKeyFromEnv(name: string): string {
+  const key = process.env[name];
+  if (key === undefined || key === '') {
+    throw new UsageError(
+      `--api-key-env: the environment variable ${name.slice(0, 60)} is not set: set it to the PDP's API key, or leave --api-key-env out for a PDP that needs none`,
+    );
+  }
+  return key;
+}

@@ -175,6 +175,25 @@ describe('docs/api.md', () => {
 });
 
 describe('commands', () => {
+  it('the commands for a clone run the bin through `npm run agent-pep --`: `npx agent-pep` is not linked in a clone', () => {
+    // npx resolves the bins of the project's dependencies; a package's own bin is not one of them.
+    const script = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts['agent-pep'];
+    expect(script).toContain('node dist/cli/main.js');
+    for (const page of ['examples/README.md', 'demo/README.md']) {
+      expect(read(page), `${page} tells a clone to run npx agent-pep`).not.toMatch(/npx agent-pep [a-z-]/);
+    }
+    // Files that only a clone has (demo/, examples/) are never the argument of an npx command.
+    for (const page of PAGES) {
+      for (const m of read(page).matchAll(/npx agent-pep [^\n`]*?\b((?:demo|examples)\/\S+)/g)) {
+        expect.fail(`${page}: npx agent-pep with ${m[1]}, a file of a clone, where npx does not find the bin`);
+      }
+    }
+  });
+
+  it('no page sends the reader to a file outside the repository (CONTRACT.md)', () => {
+    for (const page of PAGES) expect(read(page), page).not.toMatch(/CONTRACT\.md/);
+  });
+
   it('every `npm run <script>` the docs name exists in package.json', () => {
     const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
     for (const page of PAGES) {

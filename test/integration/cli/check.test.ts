@@ -118,6 +118,8 @@ describe('agent-pep check: the API key comes from the environment only', () => {
   it('is a usage error when the variable is not set, and there is no flag that takes the key itself', async () => {
     const r = await runBin([...base(), '--stage', 'input', '--text', 'hi', '--api-key-env', 'UNSET_VAR_FOR_TEST']);
     expectUsage(r, 'check', /UNSET_VAR_FOR_TEST is not set/);
+    // The line says what to do: set the variable, or drop the flag for a PDP without a key.
+    expect(r.stderr).toContain("set it to the PDP's API key, or leave --api-key-env out for a PDP that needs none");
     const flag = await runBin([...base(), '--stage', 'input', '--text', 'hi', '--api-key', KEY]);
     expectUsage(flag, 'check', /--api-key/);
     expect(flag.stderr).not.toContain(KEY);
@@ -172,6 +174,10 @@ describe('agent-pep check: usage errors exit 2 with one line and a pointer to --
       'check',
       /pdpUrl/,
     );
+    // A URL without its scheme (a common slip): the line names the flag and shows the form it takes.
+    const bare = await runBin(['check', '--pdp', '127.0.0.1:8787', '--agent', 'a', '--stage', 'input', '--text', 'x']);
+    expectUsage(bare, 'check', /^agent-pep: --pdp: .*not a valid URL/);
+    expect(bare.stderr).toContain("(the PDP's base URL, as http://127.0.0.1:8787)");
     expectUsage(
       await runBin([...base(), '--stage', 'input', '--text', 'x', '--tool', 't']),
       'check',

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,6 +147,21 @@ describe('agent-pep dev-pdp (the bin)', () => {
     expect((await r2.exit).code).toBe(2);
   });
 
+  test('a port in use exits 1 with one line naming it and saying what to do (another --port, 0 for a free one)', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (blocker.address() as AddressInfo).port;
+      const r = run(['dev-pdp', '--policy', examplePolicy, '--port', String(port)]);
+      expect((await r.exit).code).toBe(1);
+      expect(r.stderr().trimEnd().split('\n')).toEqual([
+        `agent-pep: cannot start the dev PDP (EADDRINUSE): 127.0.0.1:${port} is in use: stop what listens there, or pass another --port (0 for any free port)`,
+      ]);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
   test('--version prints the package version and exits 0', async () => {
     const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
     const r = run(['--version']);
@@ -178,6 +194,17 @@ describe('agent-pep dev-pdp (the bin)', () => {
     expect(help).toContain('agent-pep dev-pdp --help');
   });
 
+  test('an --evidence file that already holds records: a usage error naming the flag and the file, saying what to do; exit 2', async () => {
+    const used = join(dir, 'used.jsonl');
+    await writeFile(used, '{"seq":1}\n');
+    const [problem, help] = await usageLines(['dev-pdp', '--policy', examplePolicy, '--port', '0', '--evidence', used]);
+    expect(problem).toBe(
+      `agent-pep: --evidence ${used} already holds records: pass a new or empty file (one file, one chain), or move the old log away`,
+    );
+    expect(help).toContain('agent-pep dev-pdp --help');
+    expect(await readFile(used, 'utf8')).toBe('{"seq":1}\n'); // the old log is left as it was
+  });
+
   test('an unknown command: exit 2, two lines, the first naming the command, the second pointing to agent-pep --help', async () => {
     const [problem, help] = await usageLines(['serve']);
     expect(problem).toMatch(/^agent-pep: unknown command "serve"/);
@@ -188,5 +215,7 @@ describe('agent-pep dev-pdp (the bin)', () => {
     const r = run(['dev-pdp', '--help']);
     expect((await r.exit).code).toBe(0);
     expect(r.stdout()).toContain('--policy');
+    // The schema where an installed package has it, for a policy's "$schema".
+    expect(r.stdout()).toContain('node_modules/agent-pep/schema/policy.schema.json');
   });
 });

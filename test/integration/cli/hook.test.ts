@@ -427,7 +427,9 @@ describe('options', () => {
     expect(wrong.stderr).toContain('pdp_status');
     const unset = await hook(args, event, { HOOK_TEST_KEY: '' });
     expect(unset.code).toBe(2);
-    expect(unset.stderr).toContain('--api-key-env');
+    expect(unset.stderr).toContain('--api-key-env: the environment variable HOOK_TEST_KEY is not set');
+    // The line says what to do: set the variable, or drop the flag for a PDP without a key.
+    expect(unset.stderr).toContain("set it to the PDP's API key, or leave --api-key-env out for a PDP that needs none");
   });
 
   test.each([

@@ -6,11 +6,12 @@ it('decides a batch over AuthZEN in order, runs the allowed refund, holds the la
   const { code, stdout } = await runNode(built('examples/authzen.js'));
   expect(code).toBe(0);
   const lines = stdout.trim().split('\n');
+  // Each line names the call it decides, in the order asked.
   expect(lines.slice(0, 4)).toEqual([
-    'ALLOW ',
-    'ALLOW ',
-    'ESCALATE refunds over 500 need review',
-    'BLOCK no money transfers',
+    'lookup_order ALLOW',
+    'refund_payment ALLOW',
+    'refund_payment ESCALATE refunds over 500 need review',
+    'transfer_funds BLOCK no money transfers',
   ]);
   expect(lines[4]).toContain('refunded: 129');
   expect(lines[5]).toBe("ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review");
