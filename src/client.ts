@@ -51,7 +51,7 @@ export interface Pep {
    *   valid input is BLOCK `invalid_request` while the others are decided; a non-array resolves `[]`
    * @param opts - `{ signal, session, simulated }`, for every call
    * @returns one {@link PolicyDecision} per call, in the order of `calls`
-   * @remarks Each call is decided on its own (CONTRACT.md section 9): an answer that fails any rule of
+   * @remarks Each call is decided on its own (docs/authzen.md): an answer that fails any rule of
    * section 3 is BLOCK for its call while the others stand; a batch answer whose count differs from the
    * request's, or an answer that cannot be tied to exactly one call, is BLOCK for every call it could
    * belong to. Calls to the same tool never share one `evaluations` request: a PDP may answer items that
@@ -78,7 +78,7 @@ export interface Pep {
   /** Checks the final message before it is delivered (stage `delivery`). Never rejects. */
   checkDelivery(content: string, opts?: CallOptions): Promise<PolicyDecision>;
   /**
-   * Wraps a tool so that it runs only after an ALLOW or WARN whose permit verifies (CONTRACT.md section 5).
+   * Wraps a tool so that it runs only after an ALLOW or WARN whose permit verifies (docs/api.md).
    * An interceptor's `substitute` result is returned without running the tool; `after` interceptors and
    * `checkResult` see the result before it is returned (section 7).
    * @param name - the tool name (at most 256 characters; must normalize to something)
@@ -135,9 +135,9 @@ type PreparedStep = { kind: 'decided'; outcome: Outcome } | { kind: 'ready'; p: 
  *   non-http(s) `pdpUrl`, empty `agentId` or `session`, negative or non-integer numbers, a duration past
  *   2^31 - 1 ms, `none`/HMAC permit algorithms, an unknown key at any level, duplicate interceptor names, ...)
  * @remarks The five stage methods never reject. A PDP that is down, slow, answers anything but a
- * valid, enforceable decision (CONTRACT.md section 3, rules 1-5; RFC 7493 I-JSON), an interceptor that
+ * valid, enforceable decision (docs/fail-closed.md, rules 1-5; RFC 7493 I-JSON), an interceptor that
  * fails, or a caller's abort yields a synthesized BLOCK with a {@link FailClosedCode}, never an ALLOW.
- * With `protocol: 'authzen'` the same rules hold on the OpenID AuthZEN 1.0 wire (CONTRACT.md section 9):
+ * With `protocol: 'authzen'` the same rules hold on the OpenID AuthZEN 1.0 wire (docs/authzen.md):
  * a `decision` that is not a boolean, a profile verdict that contradicts it, or (with `discover: true`)
  * a discovery document for another `policy_decision_point` fails closed too.
  * @example

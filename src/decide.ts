@@ -1,7 +1,7 @@
 /**
  * One decision over the network: the deadline, the attempts (with `attemptTimeoutMs`), the caller's
  * abort, `close()`, and retries -> an outcome. Never rejects: every failure becomes a synthesized
- * BLOCK with its fail-closed code (CONTRACT.md section 3). The same exchange carries one AuthZEN
+ * BLOCK with its fail-closed code (docs/fail-closed.md). The same exchange carries one AuthZEN
  * evaluation, an `evaluations` batch (one outcome per call, section 9) and the discovery document.
  * @internal
  */
@@ -200,7 +200,7 @@ export async function decide(
 
 /**
  * Sends several action calls as one AuthZEN `evaluations` request (its own `x-request-id` in
- * `headers`, `batchId`) and decides each call on its own (CONTRACT.md section 9): an item that fails
+ * `headers`, `batchId`) and decides each call on its own (docs/authzen.md): an item that fails
  * any rule is BLOCK while the others stand; a failed exchange, an answer whose count differs, or a
  * response `x-request-id` other than `batchId` is BLOCK for every call; an item whose `requestId` echo
  * names another call is BLOCK for both. The caller never puts two calls that look alike (the same

@@ -1,5 +1,5 @@
 /**
- * Verdicts, stages and the decision shape every stage method resolves with (CONTRACT.md section 2).
+ * Verdicts, stages and the decision shape every stage method resolves with (docs/api.md).
  * @packageDocumentation
  */
 
@@ -92,7 +92,7 @@ export interface PolicyDecision {
   reason?: string;
   /** Ids of the latches that engaged, in policy order. */
   latches?: string[];
-  /** Action ALLOW or WARN: the one-time permit, a compact JWS (CONTRACT.md section 4). */
+  /** Action ALLOW or WARN: the one-time permit, a compact JWS (docs/permits.md). */
   permitId?: string;
   /** Text stage WARN: use this in place of the original content. */
   transformedContent?: string;
@@ -104,7 +104,7 @@ export interface PolicyDecision {
   simulated?: boolean;
   /** Present exactly when the PEP synthesized this BLOCK (fail-closed). */
   synthesized?: SynthesizedInfo;
-  /** A BLOCK decided by a local interceptor (`deny` or `substitute`, CONTRACT.md section 7): its name. */
+  /** A BLOCK decided by a local interceptor (`deny` or `substitute`, docs/interceptors.md): its name. */
   interceptor?: string;
   /** An action BLOCK from an interceptor's `substitute`: the result to return in place of running the tool. */
   substitute?: { result: unknown };

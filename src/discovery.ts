@@ -3,7 +3,7 @@
  * the PDP's discovery document (AuthZEN 1.0 section 9; for a `pdpUrl` with a path, the tenant form
  * `/.well-known/authzen-configuration/{path}`, then `{path}/.well-known/authzen-configuration`), fetched once, within the deadline of the first
  * decision that needs it. A document for another `policy_decision_point` is discarded for good: every
- * decision is then a synthesized BLOCK `pdp_unreachable` (CONTRACT.md section 9).
+ * decision is then a synthesized BLOCK `pdp_unreachable` (docs/authzen.md).
  * @internal
  */
 import { type DecisionContext, type Exchanged, exchange } from './decide.js';

@@ -1,5 +1,5 @@
 /**
- * Enforceability checks (CONTRACT.md section 3, rules 4 and 5): a schema-valid answer becomes a
+ * Enforceability checks (docs/fail-closed.md, rules 4 and 5): a schema-valid answer becomes a
  * decision only when it is unambiguous and every field is where it may be.
  * @internal
  */
@@ -35,8 +35,7 @@ export interface EnforceOptions {
   /** Rule 4: a response must echo the request id in the body or the `x-request-id` header. */
   requireEcho: boolean;
   /**
-   * Rule 4 relaxed for an AuthZEN PDP that mints no permits (`permits: false` over AuthZEN, CONTRACT.md
-   * section 9): an action ALLOW needs no `permitId`. A WARN still does.
+   * Rule 4 relaxed for an AuthZEN PDP that mints no permits (`permits: false` over AuthZEN, docs/authzen.md): an action ALLOW needs no `permitId`. A WARN still does.
    */
   allowWithoutPermit?: boolean;
 }

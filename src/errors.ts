@@ -1,6 +1,6 @@
 /**
  * Typed errors. Only the guard helpers and the permit verifier throw; stage methods never reject.
- * Messages never contain a permit, an API key, args or content (CONTRACT.md section 5).
+ * Messages never contain a permit, an API key, args or content (docs/api.md).
  * @packageDocumentation
  */
 import type { FailClosedCode, PolicyDecision, Stage } from './decision.js';
@@ -13,7 +13,7 @@ function reasonOf(decision: PolicyDecision): string {
 }
 
 /**
- * The text a model (and a person) should see for a step that did not run (CONTRACT.md section 5).
+ * The text a model (and a person) should see for a step that did not run (docs/api.md).
  * The three cases read differently, so a policy denial, an outage and a hold can be told apart:
  * - PDP or interceptor BLOCK: `ERROR: Tool '<name>' denied by policy: <reason>` / `ERROR: <stage> blocked by policy: <reason>`
  * - synthesized BLOCK: `ERROR: Tool '<name>' was not run: the policy check failed (<code>)` /
@@ -59,7 +59,7 @@ export abstract class PolicyEnforcementError extends Error {
   readonly stage: Stage;
   /** The request id of the decision, for support and the PDP's evidence feed. */
   readonly requestId: string;
-  /** The interceptor that decided, when a local interceptor did (CONTRACT.md section 7). */
+  /** The interceptor that decided, when a local interceptor did (docs/interceptors.md). */
   readonly interceptor: string | undefined;
 
   protected constructor(decision: PolicyDecision, tool?: string, options?: { cause?: unknown }) {
@@ -110,7 +110,7 @@ export class PolicyEscalatedError extends PolicyEnforcementError {
   }
 }
 
-/** Every reason a permit can be refused (CONTRACT.md section 4). */
+/** Every reason a permit can be refused (docs/permits.md). */
 export type PermitErrorCode =
   | 'permit_missing'
   | 'permit_malformed'

@@ -1,5 +1,5 @@
 /**
- * The enforcement helpers (CONTRACT.md sections 5 and 7): `guardTool` runs a tool only after an
+ * The enforcement helpers (docs/api.md and docs/interceptors.md): `guardTool` runs a tool only after an
  * ALLOW or WARN whose permit verifies, then its `after` interceptors and the optional result check;
  * `guardText` resolves with the text to use. Everything else throws a {@link PolicyEnforcementError}.
  * @internal

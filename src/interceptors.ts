@@ -1,5 +1,5 @@
 /**
- * The local interceptor chain (CONTRACT.md section 7): cheap in-process rules that run before the PDP
+ * The local interceptor chain (docs/interceptors.md): cheap in-process rules that run before the PDP
  * is asked (`before`) and after a guarded tool ran (`after`). Monotonic: a local rule can deny,
  * substitute or replace the running value, never lift a PDP BLOCK or ESCALATE. Learned from the
  * typed-decision chains of Agents.KT (`onBefore*`), ai4j interceptors and the dsh seams.
@@ -36,7 +36,7 @@ export type AfterResult =
   | { action: 'deny'; reason: string };
 
 /**
- * A local check (CONTRACT.md section 7).
+ * A local check (docs/interceptors.md).
  * @example
  * ```ts
  * const noSystemPaths: Interceptor = {

@@ -1,7 +1,7 @@
 /**
  * Observers: every decision (PDP, synthesized, interceptor, guard refusals) is shown to `onDecision`
  * redacted (no permit, no transformed args or content, no substitute result) and contained (a throw
- * or a rejection cannot change the outcome). CONTRACT.md sections 5 and 7.
+ * or a rejection cannot change the outcome). docs/api.md and docs/interceptors.md.
  * @internal
  */
 

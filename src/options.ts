@@ -38,7 +38,7 @@ export interface DecisionEvent {
   attempts: number;
   /** The tool name as proposed, for `action`. */
   tool?: string;
-  /** The local interceptor that decided (`deny`, `substitute`, or a failure), when one did (CONTRACT.md section 7). */
+  /** The local interceptor that decided (`deny`, `substitute`, or a failure), when one did (docs/interceptors.md). */
   interceptor?: string;
 }
 
@@ -50,7 +50,7 @@ export interface PepOptions {
    */
   pdpUrl: string | URL;
   /**
-   * The wire: `'agent-pep'` (CONTRACT.md section 3) or `'authzen'`, the OpenID AuthZEN Authorization
+   * The wire: `'agent-pep'` (docs/fail-closed.md) or `'authzen'`, the OpenID AuthZEN Authorization
    * API 1.0 that Cerbos, OpenFGA, Keycloak and others serve (section 9). @defaultValue 'agent-pep'
    */
   protocol?: 'agent-pep' | 'authzen';
@@ -95,14 +95,14 @@ export interface PepOptions {
    */
   requireEcho?: boolean;
   /**
-   * Local checks run before the PDP is asked, in registration order (CONTRACT.md section 7). They can
+   * Local checks run before the PDP is asked, in registration order (docs/interceptors.md). They can
    * only restrict: deny, substitute, or replace the running value. Names must be unique. @defaultValue []
    */
   interceptors?: Interceptor[];
   /** Observer called after every decision; throwing is contained. */
   onDecision?: (event: DecisionEvent) => void;
   /**
-   * OpenTelemetry (CONTRACT.md section 10): `true` records with the globally registered tracer and
+   * OpenTelemetry (docs/telemetry.md): `true` records with the globally registered tracer and
    * meter, `{ tracer?, meter? }` with those given. Needs the optional peer `@opentelemetry/api`, which is
    * loaded only when this is set. @defaultValue undefined (nothing recorded, nothing loaded)
    */
@@ -145,7 +145,7 @@ export const DEFAULTS = Object.freeze({
   backoffBaseMs: 100,
   /** Longest permit lifetime (`exp - iat`) accepted, in seconds. */
   maxPermitLifetimeSec: PERMIT_DEFAULTS.maxPermitLifetimeSec,
-  /** Longest tool name accepted, in characters (CONTRACT.md section 6); longer is `invalid_request`. */
+  /** Longest tool name accepted, in characters (docs/dev-pdp.md); longer is `invalid_request`. */
   maxToolNameLength: 256,
   requireEcho: false,
   protocol: 'agent-pep' as 'agent-pep' | 'authzen',

@@ -2,7 +2,7 @@
  * A stage call -> a request: per-call options read once, the args snapshot taken once, the tool name
  * checked and normalized, and what was sent kept for the enforceability checks. Nothing here touches
  * the network. Input that cannot become a request is an {@link InvalidRequest} (a synthesized BLOCK
- * `invalid_request`, CONTRACT.md section 2).
+ * `invalid_request`, docs/api.md).
  * @internal
  */
 import type { Stage } from './decision.js';
@@ -86,7 +86,7 @@ export function readCallOptions(
 }
 
 /**
- * Checks a tool name and normalizes it (CONTRACT.md sections 2, 4 and 6).
+ * Checks a tool name and normalizes it (docs/api.md, docs/permits.md and docs/dev-pdp.md).
  * @throws InvalidRequest when it is not a string, is longer than 256 characters, or normalizes to nothing
  */
 export function checkToolName(tool: unknown): string {
@@ -150,8 +150,7 @@ export function prepare(
 }
 
 /**
- * Puts an interceptor's `proceedWith` value in place of the running args or content (CONTRACT.md
- * section 7): it must be valid input, as the caller's own would be.
+ * Puts an interceptor's `proceedWith` value in place of the running args or content (docs/interceptors.md): it must be valid input, as the caller's own would be.
  * @throws InvalidRequest when it is not
  */
 export function replaceRunningValue(p: Prepared, value: { args?: unknown; content?: unknown }): void {

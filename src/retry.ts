@@ -1,5 +1,5 @@
 /**
- * Retry rules (CONTRACT.md section 3, "Retries"): the only p-retry import. The transport reports what
+ * Retry rules (docs/fail-closed.md, "Retries"): the only p-retry import. The transport reports what
  * happened on the wire ({@link AttemptFailure} facts); this module alone decides what is retried, how
  * long to wait (a jittered backoff, or the PDP's `Retry-After` when longer), and never waits past the
  * deadline.

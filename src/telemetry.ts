@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry for every decision and every permit verification (CONTRACT.md section 10): one
+ * OpenTelemetry for every decision and every permit verification (docs/telemetry.md): one
  * `agent_pep.decision` span (kind CLIENT) per decision, the W3C `traceparent` sent to the PDP, and the
  * metrics `pep.decisions`, `pep.decision.duration` and `pep.permit.verifications`.
  *
@@ -46,7 +46,7 @@ export const SPAN_NAME = 'agent_pep.decision';
 /** The instrumentation scope name of the tracer and meter. */
 export const SCOPE_NAME = 'agent-pep';
 
-/** Metric names (CONTRACT.md section 10). */
+/** Metric names (docs/telemetry.md). */
 export const METRICS = Object.freeze({
   decisions: 'pep.decisions',
   duration: 'pep.decision.duration',

@@ -1,5 +1,5 @@
 /**
- * `agent-pep/ai`: the Vercel AI SDK adapter (`ai` 6.x and 7.x, CONTRACT.md section 8).
+ * `agent-pep/ai`: the Vercel AI SDK adapter (`ai` 6.x and 7.x, docs/adapters.md).
  *
  * - {@link guardTools}: each tool body runs only after an ALLOW or WARN whose permit verifies; ESCALATE
  *   goes through the SDK's tool approval, and an approved call is asked of the PDP again.

@@ -1,5 +1,5 @@
 /**
- * `agent-pep/claude-agent-sdk`: the Claude Agent SDK adapter (CONTRACT.md section 8). `pepCanUseTool`
+ * `agent-pep/claude-agent-sdk`: the Claude Agent SDK adapter (docs/adapters.md). `pepCanUseTool`
  * is the SDK's permission callback (action stage); `pepHooks` are its in-process hooks: PreToolUse
  * (action), UserPromptSubmit (input) and PostToolUse (context_egress, with the tool name). Both decide
  * through a {@link Pep}, so deadlines, fail-closed codes, permits, interceptors and observers apply.
@@ -101,7 +101,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 /**
  * One action decision through `guardTool`, so the permit is verified against the args that will run
- * (CONTRACT.md section 5); the body only hands those args back. Never rejects.
+ * (docs/api.md); the body only hands those args back. Never rejects.
  */
 async function decideTool(pep: Pep, tool: string, input: unknown, signal?: AbortSignal): Promise<ToolOutcome> {
   try {

@@ -1,6 +1,6 @@
 /**
  * `agent-pep/langchain`: a LangChain.js 1.x `createAgent` middleware that sends every step of the
- * agent to the PDP through a {@link Pep} and enforces the verdict (CONTRACT.md section 8).
+ * agent to the PDP through a {@link Pep} and enforces the verdict (docs/adapters.md).
  * @packageDocumentation
  */
 import { createMiddleware } from 'langchain';

@@ -1,6 +1,6 @@
 /**
  * `agent-pep/mcp`: the Model Context Protocol adapter for `@modelcontextprotocol/sdk` 1.x
- * (CONTRACT.md section 8). The MCP SDK is imported only by the files of this adapter (`mcp/`).
+ * (docs/adapters.md). The MCP SDK is imported only by the files of this adapter (`mcp/`).
  *
  * - {@link guardMcpServer}: every tool of an `McpServer` runs its callback only after an ALLOW or WARN
  *   (`pep.guardTool`), or, with `{ verifier }`, only after the permit the client sent in

@@ -1,6 +1,5 @@
 /**
- * `agent-pep/openai-agents`: the OpenAI Agents SDK (`@openai/agents` 0.x) adapter (CONTRACT.md
- * section 8). Each stage sits on one of the SDK's public extension points and decides through a
+ * `agent-pep/openai-agents`: the OpenAI Agents SDK (`@openai/agents` 0.x) adapter (docs/adapters.md). Each stage sits on one of the SDK's public extension points and decides through a
  * {@link Pep}, so deadlines, fail-closed codes, permits, interceptors and observers all apply:
  * - action: {@link guardTools} wraps function tools (`needsApproval` for ESCALATE, `invoke` through
  *   `pep.guardTool`);
@@ -98,7 +97,7 @@ function notRunMessage(name: string): string {
 
 /**
  * Wraps OpenAI Agents function tools so that each call runs only after the PDP allowed it and its
- * permit verified (CONTRACT.md sections 5 and 8).
+ * permit verified (docs/api.md and docs/adapters.md).
  *
  * @param pep - the client that decides (its `permits` must be configured, or `false` explicitly)
  * @param tools - function tools made with the SDK's `tool()`; the same objects are not changed
@@ -207,8 +206,7 @@ function sessionOption(): { session?: string } {
  * @param details - the third argument the SDK passes a tool's `execute` (`execute(args, runContext, details)`)
  * @returns `{ permitId, decision, signal }` (see `ToolExecutionContext`), or undefined outside a call
  *   that {@link guardTools} authorized
- * @remarks Present the `permitId` to the side-effecting service, which verifies it (CONTRACT.md
- * section 4); the adapter already verified it before the body was called.
+ * @remarks Present the `permitId` to the side-effecting service, which verifies it (docs/permits.md); the adapter already verified it before the body was called.
  * @example
  * ```ts
  * const refundTool = tool({ name: 'refund_payment', description: 'Refund an order', parameters,
@@ -231,7 +229,7 @@ async function checkStage(pep: Pep, stage: 'input' | 'output', text: string | un
   const info: PepGuardrailInfo = { verdict: decision.verdict, stage, requestId: decision.requestId };
   if (decision.decisionId !== undefined) info.decisionId = decision.decisionId;
   if (decision.simulated && (decision.verdict === 'ALLOW' || decision.verdict === 'WARN')) {
-    // A simulated decision can never be enforced (CONTRACT.md section 2, code `simulated`).
+    // A simulated decision can never be enforced (docs/api.md, code `simulated`).
     info.verdict = 'BLOCK';
     info.code = 'simulated';
     info.message = toolMessage(synthesizeBlock(stage, decision.requestId, 'simulated', 'simulated', 0));

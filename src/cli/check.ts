@@ -1,6 +1,6 @@
 /**
  * `agent-pep check`: asks a PDP about one step, as an agent would, and prints the decision as JSON
- * (CONTRACT.md section 11). Exit codes: 0 ALLOW or WARN, 3 BLOCK (a PDP's or a synthesized one: a PDP
+ * (docs/cli.md). Exit codes: 0 ALLOW or WARN, 3 BLOCK (a PDP's or a synthesized one: a PDP
  * that is down is a BLOCK here too), 4 ESCALATE, 2 for a usage error.
  * @internal
  */

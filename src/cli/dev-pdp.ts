@@ -1,5 +1,5 @@
 /**
- * `agent-pep dev-pdp --policy FILE`: runs the local reference PDP (CONTRACT.md section 6) until
+ * `agent-pep dev-pdp --policy FILE`: runs the local reference PDP (docs/dev-pdp.md) until
  * SIGINT or SIGTERM. Exit codes: 0 on a clean stop, 2 for a usage error or a bad policy, 1 when the
  * server cannot run.
  * @internal

@@ -1,7 +1,6 @@
 /**
  * `agent-pep evidence verify FILE --keys URL|FILE`: checks a PDP's evidence log (JSON Lines, as the
- * dev PDP writes with `--evidence` / `evidencePath`) with `verifyEvidence` (CONTRACT.md sections 6 and
- * 11) and prints `{ ok, count }` or `{ ok: false, index, reason }`. Exit codes: 0 intact, 1 not, 2
+ * dev PDP writes with `--evidence` / `evidencePath`) with `verifyEvidence` (docs/dev-pdp.md and docs/cli.md) and prints `{ ok, count }` or `{ ok: false, index, reason }`. Exit codes: 0 intact, 1 not, 2
  * usage error.
  * @internal
  */

@@ -1,6 +1,5 @@
 /**
- * `agent-pep hook claude-code|codex`: answers one Claude Code or Codex command hook (CONTRACT.md
- * sections 8 and 11). Reads one hook event on stdin, asks the PDP, prints the host's JSON answer.
+ * `agent-pep hook claude-code|codex`: answers one Claude Code or Codex command hook (docs/adapters.md and docs/cli.md). Reads one hook event on stdin, asks the PDP, prints the host's JSON answer.
  * It fails closed on its own errors: unreadable or oversized stdin, malformed JSON, an unknown event
  * kind, a PDP failure, its own deadline or any exception give a deny answer, the reason on stderr and
  * exit code 2 (both hosts block a call on exit 2 with a reason on stderr).

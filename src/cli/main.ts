@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `agent-pep` command line (CONTRACT.md section 11): dispatches to one module per command,
+ * The `agent-pep` command line (docs/cli.md): dispatches to one module per command,
  * each loaded only when named. `agent-pep --version` prints the version; every command has `--help`;
  * a usage error exits 2 with one line naming it, then one line pointing to `--help`.
  * @packageDocumentation

@@ -1,6 +1,6 @@
 /**
  * What every command of the `agent-pep` bin shares: argument parsing with one-line usage errors
- * (CONTRACT.md section 11), the system's reason for a failed read, and the exit.
+ * (docs/cli.md), the system's reason for a failed read, and the exit.
  * @internal
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';

@@ -1,6 +1,5 @@
 /**
- * `agent-pep verify-permit`: checks a permit as the side-effecting service would (CONTRACT.md
- * sections 4 and 11) and prints its claims, or the `PermitVerificationError` code. Exit codes: 0 the
+ * `agent-pep verify-permit`: checks a permit as the side-effecting service would (docs/permits.md and docs/cli.md) and prints its claims, or the `PermitVerificationError` code. Exit codes: 0 the
  * permit verifies, 1 it is refused, 2 usage error.
  *
  * No replay claim unless `--consume`: a one-shot process has no replay store of its own that a service

@@ -1,5 +1,5 @@
 /**
- * The dev PDP's AuthZEN 1.0 face (OpenID AuthZEN Authorization API 1.0; CONTRACT.md section 9): an
+ * The dev PDP's AuthZEN 1.0 face (OpenID AuthZEN Authorization API 1.0; docs/authzen.md): an
  * evaluation request to a checked decision request, a decision to an evaluation answer, the batch
  * semantics of `evaluations`, and the discovery document.
  * @packageDocumentation

@@ -1,7 +1,7 @@
 /**
  * One decision of the dev PDP, whichever protocol asked: evaluate the latches, apply an escalation's
  * resolution or open a new one, mint the permit (bound to the args that run), and append the evidence
- * record (CONTRACT.md section 6).
+ * record (docs/dev-pdp.md).
  * @packageDocumentation
  */
 import type { Stage, Verdict } from '../decision.js';

@@ -1,5 +1,5 @@
 /**
- * The dev PDP's defaults, in one frozen object (CONTRACT.md section 6).
+ * The dev PDP's defaults, in one frozen object (docs/dev-pdp.md).
  * @packageDocumentation
  */
 import { MAX_PERMIT_LIFETIME_SEC } from '../permit/claims.js';
@@ -14,7 +14,7 @@ export const DEV_PDP_DEFAULTS = Object.freeze({
   audience: 'agent-pep',
   /** Permit lifetime `exp - iat`, in seconds. */
   permitTtlSec: 60,
-  /** Longest permit lifetime allowed (CONTRACT.md section 4), in seconds. */
+  /** Longest permit lifetime allowed (docs/permits.md), in seconds. */
   maxPermitTtlSec: MAX_PERMIT_LIFETIME_SEC,
   /** Largest accepted request body (1 MiB). */
   maxBodyBytes: 1024 * 1024,
@@ -28,7 +28,7 @@ export const DEV_PDP_DEFAULTS = Object.freeze({
   requestTimeoutMs: 10_000,
   /** How long an idle kept-alive connection stays open (node:http `server.keepAliveTimeout`). */
   keepAliveTimeoutMs: 5000,
-  /** Longest tool name accepted, in characters (CONTRACT.md section 6); longer is a 400. */
+  /** Longest tool name accepted, in characters (docs/dev-pdp.md); longer is a 400. */
   maxToolNameLength: 256,
   /** Largest number of items in one AuthZEN `evaluations` request. */
   maxEvaluations: 64,

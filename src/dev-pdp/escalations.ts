@@ -1,6 +1,6 @@
 /**
  * Escalations held for review: an ESCALATE opens one, a reviewer resolves it, and the next identical
- * request (same agent, session, stage and subject) takes the resolution once (CONTRACT.md section 6).
+ * request (same agent, session, stage and subject) takes the resolution once (docs/dev-pdp.md).
  * @packageDocumentation
  */
 import { canonicalJson } from '../permit/hash.js';

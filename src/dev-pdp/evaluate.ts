@@ -1,5 +1,5 @@
 /**
- * Pure latch evaluation (CONTRACT.md section 6): which latches engage, which verdict wins, which
+ * Pure latch evaluation (docs/dev-pdp.md): which latches engage, which verdict wins, which
  * reason is given, and how a text WARN redacts.
  * @packageDocumentation
  */

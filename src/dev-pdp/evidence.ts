@@ -1,6 +1,6 @@
 /**
  * The dev PDP's evidence log: every decision appended as a hash-chained, signed record, kept in memory
- * and, with a path, written as JSON Lines (CONTRACT.md section 6).
+ * and, with a path, written as JSON Lines (docs/dev-pdp.md).
  * @packageDocumentation
  */
 import { createHmac, randomBytes } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * Faults the dev PDP can be told to inject on `POST /api/policy/authorize`, so users can test their
- * own fail-closed paths (CONTRACT.md section 6).
+ * own fail-closed paths (docs/dev-pdp.md).
  * @packageDocumentation
  */
 

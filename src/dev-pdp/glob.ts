@@ -1,5 +1,5 @@
 /**
- * Tool-name globs (CONTRACT.md section 6): `*` matches any run of characters (`_` included, possibly
+ * Tool-name globs (docs/dev-pdp.md): `*` matches any run of characters (`_` included, possibly
  * empty), everything else is literal, and the pattern covers the whole name. Matching is linear in
  * the name's length: no regex, no backtracking.
  * @packageDocumentation

@@ -1,5 +1,5 @@
 /**
- * `agent-pep/dev-pdp`: the local reference PDP (CONTRACT.md section 6). It speaks the wire protocol of
+ * `agent-pep/dev-pdp`: the local reference PDP (docs/dev-pdp.md). It speaks the wire protocol of
  * section 3, signs permits as in section 4, keeps a hash-chained signed evidence log, holds
  * escalations for review and injects faults on demand, so agents and services can be developed and
  * their fail-closed paths tested without a production PDP.
@@ -76,7 +76,7 @@ export interface DevPdp {
  * signing key made at start unless one is given (permits from an earlier run do not verify against a
  * new key). It binds to 127.0.0.1 unless told otherwise. Policy regexes are RE2 syntax, matched in
  * linear time, so no request can stall it; a slow client is cut off after `headersTimeoutMs` /
- * `requestTimeoutMs`. It serves its native protocol (CONTRACT.md section 3) and AuthZEN 1.0
+ * `requestTimeoutMs`. It serves its native protocol (docs/fail-closed.md) and AuthZEN 1.0
  * (`/access/v1/evaluation`, `/access/v1/evaluations`, `/.well-known/authzen-configuration`).
  * @example
  * ```ts

@@ -10,7 +10,7 @@ import type { DevPdpKeySource } from './signing.js';
 
 /** Options of `startDevPdp`. */
 export interface DevPdpOptions {
-  /** The policy (CONTRACT.md section 6): an object, or its JSON text. Validated and compiled at start. */
+  /** The policy (docs/dev-pdp.md): an object, or its JSON text. Validated and compiled at start. */
   policy: unknown;
   /** Interface to listen on. @defaultValue '127.0.0.1' */
   host?: string;

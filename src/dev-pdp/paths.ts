@@ -1,5 +1,5 @@
 /**
- * Dotted `args.` paths (CONTRACT.md section 6): read by `when`, written by `setArgs`.
+ * Dotted `args.` paths (docs/dev-pdp.md): read by `when`, written by `setArgs`.
  * @packageDocumentation
  */
 

@@ -1,5 +1,5 @@
 /**
- * The dev PDP's policy format (CONTRACT.md section 6): the zod schema, its JSON Schema, and compilation
+ * The dev PDP's policy format (docs/dev-pdp.md): the zod schema, its JSON Schema, and compilation
  * into matchers. Every problem in a policy is reported at once, by path and reason.
  * @packageDocumentation
  */
@@ -151,7 +151,7 @@ const latchSchema = z
   })
   .meta({ description: 'a latch engages when its stage, tool, content and every when condition match' });
 
-/** The zod schema of a policy file (CONTRACT.md section 6). Cross-field rules are checked by {@link compilePolicy}. */
+/** The zod schema of a policy file (docs/dev-pdp.md). Cross-field rules are checked by {@link compilePolicy}. */
 export const policySchema = z
   .strictObject({
     $schema: z.string().optional(),
@@ -161,7 +161,7 @@ export const policySchema = z
   })
   .meta({
     title: 'agent-pep dev PDP policy',
-    description: 'A policy for the agent-pep reference PDP (agent-pep/dev-pdp). See CONTRACT.md section 6.',
+    description: 'A policy for the agent-pep reference PDP (agent-pep/dev-pdp). See docs/dev-pdp.md.',
   });
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Linear-time regexes for policies: RE2 syntax through `re2js` (the only re2js import), so that no
- * content or args a request carries can stall the dev PDP (CONTRACT.md section 6).
+ * content or args a request carries can stall the dev PDP (docs/dev-pdp.md).
  * @packageDocumentation
  */
 import { RE2JS } from 're2js';

@@ -1,5 +1,5 @@
 /**
- * The dev PDP's Ed25519 signing key, its JWKS, permits (CONTRACT.md section 4) and evidence signatures.
+ * The dev PDP's Ed25519 signing key, its JWKS, permits (docs/permits.md) and evidence signatures.
  * @packageDocumentation
  */
 import { type KeyObject, randomBytes } from 'node:crypto';
@@ -130,7 +130,7 @@ export function randomId(prefix = ''): string {
 }
 
 /**
- * Signs a one-time permit (CONTRACT.md section 4): header `{ alg: 'EdDSA', kid, typ: 'permit+jwt' }`,
+ * Signs a one-time permit (docs/permits.md): header `{ alg: 'EdDSA', kid, typ: 'permit+jwt' }`,
  * claims `iss aud sub sid jti iat nbf exp tool act_hash decision_id`.
  * @internal
  */

@@ -1,5 +1,5 @@
 /**
- * The native protocol of the dev PDP (CONTRACT.md section 3): the authorize body to a checked request,
+ * The native protocol of the dev PDP (docs/fail-closed.md): the authorize body to a checked request,
  * and a decision to the answer.
  * @packageDocumentation
  */

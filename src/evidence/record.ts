@@ -1,5 +1,5 @@
 /**
- * The evidence record (CONTRACT.md section 6) and its hash, shared by the dev PDP that writes the log
+ * The evidence record (docs/dev-pdp.md) and its hash, shared by the dev PDP that writes the log
  * and `verifyEvidence` that checks it.
  * @packageDocumentation
  */

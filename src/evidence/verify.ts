@@ -1,5 +1,5 @@
 /**
- * Verification of a PDP's evidence log (CONTRACT.md section 6).
+ * Verification of a PDP's evidence log (docs/dev-pdp.md).
  * @packageDocumentation
  */
 import { decodeJsonObject } from '../permit/decode.js';

@@ -1,5 +1,5 @@
 /**
- * The wire of `agent-pep hook claude-code|codex` (CONTRACT.md section 8): a host's hook event (stdin
+ * The wire of `agent-pep hook claude-code|codex` (docs/adapters.md): a host's hook event (stdin
  * JSON) read into a step, and a decision turned into the host's answer (stdout JSON and exit code).
  * Pure: no I/O, so every mapping is unit-testable.
  *

@@ -1,6 +1,6 @@
 /**
  * The one way every option error is made: a `TypeError` whose `option` names the offending path
- * (CONTRACT.md section 2), so callers and tests can tell which rule fired. Not public.
+ * (docs/api.md), so callers and tests can tell which rule fired. Not public.
  * @internal
  */
 

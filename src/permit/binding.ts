@@ -1,6 +1,6 @@
 /**
  * What binds a permit to one action: the normalized `tool` and the `act_hash` of the args
- * (CONTRACT.md section 4), and, on the client, the agent (`sub`) and session (`sid`) it was asked for
+ * (docs/permits.md), and, on the client, the agent (`sub`) and session (`sid`) it was asked for
  * (section 3, rule 5).
  * @internal
  */
@@ -95,7 +95,7 @@ export interface BoundPermit {
 }
 
 /**
- * Rule 5 (CONTRACT.md section 3): the permit on an action decodes, without trust, to the tool, args,
+ * Rule 5 (docs/fail-closed.md): the permit on an action decodes, without trust, to the tool, args,
  * agent and session asked about. The payload is decoded once; the signature is not checked here
  * (`guardTool` and the service verify it).
  * @returns what is wrong (for the `ambiguous_decision` message), else the {@link BoundPermit}

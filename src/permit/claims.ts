@@ -4,13 +4,13 @@
  *
  * Written here rather than through jose's `jwtVerify` claim options: those run only inside a second
  * signature verification, check `nbf` before `exp`, accept `application/permit+jwt` for the `typ`, and
- * bound no lifetime, so the codes and their order (CONTRACT.md section 4) would change.
+ * bound no lifetime, so the codes and their order (docs/permits.md) would change.
  * @internal
  */
 import type { DecodedPermit } from './decode.js';
 import { nonEmptyString, refuse } from './refuse.js';
 
-/** The claims of a verified permit (CONTRACT.md section 4; RFC 7519 section 4 for the registered ones). */
+/** The claims of a verified permit (docs/permits.md; RFC 7519 section 4 for the registered ones). */
 export interface PermitClaims {
   /** Issuer: the PDP, equal to the configured `issuer`. */
   iss: string;
@@ -38,7 +38,7 @@ export interface PermitClaims {
   [claim: string]: unknown;
 }
 
-/** Longest permit lifetime `exp - iat` accepted, in seconds (CONTRACT.md section 4): the one 300. */
+/** Longest permit lifetime `exp - iat` accepted, in seconds (docs/permits.md): the one 300. */
 export const MAX_PERMIT_LIFETIME_SEC = 300;
 
 /** The `typ` header a permit must carry, compared exactly (RFC 8725 section 3.11). */

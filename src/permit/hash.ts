@@ -1,5 +1,5 @@
 /**
- * The action hash that binds a permit to one tool call (CONTRACT.md section 4).
+ * The action hash that binds a permit to one tool call (docs/permits.md).
  * The only import of `canonicalize` (RFC 8785).
  * @packageDocumentation
  */

@@ -1,5 +1,5 @@
 /**
- * Where permit (and evidence) verification keys come from (CONTRACT.md section 4): a JWKS URL,
+ * Where permit (and evidence) verification keys come from (docs/permits.md): a JWKS URL,
  * fetched with a deadline, a cooldown and a failure backoff; a JWKS object; or one public
  * `KeyObject` / `CryptoKey`. Private and secret keys are refused when the source is built.
  * @internal

@@ -1,5 +1,5 @@
 /**
- * Tool-name normalization (CONTRACT.md section 4).
+ * Tool-name normalization (docs/permits.md).
  * @packageDocumentation
  */
 

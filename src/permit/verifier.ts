@@ -1,5 +1,5 @@
 /**
- * Permit verification (CONTRACT.md section 4): the option checks and the one code path.
+ * Permit verification (docs/permits.md): the option checks and the one code path.
  *
  * {@link createPermitChecker} runs every check but the replay claim (the client's `guardTool` uses
  * it); {@link createPermitVerifier} runs the same checks, then claims the `jti` once.
@@ -75,7 +75,7 @@ export interface PermitVerifierOptions {
   /** Deadline of one `replayStore.claim`, in milliseconds; a claim that takes longer refuses. @defaultValue 2000 */
   storeTimeoutMs?: number | undefined;
   /**
-   * OpenTelemetry (CONTRACT.md section 10): counts every `verify` in `pep.permit.verifications` by result
+   * OpenTelemetry (docs/telemetry.md): counts every `verify` in `pep.permit.verifications` by result
    * (`ok` or the error code); `true` for the global meter, or `{ meter }`. Needs `@opentelemetry/api`.
    * @defaultValue undefined (nothing recorded, nothing loaded)
    */
@@ -322,7 +322,7 @@ export function createPermitChecker(options: PermitCheckerOptions): PermitChecke
 
 /**
  * Creates the verifier a side-effecting service runs before it acts on a permit
- * (CONTRACT.md section 4).
+ * (docs/permits.md).
  *
  * @param options - `keys`: a JWKS URL (string or URL), a JWKS object or a public KeyObject/CryptoKey;
  *   `issuer`: the expected `iss`; `audience`: this service's name (string or list);

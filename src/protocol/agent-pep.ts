@@ -1,5 +1,5 @@
 /**
- * The wire protocol (CONTRACT.md section 3): the request body and the response schema.
+ * The wire protocol (docs/fail-closed.md): the request body and the response schema.
  * The only zod import for the protocol.
  * @internal
  */

@@ -1,5 +1,5 @@
 /**
- * The OpenID AuthZEN Authorization API 1.0 wire (CONTRACT.md section 9): a prepared request to an
+ * The OpenID AuthZEN Authorization API 1.0 wire (docs/authzen.md): a prepared request to an
  * evaluation, the `evaluations` batch body, the zod schemas of the answers, their mapping to the
  * agent-pep verdict (the agent-pep profile in `context`), and the discovery document. The only zod
  * schemas of the AuthZEN wire. Nothing here touches the network.

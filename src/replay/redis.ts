@@ -134,7 +134,7 @@ function before<T>(promise: Promise<T>, deadline: number): Promise<T> {
 
 /**
  * Creates a {@link ReplayStore} on Redis, for many replicas of a service sharing one set of used
- * permit ids (CONTRACT.md section 4).
+ * permit ids (docs/permits.md).
  *
  * @param options - exactly one of `url` (`redis://` / `rediss://`) and `client` (a connected ioredis
  *   `Redis` or `Cluster`); `prefix?` (default `'agent-pep:permit:'`); `commandTimeoutMs?` (ms, default

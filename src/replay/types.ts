@@ -1,5 +1,5 @@
 /**
- * The single-use store a permit verifier claims `jti`s in (CONTRACT.md section 4).
+ * The single-use store a permit verifier claims `jti`s in (docs/permits.md).
  * @packageDocumentation
  */
 

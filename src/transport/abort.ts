@@ -17,7 +17,7 @@ export type AbortCause = 'deadline' | 'attempt_timeout' | 'caller' | 'closed';
 
 /**
  * The one table from an {@link AbortCause} to the code and message of the synthesized BLOCK it gives
- * (CONTRACT.md section 3, rule 1). Messages name no content, args or secret.
+ * (docs/fail-closed.md, rule 1). Messages name no content, args or secret.
  */
 export const ABORT_CAUSES: Readonly<Record<AbortCause, { readonly code: FailClosedCode; readonly message: string }>> =
   Object.freeze({

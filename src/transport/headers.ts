@@ -1,5 +1,5 @@
 /**
- * Checks of a status-200 response's headers before its body is read (CONTRACT.md section 3, rule 3):
+ * Checks of a status-200 response's headers before its body is read (docs/fail-closed.md, rule 3):
  * JSON with at most one `charset`, that one `utf-8`, and no content coding. The only content-type import.
  * Each check is a few comparisons for the headers a PDP usually sends (this runs on every decision).
  * @internal
@@ -83,7 +83,7 @@ function is(value: string | string[], token: string): boolean {
 /**
  * Refuses any content coding: a `Content-Encoding` other than `identity`, or a `Transfer-Encoding`
  * other than `chunked` (`gzip, chunked` included). Such a body is refused, never decoded: the bytes
- * that are checked are the bytes that came (CONTRACT.md section 3, rule 3).
+ * that are checked are the bytes that came (docs/fail-closed.md, rule 3).
  * @param headers the response headers as undici reports them (lower-case names)
  * @throws AttemptFailure `invalid_response`
  */

@@ -1,7 +1,7 @@
 /**
  * `pepMiddleware` for the Vercel AI SDK (`ai` 6.x and 7.x): a language-model middleware that checks new
  * user text (`input`) and new tool results (`context_egress`) once each before the model is called, and
- * the generated text (`output`) before it is returned, a stream included (CONTRACT.md section 8).
+ * the generated text (`output`) before it is returned, a stream included (docs/adapters.md).
  * @internal
  */
 import { createHash, randomUUID } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * `guardTools` and `pepToolApproval` for the Vercel AI SDK (`ai` 6.x and 7.x): each tool body runs only
- * inside `pep.guardTool`, and ESCALATE goes through the SDK's tool approval (CONTRACT.md section 8).
+ * inside `pep.guardTool`, and ESCALATE goes through the SDK's tool approval (docs/adapters.md).
  * Structural types only: no value is imported from `ai`, so one adapter serves both majors.
  * @internal
  */

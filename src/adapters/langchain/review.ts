@@ -1,7 +1,7 @@
 /**
  * The human-review side of the LangChain adapter, without LangChain: the interrupt payload an
  * ESCALATE raises (the `humanInTheLoopMiddleware` shape) and how a resume value is read
- * (CONTRACT.md section 8). Anything but a well-formed approval is not an approval.
+ * (docs/adapters.md). Anything but a well-formed approval is not an approval.
  * @internal
  */
 import type { PolicyDecision } from '../../decision.js';

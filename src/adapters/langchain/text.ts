@@ -3,7 +3,7 @@
  * results (context egress, with the tool's name) are checked once each before the model sees them,
  * and the model's message (output) before it is returned; in `afterAgent`, the final message
  * (delivery). WARN replaces the text; BLOCK, ESCALATE or a failure of the adapter stop the step with
- * an `AIMessage` carrying the section-5 text (CONTRACT.md sections 5 and 8).
+ * an `AIMessage` carrying the section-5 text (docs/api.md and docs/adapters.md).
  * @internal
  */
 import { randomUUID } from 'node:crypto';

@@ -2,7 +2,7 @@
  * The action stage of the LangChain adapter: `wrapToolCall` runs the real tool only inside
  * `pep.guardTool` (ALLOW or WARN whose permit verifies, with the effective args), answers a blocked
  * call with an error `ToolMessage` carrying the section-5 text, and turns ESCALATE into a graph
- * interrupt whose resume asks the PDP again (CONTRACT.md section 8).
+ * interrupt whose resume asks the PDP again (docs/adapters.md).
  * @internal
  */
 import { randomUUID } from 'node:crypto';

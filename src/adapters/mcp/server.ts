@@ -29,7 +29,7 @@ import {
 export interface GuardMcpServerOptions {
   /**
    * Verify the permit the client's PEP sent in `params._meta['agent-pep/permit']` (with every check of
-   * CONTRACT.md section 4, the replay claim included) instead of asking the PDP. A call without a
+   * docs/permits.md, the replay claim included) instead of asking the PDP. A call without a
    * valid permit is refused; the PDP is never asked. Make it with `createPermitVerifier({ keys, issuer,
    * audience })`, `audience` being the name the PDP puts in `aud` for this server.
    * @defaultValue undefined (each call is decided by `pep.guardTool`, which asks the PDP)
