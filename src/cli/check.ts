@@ -7,7 +7,7 @@
 import { createPep } from '../client.js';
 import { type PolicyDecision, TEXT_STAGES, type TextStage } from '../decision.js';
 import type { PepOptions } from '../options.js';
-import { apiKeyFromEnv, jsonObjectFlag, readStdin } from './input.js';
+import { apiKeyFromEnv, jsonObjectFlag, protocolFlag, readStdin } from './input.js';
 import { EXIT, integerFlag, parseCommandLine, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep check --pdp URL --agent ID [options]
@@ -96,14 +96,7 @@ export async function run(argv: string[]): Promise<void> {
     if (values.simulated) options.simulated = true;
     const envName = values['api-key-env'];
     if (envName !== undefined) options.apiKey = apiKeyFromEnv(envName);
-    if (values.protocol !== undefined) {
-      if (values.protocol !== 'agent-pep' && values.protocol !== 'authzen') {
-        throw new UsageError(
-          `--protocol must be agent-pep or authzen, not ${JSON.stringify(values.protocol.slice(0, 40))}`,
-        );
-      }
-      options.protocol = values.protocol;
-    }
+    if (values.protocol !== undefined) options.protocol = protocolFlag(values.protocol);
     if (values.stage !== undefined) {
       if (!isTextStage(values.stage)) {
         throw new UsageError(

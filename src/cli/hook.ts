@@ -19,7 +19,7 @@ import {
 } from '../hooks/wire.js';
 import { hasDuplicateMemberNames } from '../internal/ijson.js';
 import type { PepOptions } from '../options.js';
-import { apiKeyFromEnv } from './input.js';
+import { apiKeyFromEnv, protocolFlag } from './input.js';
 import { integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep hook claude-code|codex --pdp URL --agent ID [options]
@@ -87,10 +87,7 @@ function configure(argv: string[]): HookConfig {
     if (values.pdp === undefined) throw new UsageError('--pdp URL is required');
     if (values.agent === undefined) throw new UsageError('--agent ID is required');
     const timeoutMs = integerFlag(values.timeout, 'timeout', 100, 60_000) ?? DEFAULT_TIMEOUT_MS;
-    const protocol = values.protocol ?? 'agent-pep';
-    if (protocol !== 'agent-pep' && protocol !== 'authzen') {
-      throw new UsageError('--protocol must be agent-pep or authzen');
-    }
+    const protocol = protocolFlag(values.protocol);
     const escalate = values.escalate ?? (host === 'codex' ? 'deny' : 'ask');
     if (escalate !== 'ask' && escalate !== 'deny') throw new UsageError('--escalate must be ask or deny');
     if (host === 'codex' && escalate === 'ask') {

@@ -89,3 +89,12 @@ export function apiKeyFromEnv(name: string): string {
   }
   return key;
 }
+
+/**
+ * The `--protocol` flag (`check`, `hook`): `agent-pep` (the default) or `authzen` (AuthZEN 1.0).
+ * @throws UsageError for any other value (at most 40 characters of it are echoed)
+ */
+export function protocolFlag(value: string | undefined): 'agent-pep' | 'authzen' {
+  if (value === undefined || value === 'agent-pep' || value === 'authzen') return value ?? 'agent-pep';
+  throw new UsageError(`--protocol must be agent-pep or authzen, not ${JSON.stringify(value.slice(0, 40))}`);
+}
