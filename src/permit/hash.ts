@@ -50,6 +50,9 @@ export function actionHash(tool: string, args: Record<string, unknown>): string 
   return actionHashOfSnapshot(name, snapshotJsonObject(args));
 }
 
+/** A character that JSON escapes in a string: a quote, a backslash or a control character (RFC 8259 section 7). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
 /**
  * RFC 8785 text of a snapshot (`snapshotJson`'s output: plain objects, dense arrays, finite numbers,
  * well-formed strings, no cycles), without {@link canonicalJson}'s checks, which the snapshot already
@@ -59,12 +62,16 @@ export function actionHash(tool: string, args: Record<string, unknown>): string 
  * @internal
  */
 export function canonicalSnapshotJson(value: unknown): string {
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  if (typeof value !== 'object' || value === null) return leafJson(value);
   if (Array.isArray(value)) {
     const n = value.length;
     if (n === 0) return '[]';
-    let out = `[${canonicalSnapshotJson(value[0])}`;
-    for (let i = 1; i < n; i++) out += `,${canonicalSnapshotJson(value[i])}`;
+    let out = '[';
+    for (let i = 0; i < n; i++) {
+      const v: unknown = value[i];
+      if (i > 0) out += ',';
+      out += typeof v === 'object' && v !== null ? canonicalSnapshotJson(v) : leafJson(v);
+    }
     return `${out}]`;
   }
   const keys = Object.keys(value);
@@ -74,9 +81,22 @@ export function canonicalSnapshotJson(value: unknown): string {
   let out = '{';
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    out += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${canonicalSnapshotJson(obj[key])}`;
+    const v = obj[key];
+    if (i > 0) out += ',';
+    // A key with nothing to escape is its own JSON text between quotes (most keys): no JSON.stringify.
+    out += NEEDS_ESCAPE.test(key) ? JSON.stringify(key) : `"${key}"`;
+    out += ':';
+    out += typeof v === 'object' && v !== null ? canonicalSnapshotJson(v) : leafJson(v);
   }
   return `${out}}`;
+}
+
+/** The JSON text of a snapshot's string, finite number, boolean or null (as `JSON.stringify` writes it). */
+function leafJson(v: unknown): string {
+  // A snapshot's numbers are finite: `String` is then Number::toString, which `JSON.stringify` uses.
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'string') return JSON.stringify(v);
+  return v === true ? 'true' : v === false ? 'false' : 'null';
 }
 
 /**
