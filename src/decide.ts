@@ -188,7 +188,7 @@ export async function decide(
   const r = await exchange(
     ctx,
     p.call.signal,
-    { path, headers, body: () => (authzen ? encodeEvaluation(p) : encodeRequest(p.req)) },
+    { path, headers, body: () => (authzen ? encodeEvaluation(p) : encodeRequest(p.req, p.sent.argsJson)) },
     deadlineAt,
     (res) => {
       const { response, raw } = authzen ? parseEvaluation(res.body) : parseResponse(res.body);

@@ -20,6 +20,8 @@ export interface SentRequest {
   tool?: string;
   /** The args snapshot that was sent (action). */
   args?: Record<string, unknown>;
+  /** `args` as RFC 8785 text, written once (action): the request carries it, and rule 5 hashes it. */
+  argsJson?: string;
   /** Set by {@link toDecision} when rule 5 passed: what it decoded and hashed, for `guardTool` to reuse. */
   bound?: BoundPermit;
 }
@@ -90,6 +92,7 @@ export function toDecision(
           const bound = checkPermitBinding(res.permitId, {
             tool: sent.tool as string,
             args: decision.transformedArgs ?? sent.args ?? {},
+            argsJson: decision.transformedArgs === undefined ? sent.argsJson : undefined,
             agentId: sent.agentId,
             session: sent.session,
           });

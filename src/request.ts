@@ -9,6 +9,7 @@ import type { Stage } from './decision.js';
 import type { SentRequest } from './enforce.js';
 import { NotJsonError, snapshotJsonObject } from './internal/json.js';
 import { type CallOptions, DEFAULTS, type EgressCallOptions } from './options.js';
+import { canonicalSnapshotJson } from './permit/hash.js';
 import { normalizeToolName } from './permit/normalize.js';
 import type { AuthorizeRequest } from './protocol/agent-pep.js';
 
@@ -144,6 +145,7 @@ export function prepare(
     req.args = taken.args;
     sent.tool = normalized;
     sent.args = taken.args;
+    sent.argsJson = canonicalSnapshotJson(taken.args);
   }
   if (call.simulated) req.simulated = sent.simulated = true;
   return { req, sent, call };
@@ -158,6 +160,7 @@ export function replaceRunningValue(p: Prepared, value: { args?: unknown; conten
     const taken = takeSnapshot(value.args);
     if (!taken.ok) throw new InvalidRequest(`an interceptor's replacement ${argsMessage(taken.error)}`);
     p.req.args = p.sent.args = taken.args;
+    p.sent.argsJson = canonicalSnapshotJson(taken.args);
   } else {
     p.req.content = checkContent(value.content);
   }

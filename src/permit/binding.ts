@@ -7,7 +7,7 @@
 import { snapshotJsonObject } from '../internal/json.js';
 import type { PermitClaims } from './claims.js';
 import { decodeJsonObject } from './decode.js';
-import { actionHashOfSnapshot } from './hash.js';
+import { actionHashOfCanonical, actionHashOfSnapshot } from './hash.js';
 import { normalizeToolName } from './normalize.js';
 import { refuse } from './refuse.js';
 
@@ -72,6 +72,8 @@ export interface AskedAction {
   tool: string;
   /** The args the tool will run with (a snapshot: `transformedArgs` or what was sent). */
   args: Record<string, unknown>;
+  /** `canonicalSnapshotJson(args)` when the caller already wrote it (hashed instead of writing it again). */
+  argsJson?: string | undefined;
   /** The agent id sent (expected `sub`). */
   agentId: string;
   /** The session sent (expected `sid`). */
@@ -107,7 +109,10 @@ export function checkPermitBinding(permit: string, asked: AskedAction): string |
   if (claims.tool !== asked.tool) return 'the permit is for another tool';
   if (claims.sub !== asked.agentId) return 'the permit is for another agent';
   if (claims.sid !== asked.session) return 'the permit is for another session';
-  const actHash = actionHashOfSnapshot(asked.tool, asked.args);
+  const actHash =
+    asked.argsJson !== undefined
+      ? actionHashOfCanonical(asked.tool, asked.argsJson)
+      : actionHashOfSnapshot(asked.tool, asked.args);
   if (claims.act_hash !== actHash) return 'the permit is for other args';
   return { permit, payload: claims, args: asked.args, actHash };
 }

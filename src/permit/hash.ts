@@ -115,5 +115,13 @@ export function referenceActionHash(normalizedTool: string, args: Record<string,
  * canonical text of `{ tool, args }` is `{"args":...,"tool":...}` ("args" sorts before "tool"). @internal
  */
 export function actionHashOfSnapshot(normalizedTool: string, snapshot: Record<string, unknown>): string {
-  return sha256b64url(`{"args":${canonicalSnapshotJson(snapshot)},"tool":${JSON.stringify(normalizedTool)}}`);
+  return actionHashOfCanonical(normalizedTool, canonicalSnapshotJson(snapshot));
+}
+
+/**
+ * `actionHash` from the RFC 8785 text of the args ({@link canonicalSnapshotJson} of a snapshot), for
+ * a caller that already wrote it (the client sends that text and hashes it once). @internal
+ */
+export function actionHashOfCanonical(normalizedTool: string, argsJson: string): string {
+  return sha256b64url(`{"args":${argsJson},"tool":${JSON.stringify(normalizedTool)}}`);
 }

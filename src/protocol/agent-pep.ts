@@ -50,9 +50,16 @@ export const AuthorizeResponseSchema = z.looseObject({
 /** A schema-valid PDP answer. */
 export type AuthorizeResponse = z.infer<typeof AuthorizeResponseSchema>;
 
-/** Serializes a request body. `simulated` is sent only when true. */
-export function encodeRequest(req: AuthorizeRequest): string {
-  return JSON.stringify(req);
+/**
+ * Serializes a request body. `simulated` is sent only when true.
+ * @param argsJson - `req.args` as RFC 8785 text, when the caller already wrote it (the client does,
+ *   to hash it for rule 5): the body carries that text, the same members with their keys sorted
+ */
+export function encodeRequest(req: AuthorizeRequest, argsJson?: string): string {
+  if (argsJson === undefined || req.args === undefined) return JSON.stringify(req);
+  const { args: _, ...rest } = req;
+  const head = JSON.stringify(rest);
+  return `${head.slice(0, -1)},"args":${argsJson}}`;
 }
 
 // ignoreBOM keeps a leading U+FEFF in the text, where JSON.parse refuses it (RFC 8259 section 8.1: senders MUST NOT add one).

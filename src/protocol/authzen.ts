@@ -60,9 +60,22 @@ export function toEvaluation({ req, sent }: PreparedCall): Evaluation {
   };
 }
 
+/**
+ * One evaluation as JSON text: {@link toEvaluation}, with an action's args as the RFC 8785 text the
+ * client already wrote (`sent.argsJson`, hashed for rule 5) rather than serialized again.
+ */
+function evaluationJson(call: PreparedCall): string {
+  const { req, sent } = call;
+  if (req.stage !== 'action' || sent.argsJson === undefined) return JSON.stringify(toEvaluation(call));
+  const context = req.simulated
+    ? { session: req.session, requestId: req.requestId, simulated: true }
+    : { session: req.session, requestId: req.requestId };
+  return `{"subject":{"type":"agent","id":${JSON.stringify(req.agentId)}},"action":{"name":"call"},"resource":{"type":"tool","id":${JSON.stringify(sent.tool)},"properties":{"args":${sent.argsJson}}},"context":${JSON.stringify(context)}}`;
+}
+
 /** The body of `POST /access/v1/evaluation`. */
 export function encodeEvaluation(call: PreparedCall): string {
-  return JSON.stringify(toEvaluation(call));
+  return evaluationJson(call);
 }
 
 /**
@@ -71,7 +84,9 @@ export function encodeEvaluation(call: PreparedCall): string {
  * PDP answers every item.
  */
 export function encodeEvaluations(calls: readonly PreparedCall[]): string {
-  return JSON.stringify({ options: { evaluations_semantic: 'execute_all' }, evaluations: calls.map(toEvaluation) });
+  let out = '{"options":{"evaluations_semantic":"execute_all"},"evaluations":[';
+  for (let i = 0; i < calls.length; i++) out += `${i === 0 ? '' : ','}${evaluationJson(calls[i] as PreparedCall)}`;
+  return `${out}]}`;
 }
 
 const JsonObjectSchema = z.custom<Record<string, unknown>>(

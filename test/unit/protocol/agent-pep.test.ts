@@ -1,7 +1,28 @@
+import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { AttemptFailure } from '../../../src/internal/failure.js';
 import { hasDuplicateMemberNames, isIJsonValue } from '../../../src/internal/ijson.js';
-import { parseResponse } from '../../../src/protocol/agent-pep.js';
+import { canonicalSnapshotJson } from '../../../src/permit/hash.js';
+import { type AuthorizeRequest, encodeRequest, parseResponse } from '../../../src/protocol/agent-pep.js';
+
+describe('encodeRequest', () => {
+  const args = { orderId: 'ord_1', amount: 129.5, nested: { z: 1, a: [true, null, 'q"'] } };
+  const base: AuthorizeRequest = { agentId: 'a', session: 's', stage: 'action', requestId: 'r1', tool: 'refund', args };
+
+  it('with the args text the client hashed: the same request, the args as RFC 8785 text', () => {
+    for (const req of [base, { ...base, simulated: true as const }]) {
+      const body = encodeRequest(req, canonicalSnapshotJson(args));
+      expect(JSON.parse(body)).toEqual(JSON.parse(JSON.stringify(req)));
+      expect(body).toContain(`"args":${canonicalize(args)}`);
+    }
+  });
+
+  it('without it (or with no args): JSON.stringify of the request', () => {
+    expect(encodeRequest(base)).toBe(JSON.stringify(base));
+    const text: AuthorizeRequest = { agentId: 'a', session: 's', stage: 'input', requestId: 'r1', content: 'hi' };
+    expect(encodeRequest(text, '{}')).toBe(JSON.stringify(text));
+  });
+});
 
 describe('hasDuplicateMemberNames (RFC 7493 section 2.3)', () => {
   it.each([

@@ -2,13 +2,16 @@
  * The AuthZEN 1.0 wire without a network (CONTRACT.md section 9): the mapping of a request, of an
  * answer (a boolean `decision`, the agent-pep profile), of a batch answer, and the discovery check.
  */
+import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import type { SentRequest } from '../../../src/enforce.js';
 import { AttemptFailure } from '../../../src/internal/failure.js';
+import { canonicalSnapshotJson } from '../../../src/permit/hash.js';
 import type { AuthorizeRequest } from '../../../src/protocol/agent-pep.js';
 import {
   DiscardedConfiguration,
   defaultEndpoints,
+  encodeEvaluation,
   encodeEvaluations,
   mapAnswer,
   parseConfiguration,
@@ -65,6 +68,24 @@ describe('toEvaluation', () => {
     expect(body.options).toEqual({ evaluations_semantic: 'execute_all' });
     expect(body.evaluations.map((e: { context: { requestId: string } }) => e.context.requestId)).toEqual(['r1', 'r2']);
     expect(Object.keys(body)).toEqual(['options', 'evaluations']);
+  });
+
+  it('an action item carries the args as the RFC 8785 text the client hashed: the same evaluation as toEvaluation', () => {
+    const args = { z: [1, { b: 'x"y', a: null }], a: -0, m: 1e21, '\n': true };
+    for (const simulated of [false, true]) {
+      const c = call(
+        simulated ? { tool: 'Refund-Payment', args, simulated } : { tool: 'Refund-Payment', args },
+        'refund_payment',
+      );
+      c.sent.args = args;
+      c.sent.argsJson = canonicalSnapshotJson(args);
+      const one = encodeEvaluation(c);
+      const wire = (v: unknown) => JSON.parse(JSON.stringify(v));
+      expect(JSON.parse(one)).toEqual(wire(toEvaluation(c)));
+      expect(one).toContain(`"args":${canonicalize(args)}`);
+      const batch = JSON.parse(encodeEvaluations([c, c]));
+      expect(batch.evaluations).toEqual(wire([toEvaluation(c), toEvaluation(c)]));
+    }
   });
 });
 
