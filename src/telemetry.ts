@@ -275,11 +275,29 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
     unit: '{verification}',
   });
 
-  const server: OtelApi.Attributes = {};
+  let serverAddress: string | undefined;
+  let serverPort: number | undefined;
   if (target.origin !== undefined) {
     const url = new URL(target.origin);
-    server['server.address'] = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    server['server.port'] = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    serverAddress = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    serverPort = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  }
+
+  // The metric attribute sets, one frozen object per stage, verdict and fail-closed code, made once:
+  // a decision's metrics allocate nothing (the SDK may keep the object it is given, which is safe here).
+  const metricSets = new Map<string, OtelApi.Attributes>();
+  function metricAttributes(stage: string, verdict: string, code: string | undefined): OtelApi.Attributes {
+    const key = code === undefined ? `${stage}|${verdict}` : `${stage}|${verdict}|${code}`;
+    let set = metricSets.get(key);
+    if (set === undefined) {
+      set = Object.freeze(
+        code === undefined
+          ? { 'pep.stage': stage, 'pep.verdict': verdict }
+          : { 'pep.stage': stage, 'pep.verdict': verdict, 'pep.fail_closed_code': code },
+      );
+      metricSets.set(key, set);
+    }
+    return set;
   }
 
   function finish(span: OtelApi.Span, d: PolicyDecision, attempts: number, tool: string | undefined, sec: number) {
@@ -289,15 +307,17 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
       'pep.request_id': d.requestId,
       'pep.synthesized': d.synthesized !== undefined,
       'pep.attempts': attempts,
-      ...server,
     };
+    if (serverAddress !== undefined) {
+      attrs['server.address'] = serverAddress;
+      attrs['server.port'] = serverPort;
+    }
     if (d.decisionId !== undefined) attrs['pep.decision_id'] = d.decisionId;
     if (d.latches !== undefined) attrs['pep.latches'] = [...d.latches];
     if (d.interceptor !== undefined) attrs['pep.interceptor'] = d.interceptor;
     if (tool !== undefined) attrs['gen_ai.tool.name'] = tool;
     const status = statusOf(d, attempts);
     if (status !== undefined) attrs['http.response.status_code'] = status;
-    const metricAttrs: OtelApi.Attributes = { 'pep.stage': d.stage, 'pep.verdict': d.verdict };
     if (d.synthesized !== undefined) {
       attrs['pep.fail_closed_code'] = d.synthesized.code;
       attrs['error.type'] = d.synthesized.code;
@@ -305,12 +325,8 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
     }
     span.setAttributes(attrs);
     span.end();
-    // Two objects: the SDK may keep the attributes object it was given.
-    duration.record(sec, metricAttrs);
-    decisions.add(
-      1,
-      d.synthesized === undefined ? { ...metricAttrs } : { ...metricAttrs, 'pep.fail_closed_code': d.synthesized.code },
-    );
+    duration.record(sec, metricAttributes(d.stage, d.verdict, undefined));
+    decisions.add(1, metricAttributes(d.stage, d.verdict, d.synthesized?.code));
   }
 
   function countPermitResult(result: string): void {
