@@ -206,15 +206,18 @@ export function createPep(options: PepOptions): Pep {
 function bindClient(shared: Shared, session: string): Pep {
   const { opts, ctx, chains } = shared;
 
-  /** A call up to the network: call options, request, the `before` chain. Resolves, never rejects. */
-  async function prepareStep(
+  /**
+   * A call up to the network: call options, request, the `before` chain. Never throws, never rejects;
+   * without interceptors for the stage it answers at once (no promise on the hot path).
+   */
+  function prepareStep(
     stage: Stage,
     payload: Payload,
     rawOpts: unknown,
     snapshot: Snapshot | undefined,
     deadlineAt: number,
     span?: DecisionSpan,
-  ): Promise<PreparedStep> {
+  ): PreparedStep | Promise<PreparedStep> {
     const requestId = randomUUID();
     const decided = (outcome: Outcome): PreparedStep => ({ kind: 'decided', outcome });
     let p: Prepared;
@@ -226,82 +229,87 @@ function bindClient(shared: Shared, session: string): Pep {
       return decided(blockOutcome({ stage, requestId }, 'invalid_request', message));
     }
     if (span) span.tool = p.sent.tool;
+    return chains[stage].before.length > 0 ? beforeChain(p, deadlineAt) : { kind: 'ready', p };
+  }
+
+  /** The stage's `before` interceptors on a prepared call (section 7). Resolves, never rejects. */
+  async function beforeChain(p: Prepared, deadlineAt: number): Promise<PreparedStep> {
+    const { stage, requestId } = p.sent;
+    const decided = (outcome: Outcome): PreparedStep => ({ kind: 'decided', outcome });
     const chain = chains[stage].before;
-    if (chain.length > 0) {
-      if (p.call.signal?.aborted) return decided(blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message));
-      const r = await runBefore(
-        chain,
-        { stage, session: p.call.session, tool: p.sent.tool, args: p.sent.args, content: p.req.content },
-        { deadlineAt, signal: p.call.signal },
-      );
-      switch (r.kind) {
-        case 'proceed':
-          if (r.replaced) {
-            try {
-              replaceRunningValue(p, r);
-            } catch (err) {
-              const message = err instanceof InvalidRequest ? err.message : 'an interceptor replacement is not valid';
-              return decided(blockOutcome(p.sent, 'invalid_request', message));
-            }
+    if (p.call.signal?.aborted) return decided(blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message));
+    const r = await runBefore(
+      chain,
+      { stage, session: p.call.session, tool: p.sent.tool, args: p.sent.args, content: p.req.content },
+      { deadlineAt, signal: p.call.signal },
+    );
+    switch (r.kind) {
+      case 'proceed':
+        if (r.replaced) {
+          try {
+            replaceRunningValue(p, r);
+          } catch (err) {
+            const message = err instanceof InvalidRequest ? err.message : 'an interceptor replacement is not valid';
+            return decided(blockOutcome(p.sent, 'invalid_request', message));
           }
-          break;
-        case 'deny':
-        case 'substitute': {
-          const decision: PolicyDecision = {
-            verdict: 'BLOCK',
-            stage,
-            requestId,
-            reason: r.kind === 'deny' ? r.reason : `answered by interceptor '${r.name}'`,
-            interceptor: r.name,
-          };
-          if (r.kind === 'substitute') decision.substitute = { result: r.result };
-          if (p.sent.simulated) decision.simulated = true;
-          return decided({ decision, attempts: 0 });
         }
-        case 'aborted':
-          return decided(blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message));
-        default: {
-          const why = r.kind === 'timeout' ? 'was still pending at the deadline' : r.why;
-          const o = blockOutcome(p.sent, 'interceptor_failed', `interceptor '${r.name}' ${why}`);
-          o.decision.interceptor = r.name;
-          return decided(o);
-        }
+        break;
+      case 'deny':
+      case 'substitute': {
+        const decision: PolicyDecision = {
+          verdict: 'BLOCK',
+          stage,
+          requestId,
+          reason: r.kind === 'deny' ? r.reason : `answered by interceptor '${r.name}'`,
+          interceptor: r.name,
+        };
+        if (r.kind === 'substitute') decision.substitute = { result: r.result };
+        if (p.sent.simulated) decision.simulated = true;
+        return decided({ decision, attempts: 0 });
+      }
+      case 'aborted':
+        return decided(blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message));
+      default: {
+        const why = r.kind === 'timeout' ? 'was still pending at the deadline' : r.why;
+        const o = blockOutcome(p.sent, 'interceptor_failed', `interceptor '${r.name}' ${why}`);
+        o.decision.interceptor = r.name;
+        return decided(o);
       }
     }
     return { kind: 'ready', p };
   }
 
-  /** One prepared call over the network (one evaluation over AuthZEN). */
-  async function send(p: Prepared, deadlineAt: number, span?: DecisionSpan): Promise<Outcome> {
+  /** One prepared call over the network (one evaluation over AuthZEN). Resolves, never rejects. */
+  function send(p: Prepared, deadlineAt: number, span?: DecisionSpan): Promise<Outcome> {
     const headers = { ...shared.headers, 'x-request-id': p.sent.requestId };
-    let path = opts.path;
-    if (shared.endpoints) {
-      const e = await shared.endpoints(deadlineAt);
-      if (!e.ok) return blockOutcome(p.sent, e.code, e.message, e.attempts, e.status);
-      path = e.value.evaluation;
-    }
-    let outcome: Outcome;
-    if (span) {
-      span.inject(headers);
-      outcome = await span.run(() => decide(ctx, p, headers, deadlineAt, path));
-    } else outcome = await decide(ctx, p, headers, deadlineAt, path);
-    outcome.args = p.sent.args;
-    outcome.bound = p.sent.bound;
-    return outcome;
+    if (shared.endpoints) return sendDiscovered(shared.endpoints, p, headers, deadlineAt, span);
+    return sendTo(opts.path, p, headers, deadlineAt, span);
   }
 
-  /** One decision: the call up to the network, then the PDP. Resolves, never rejects. */
-  async function decideStep(
-    stage: Stage,
-    payload: Payload,
-    rawOpts: unknown,
-    snapshot: Snapshot | undefined,
-    started: number,
+  /** One prepared call to `path`, inside the decision's span when there is one. */
+  function sendTo(
+    path: string,
+    p: Prepared,
+    headers: Record<string, string>,
+    deadlineAt: number,
     span: DecisionSpan | undefined,
   ): Promise<Outcome> {
-    const deadlineAt = started + opts.timeoutMs;
-    const step = await prepareStep(stage, payload, rawOpts, snapshot, deadlineAt, span);
-    return step.kind === 'decided' ? step.outcome : send(step.p, deadlineAt, span);
+    if (!span) return decide(ctx, p, headers, deadlineAt, path);
+    span.inject(headers);
+    return span.run(() => decide(ctx, p, headers, deadlineAt, path));
+  }
+
+  /** AuthZEN: the evaluation endpoint (fixed, or from the discovery document), then the call. */
+  async function sendDiscovered(
+    endpoints: EndpointSource,
+    p: Prepared,
+    headers: Record<string, string>,
+    deadlineAt: number,
+    span: DecisionSpan | undefined,
+  ): Promise<Outcome> {
+    const e = await endpoints(deadlineAt);
+    if (!e.ok) return blockOutcome(p.sent, e.code, e.message, e.attempts, e.status);
+    return sendTo(e.value.evaluation, p, headers, deadlineAt, span);
   }
 
   /**
@@ -409,7 +417,10 @@ function bindClient(shared: Shared, session: string): Pep {
     const span = telemetry ? telemetry.start() : undefined;
     let outcome: Outcome;
     try {
-      outcome = await decideStep(stage, payload, rawOpts, snapshot, started, span);
+      const deadlineAt = started + opts.timeoutMs;
+      let step = prepareStep(stage, payload, rawOpts, snapshot, deadlineAt, span);
+      if (step instanceof Promise) step = await step;
+      outcome = step.kind === 'decided' ? step.outcome : await send(step.p, deadlineAt, span);
     } catch {
       // Unreachable by design; a bug must still fail closed.
       outcome = { decision: synthesizeBlock(stage, randomUUID(), 'invalid_request', 'internal error', 0), attempts: 0 };

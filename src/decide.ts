@@ -19,7 +19,7 @@ import {
 } from './protocol/authzen.js';
 import type { Prepared } from './request.js';
 import { withRetries } from './retry.js';
-import { ABORT_CAUSES, Abort, type AbortCause, type AbortLike, AbortReason } from './transport/abort.js';
+import { ABORT_CAUSES, Abort, type AbortCause, AbortReason } from './transport/abort.js';
 import type { HttpResponse, HttpTransport } from './transport/http.js';
 
 /** What a fail-closed end of each abort cause is called: the one table, kept in `transport/abort.ts`. */
@@ -134,24 +134,23 @@ export function exchange<T>(
       return;
     }
 
-    const attempt = async (n: number): Promise<T> => {
+    // An attempt that the deadline bounds anyway (the default) needs no timer or signal of its own.
+    const attempt = (n: number): Promise<T> => {
       attempts = n;
-      let attemptSignal: AbortLike = ctrl;
-      let attemptTimer: NodeJS.Timeout | undefined;
-      let unlink: (() => void) | undefined;
-      if (ctx.attemptTimeoutMs < deadlineAt - performance.now()) {
-        const per = new Abort();
-        const forward = (): void => per.abort(ctrl.reason);
-        ctrl.addEventListener('abort', forward);
-        unlink = () => ctrl.removeEventListener('abort', forward);
-        attemptTimer = setTimeout(() => per.abort(new AbortReason('attempt_timeout')), ctx.attemptTimeoutMs);
-        attemptSignal = per;
-      }
+      if (ctx.attemptTimeoutMs < deadlineAt - performance.now()) return timedAttempt();
+      return ctx.transport.send(body, headers, ctrl, path).then(read);
+    };
+    // An attempt under `attemptTimeoutMs`: its own signal, aborted by its timer or by the decision's.
+    const timedAttempt = async (): Promise<T> => {
+      const per = new Abort();
+      const forward = (): void => per.abort(ctrl.reason);
+      ctrl.addEventListener('abort', forward);
+      const attemptTimer = setTimeout(() => per.abort(new AbortReason('attempt_timeout')), ctx.attemptTimeoutMs);
       try {
-        return read(await ctx.transport.send(body, headers, attemptSignal, path));
+        return read(await ctx.transport.send(body, headers, per, path));
       } finally {
-        if (attemptTimer) clearTimeout(attemptTimer);
-        unlink?.();
+        clearTimeout(attemptTimer);
+        ctrl.removeEventListener('abort', forward);
       }
     };
 
@@ -195,7 +194,10 @@ export async function decide(
       return toDecision(response, raw, sent, res.headers['x-request-id'], ctx.enforce);
     },
   );
-  return r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r);
+  const outcome = r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r);
+  outcome.args = sent.args;
+  outcome.bound = sent.bound;
+  return outcome;
 }
 
 /**
