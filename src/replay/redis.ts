@@ -3,6 +3,7 @@
  * The only import of ioredis (an optional peer dependency: only users of this entry install it).
  * @packageDocumentation
  */
+import { hash } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';
 import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
 import type { ReplayStore } from './types.js';
@@ -66,6 +67,13 @@ const CLAIM_SCRIPT = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if tonumber(ARGV[1]) <= now then return 0 end
 return redis.call('SET', KEYS[1], '1', 'NX', 'PXAT', ARGV[1])`;
+/** The script's SHA-1, as Redis names it in its script cache (EVALSHA). */
+const CLAIM_SHA = hash('sha1', CLAIM_SCRIPT, 'hex');
+
+/** True for Redis's answer to an EVALSHA of a script it does not hold (after SCRIPT FLUSH or a restart). */
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOSCRIPT');
+}
 
 const SCOPE = 'createRedisReplayStore';
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set(['url', 'client', 'prefix', 'commandTimeoutMs', 'connectTimeoutMs']);
@@ -223,6 +231,20 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisR
   let closed = false;
   const whenReady = readiness(client);
 
+  /**
+   * Runs the claim script by its SHA-1 (EVALSHA: Redis neither receives nor hashes the script again),
+   * sending it whole (EVAL) only when Redis does not hold it.
+   */
+  async function evalClaim(key: string, expiresAt: string): Promise<unknown> {
+    if (typeof client.evalsha !== 'function') return client.eval(CLAIM_SCRIPT, 1, key, expiresAt);
+    try {
+      return await client.evalsha(CLAIM_SHA, 1, key, expiresAt);
+    } catch (err) {
+      if (!isNoScript(err)) throw err;
+      return client.eval(CLAIM_SCRIPT, 1, key, expiresAt);
+    }
+  }
+
   async function claim(key: string, expiresAtMs: number): Promise<boolean> {
     if (typeof key !== 'string') throw new TypeError('replay key must be a string');
     if (typeof expiresAtMs !== 'number' || !Number.isFinite(expiresAtMs)) {
@@ -231,11 +253,9 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisR
     if (closed) throw new RedisReplayStoreError('the store is closed');
     if (expiresAtMs <= Date.now()) return false;
     const deadline = Date.now() + commandTimeoutMs;
-    await before(whenReady(), deadline);
-    const reply: unknown = await before(
-      client.eval(CLAIM_SCRIPT, 1, prefix + key, String(Math.ceil(expiresAtMs))),
-      deadline,
-    );
+    // A connected client is not waited for (no timer); one that is connecting is, until the deadline.
+    if (client.status !== 'ready') await before(whenReady(), deadline);
+    const reply: unknown = await before(evalClaim(prefix + key, String(Math.ceil(expiresAtMs))), deadline);
     if (reply === 'OK') return true;
     if (reply === null || reply === 0) return false;
     throw new RedisReplayStoreError('unexpected reply from Redis');

@@ -56,6 +56,23 @@ describe.skipIf(sharedSkip !== undefined)('createRedisReplayStore on a real Redi
     await redis?.stop();
   });
 
+  it('a Redis that lost its script cache (SCRIPT FLUSH, a restart) still claims once: EVALSHA falls back to EVAL', async () => {
+    for (const store of [
+      track(createRedisReplayStore({ url: redis.url, prefix })),
+      createRedisReplayStore({ client: admin, prefix }),
+    ]) {
+      const key = randomUUID();
+      const other = randomUUID();
+      const exp = Date.now() + 60_000;
+      await expect(store.claim(key, exp)).resolves.toBe(true);
+      await admin.script('FLUSH');
+      await expect(store.claim(key, exp)).resolves.toBe(false);
+      await admin.script('FLUSH');
+      await expect(store.claim(other, exp)).resolves.toBe(true);
+      await expect(store.claim(other, exp)).resolves.toBe(false);
+    }
+  });
+
   it('claims with SET NX PXAT: true once, false after, expiring at expiresAtMs', async () => {
     const store = track(createRedisReplayStore({ url: redis.url, prefix }));
     const expiresAtMs = Date.now() + 60_000;
