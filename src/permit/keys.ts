@@ -27,7 +27,10 @@ export type VerifyKey = CryptoKey | KeyObject;
  * `permit_signature_invalid` (no key for that `kid`/`alg`) or `permit_keys_unavailable` (the key set
  * could not be had).
  */
-export type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<VerifyKey[]>;
+export type KeyResolver = (
+  header: JWSHeaderParameters,
+  token: FlattenedJWSInput,
+) => VerifyKey[] | Promise<VerifyKey[]>;
 
 /** Bounds of a remote key set. @internal */
 export const KEY_SOURCE_DEFAULTS = Object.freeze({
@@ -91,13 +94,13 @@ export function createKeyResolver(keys: unknown, setting: KeySourceSetting): Key
   if (keys instanceof KeyObject) {
     if (keys.type !== 'public') fail('expected a public key (never a secret or private key)');
     const list = [keys];
-    return async () => list;
+    return () => list;
   }
   if (isCryptoKey(keys)) {
     if (keys.type !== 'public') fail('expected a public key (never a secret or private key)');
     if (!keys.usages.includes('verify')) fail("the key's usages must include 'verify'");
     const list = [keys];
-    return async () => list;
+    return () => list;
   }
   if (typeof keys === 'object' && keys !== null && isJwks(keys)) {
     for (const jwk of keys.keys) {

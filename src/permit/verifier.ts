@@ -283,7 +283,9 @@ async function runChecks(
   payload?: Record<string, unknown>,
 ): Promise<PermitClaims> {
   const decoded = decodePermit(permit, core.allowed, payload);
-  const keys = await core.resolve(decoded.header, decoded.segments);
+  // A key given as an object is there at once; a key set may have to be fetched.
+  const found = core.resolve(decoded.header, decoded.segments);
+  const keys = Array.isArray(found) ? found : await found;
   await verifySignature(permit as string, keys, core.algorithms);
   const claims = checkClaims(decoded, { ...who, issuer: core.issuer, toleranceSec: core.toleranceSec });
   checkActionBinding(claims, binding);
