@@ -134,6 +134,11 @@ export interface MappedAnswer {
   raw: Record<string, unknown>;
 }
 
+/** An `errors` member that reports something: present and not an empty array. */
+function reportsErrors(e: unknown): boolean {
+  return e !== undefined && !(Array.isArray(e) && e.length === 0);
+}
+
 /**
  * Maps one parsed answer: `decision: true` is ALLOW, `false` a PDP BLOCK with `reason` from
  * `context.reason_admin` or `context.reason_user` (when strings); `context.verdict` may refine it to
@@ -176,8 +181,8 @@ export function mapAnswer(value: unknown, where = ''): MappedAnswer {
   const raw: Record<string, unknown> = {};
   const error = Object.hasOwn(item, 'error') ? item.error : Object.hasOwn(context, 'error') ? context.error : undefined;
   if (Object.hasOwn(item, 'error') || Object.hasOwn(context, 'error')) raw.error = error;
-  const errors = [item.errors, context.errors].find((e) => e !== undefined && !(Array.isArray(e) && e.length === 0));
-  if (errors !== undefined) raw.errors = errors;
+  if (reportsErrors(item.errors)) raw.errors = item.errors;
+  else if (reportsErrors(context.errors)) raw.errors = context.errors;
   return { response, raw };
 }
 
