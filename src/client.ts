@@ -320,7 +320,9 @@ function bindClient(shared: Shared, session: string): Pep {
    * Over the agent-pep protocol, each as a request of its own. All concurrent, within `deadlineAt`.
    */
   async function sendAll(ps: readonly Prepared[], signal: AbortSignal | undefined, deadlineAt: number) {
-    const out = new Map<Prepared, Promise<Outcome>>();
+    const inBatch = new Set<Prepared>();
+    const batched = new Map<Prepared, Outcome>();
+    const batches: Promise<void>[] = [];
     if (shared.endpoints && ps.length > 0) {
       const e = await shared.endpoints(deadlineAt);
       if (!e.ok) return ps.map((p) => blockOutcome(p.sent, e.code, e.message, e.attempts, e.status));
@@ -345,21 +347,26 @@ function bindClient(shared: Shared, session: string): Pep {
         const batchId = randomUUID();
         const headers: Record<string, string> = { ...shared.headers, 'x-request-id': batchId };
         shared.telemetry?.injectActive(headers);
-        const decided = decideBatch(ctx, round, signal, headers, batchId, deadlineAt, batchPath);
-        round.forEach((p, i) => {
-          out.set(
-            p,
-            decided.then((all) => {
-              const o = all[i] as Outcome;
-              o.args = p.sent.args;
-              o.bound = p.sent.bound;
-              return o;
-            }),
-          );
-        });
+        for (const p of round) inBatch.add(p);
+        batches.push(
+          decideBatch(ctx, round, signal, headers, batchId, deadlineAt, batchPath).then((all) => {
+            round.forEach((p, i) => batched.set(p, all[i] as Outcome));
+          }),
+        );
       }
     }
-    return Promise.all(ps.map((p) => out.get(p) ?? send(p, deadlineAt)));
+    // The single calls go out now, beside the batches (decideBatch and send never reject).
+    const singles = ps.map((p) => (inBatch.has(p) ? undefined : send(p, deadlineAt)));
+    await Promise.all(batches);
+    return Promise.all(
+      ps.map(
+        (p, i) =>
+          singles[i] ??
+          batched.get(p) ??
+          // Unreachable by design (a batch decides each of its calls); a bug must still fail closed.
+          blockOutcome(p.sent, 'invalid_request', 'internal error: a batch left a call undecided'),
+      ),
+    );
   }
 
   /** `authorizeActions`: one observed decision per call, in order, within one deadline. */

@@ -194,10 +194,7 @@ export async function decide(
       return toDecision(response, raw, sent, res.headers['x-request-id'], ctx.enforce);
     },
   );
-  const outcome = r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r);
-  outcome.args = sent.args;
-  outcome.bound = sent.bound;
-  return outcome;
+  return withSent(sent, r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r));
 }
 
 /**
@@ -224,7 +221,7 @@ export async function decideBatch(
     }
     return { answers: parseEvaluations(res.body, calls.length), echoed: echo !== undefined };
   });
-  if (!r.ok) return calls.map((p) => failedOutcome(p.sent, r));
+  if (!r.ok) return calls.map((p) => withSent(p.sent, failedOutcome(p.sent, r)));
   const { answers, echoed } = r.value;
   const { attempts } = r;
   // An answer whose requestId echo names another call could belong to either: BLOCK for both.
@@ -237,7 +234,9 @@ export async function decideBatch(
     const other = index.get(named);
     if (other !== undefined) untied.add(other);
   });
-  return calls.map((p, i) => {
+  return calls.map((p, i) => withSent(p.sent, decideItem(p, i)));
+
+  function decideItem(p: Prepared, i: number): Outcome {
     const a = answers[i] as MappedAnswer | AttemptFailure;
     if (untied.has(i)) {
       return blockOutcome(
@@ -256,5 +255,12 @@ export async function decideBatch(
         err instanceof AttemptFailure ? err : new AttemptFailure('ambiguous_decision', 'PDP decision is ambiguous');
       return blockOutcome(p.sent, f.code, f.message, attempts);
     }
-  });
+  }
+}
+
+/** An outcome with what was sent (the args) and what rule 5 bound (the permit), for `guardTool`. */
+function withSent(sent: Prepared['sent'], outcome: Outcome): Outcome {
+  outcome.args = sent.args;
+  outcome.bound = sent.bound;
+  return outcome;
 }

@@ -27,10 +27,7 @@ export type VerifyKey = CryptoKey | KeyObject;
  * `permit_signature_invalid` (no key for that `kid`/`alg`) or `permit_keys_unavailable` (the key set
  * could not be had).
  */
-export type KeyResolver = (
-  header: JWSHeaderParameters,
-  token: FlattenedJWSInput,
-) => VerifyKey[] | Promise<VerifyKey[]>;
+export type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => VerifyKey[] | Promise<VerifyKey[]>;
 
 /** Bounds of a remote key set. @internal */
 export const KEY_SOURCE_DEFAULTS = Object.freeze({
