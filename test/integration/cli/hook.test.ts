@@ -1,5 +1,8 @@
-// Runs the built bin (`npm run build` first; npm test does) as Claude Code and Codex run a command hook:
-// one recorded event on stdin, the answer on stdout, against a real dev PDP on 127.0.0.1.
+// `agent-pep hook` as Claude Code and Codex run a command hook: one recorded event on stdin, the answer
+// on stdout, against a real dev PDP on 127.0.0.1. The command runs in this process (test/support/cli.ts);
+// what only a process shows runs the built bin (`npm run build` first; npm test does): the exit codes,
+// a deadline while stdin stays open or the PDP hangs, stdin over the cap, a crash before the command
+// loads, and the Claude Code binary running the hook from its settings.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -9,6 +12,7 @@ import { query } from '@anthropic-ai/claude-agent-sdk';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 import { type AnthropicStub, startAnthropicStub } from '../../support/anthropic-stub.js';
+import { type LateEnd, runInProcess } from '../../support/cli.js';
 import { ROOT } from '../../support/processes.js';
 
 const cli = join(ROOT, 'dist', 'cli', 'main.js');
@@ -29,14 +33,26 @@ interface HookRun {
   json: Json;
 }
 
-/** A host that writes the event at once but closes stdin only `endAfterMs` later. */
-interface LateEnd {
-  text: string;
-  endAfterMs: number;
+function parsed(stdout: string): Json {
+  try {
+    return stdout.trim() === '' ? {} : (JSON.parse(stdout) as Json);
+  } catch {
+    return { unparsable: stdout };
+  }
 }
 
-/** Spawns `agent-pep hook ...`; `stdin` undefined leaves stdin open (a host that never finishes writing). */
-function hook(
+/** Runs `agent-pep hook ...` in this process; `stdin` undefined leaves stdin open (a host that never finishes writing). */
+async function hook(
+  args: string[],
+  stdin: string | Buffer | LateEnd | undefined,
+  env: Record<string, string> = {},
+): Promise<HookRun> {
+  const r = await runInProcess(['hook', ...args], { input: stdin ?? 'open', env });
+  return { ...r, json: parsed(r.stdout) };
+}
+
+/** Spawns `agent-pep hook ...` (the built bin); `stdin` undefined leaves stdin open. */
+function hookProcess(
   args: string[],
   stdin: string | Buffer | LateEnd | undefined,
   env: Record<string, string> = {},
@@ -59,13 +75,7 @@ function hook(
     child.once('error', reject);
     child.once('exit', (code) => {
       clearTimeout(killer);
-      let json: Json = {};
-      try {
-        json = stdout.trim() === '' ? {} : (JSON.parse(stdout) as Json);
-      } catch {
-        json = { unparsable: stdout };
-      }
-      resolve({ code, stdout, stderr, json });
+      resolve({ code, stdout, stderr, json: parsed(stdout) });
     });
     child.stdin.on('error', () => undefined);
     if (typeof stdin === 'object' && !Buffer.isBuffer(stdin)) {
@@ -264,9 +274,9 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     expect(r.stderr).toContain('pdp_unreachable');
   });
 
-  test('PDP hung: the decision deadline fires well within --timeout', async () => {
+  test('PDP hung: the decision deadline fires well within --timeout, and the process exits', async () => {
     const started = Date.now();
-    const r = await hook(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '1500'], event);
+    const r = await hookProcess(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '1500'], event);
     expect(r.code).toBe(2);
     expect(pre(r).permissionDecisionReason).toBe(
       "ERROR: Tool 'Bash' was not run: the policy check failed (pdp_timeout)",
@@ -288,9 +298,9 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     }
   });
 
-  test('stdin that never ends: the hook deadline answers deny', async () => {
+  test('stdin that never ends: the hook deadline answers deny, and the process exits', async () => {
     const started = Date.now();
-    const r = await hook(['claude-code', ...base(), '--timeout', '800'], undefined);
+    const r = await hookProcess(['claude-code', ...base(), '--timeout', '800'], undefined);
     expect(r.code).toBe(2);
     expect(r.json).toEqual({
       decision: 'block',
@@ -300,9 +310,9 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
   });
 
   test('the hook deadline passing during a PostToolUse decision still withholds the output (Claude Code)', async () => {
-    // stdin ends 2000 ms after the spawn (more than 500 ms into the hook's 4000 ms, however slow node
-    // starts); the hung PDP's decision (3500 ms) would end past the hook deadline, so the hook's own
-    // deadline answers, knowing the event: the deny must not leave the output in place.
+    // stdin ends 2000 ms after the start (more than 500 ms into the hook's 4000 ms); the hung PDP's
+    // decision (3500 ms) would end past the hook deadline, so the hook's own deadline answers, knowing
+    // the event: the deny must not leave the output in place.
     const event = JSON.stringify(fixture('claude-code-post-tool-use-bash'));
     const r = await hook(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '4000'], {
       text: event,
@@ -407,7 +417,7 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
   test('stdin larger than the cap is refused without reading it all', async () => {
     const big = JSON.stringify({ ...fixture('claude-code-user-prompt-submit'), prompt: 'x'.repeat(5 * 1024 * 1024) });
     const before = pdp.evidence().length;
-    const r = await hook(['claude-code', ...base()], big);
+    const r = await hookProcess(['claude-code', ...base()], big);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('larger than');
     expect(pdp.evidence().length).toBe(before); // the PDP was never asked
@@ -453,6 +463,28 @@ describe('options', () => {
     const r = await hook(['--help'], '');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Usage: agent-pep hook claude-code|codex');
+  });
+});
+
+describe('the bin', () => {
+  test('answers on stdout and exits 0 with a policy answer, 2 when it fails closed or on a usage error', async () => {
+    const allowed = JSON.stringify(withInput(fixture('claude-code-pre-tool-use-bash'), 'ls -la'));
+    const [ok, down, usage] = await Promise.all([
+      hookProcess(['claude-code', ...base()], allowed),
+      hookProcess(
+        ['codex', '--pdp', `http://127.0.0.1:${closedPort}`, '--agent', 'coder'],
+        JSON.stringify(withInput(fixture('codex-pre-tool-use-bash'), 'ls')),
+      ),
+      hookProcess(['claude-code', '--agent', 'coder'], allowed),
+    ]);
+    expect(ok.code).toBe(0);
+    expect(pre(ok)).toEqual({ hookEventName: 'PreToolUse', permissionDecision: 'allow' });
+    expect(down.code).toBe(2);
+    expect(pre(down)).toMatchObject({ permissionDecision: 'deny' });
+    expect(down.stderr).toContain('pdp_unreachable');
+    expect(usage.code).toBe(2);
+    expect(usage.stderr.split('\n')[0]).toContain('--pdp URL is required');
+    expect(usage.stdout).toBe('');
   });
 });
 
