@@ -92,6 +92,8 @@ function pre(run: HookRun): Json {
 
 let pdp: DevPdp;
 let keyed: DevPdp;
+/** Set to hang by one test, so none of the others sees the fault. */
+let faulty: DevPdp;
 let closedPort: number;
 let hung: Server;
 let hungUrl: string;
@@ -100,6 +102,7 @@ const hungSockets = new Set<Socket>();
 beforeAll(async () => {
   pdp = await startDevPdp({ policy, port: 0, log: false });
   keyed = await startDevPdp({ policy, port: 0, log: false, apiKey: 'hook-test-key' });
+  faulty = await startDevPdp({ policy, port: 0, log: false });
   // A port that nothing listens on: bind one, note it, close it.
   const probe = createServer();
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
@@ -117,6 +120,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await pdp?.close();
   await keyed?.close();
+  await faulty?.close();
   for (const socket of hungSockets) socket.destroy();
   await new Promise<void>((r) => (hung ? hung.close(() => r()) : r()));
 });
@@ -274,7 +278,8 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     expect(r.stderr).toContain('pdp_unreachable');
   });
 
-  test('PDP hung: the decision deadline fires well within --timeout, and the process exits', async () => {
+  // The deadline cases only wait (a hung PDP, stdin left open): they run at once, each on its own PDP.
+  test.concurrent('PDP hung: the decision deadline fires well within --timeout, and the process exits', async () => {
     const started = Date.now();
     const r = await hookProcess(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '1500'], event);
     expect(r.code).toBe(2);
@@ -284,21 +289,21 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  test('the dev PDP hanging (fault) gives the same', async () => {
-    pdp.setFault({ kind: 'hang' });
+  test.concurrent('the dev PDP hanging (fault) gives the same', async () => {
+    faulty.setFault({ kind: 'hang' });
     try {
       const r = await hook(
-        ['codex', ...base(), '--timeout', '1000'],
+        ['codex', '--pdp', faulty.url, '--agent', 'coder', '--timeout', '1000'],
         JSON.stringify(fixture('codex-pre-tool-use-bash')),
       );
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('pdp_timeout');
     } finally {
-      pdp.setFault(null);
+      faulty.setFault(null);
     }
   });
 
-  test('stdin that never ends: the hook deadline answers deny, and the process exits', async () => {
+  test.concurrent('stdin that never ends: the hook deadline answers deny, and the process exits', async () => {
     const started = Date.now();
     const r = await hookProcess(['claude-code', ...base(), '--timeout', '800'], undefined);
     expect(r.code).toBe(2);
@@ -309,7 +314,7 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  test('the hook deadline passing during a PostToolUse decision still withholds the output (Claude Code)', async () => {
+  test.concurrent('the hook deadline passing during a PostToolUse decision still withholds the output (Claude Code)', async () => {
     // stdin ends 2000 ms after the start (more than 500 ms into the hook's 4000 ms); the hung PDP's
     // decision (3500 ms) would end past the hook deadline, so the hook's own deadline answers, knowing
     // the event: the deny must not leave the output in place.
@@ -489,8 +494,9 @@ describe('the bin', () => {
 });
 
 // The Claude Code binary the Agent SDK ships runs the command hook from its settings, offline: a local
-// stub of the Messages API proposes one Bash command; what the model is sent back is recorded.
-describe('the Claude Code binary runs the command hook', () => {
+// stub of the Messages API proposes one Bash command; what the model is sent back is recorded. The runs
+// are independent (a stub, a HOME and a command each), so they run at once.
+describe.concurrent('the Claude Code binary runs the command hook', () => {
   let dir: string;
   let home: string;
   beforeAll(() => {
@@ -523,7 +529,7 @@ describe('the Claude Code binary runs the command hook', () => {
           settings: { hooks: { PreToolUse: [{ matcher: '*', hooks }], PostToolUse: [{ matcher: '*', hooks }] } },
           env: {
             PATH: process.env.PATH ?? '',
-            HOME: home,
+            HOME: mkdtempSync(join(home, 'run-')),
             ANTHROPIC_BASE_URL: stub.url,
             ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
