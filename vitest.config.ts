@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
 const ISOLATED = [
   'test/integration/demo/**/*.test.ts',
   'test/integration/examples/payments-service.test.ts',
-  'test/integration/telemetry/**/*.test.ts',
+  'test/integration/telemetry/decision-spans.test.ts',
 ];
 
 export default defineConfig({
