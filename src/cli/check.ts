@@ -8,6 +8,7 @@ import { createPep } from '../client.js';
 import { type PolicyDecision, TEXT_STAGES, type TextStage } from '../decision.js';
 import type { PepOptions } from '../options.js';
 import { apiKeyFromEnv, jsonObjectFlag, protocolFlag, readStdin } from './input.js';
+import type { CliIo } from './io.js';
 import { EXIT, integerFlag, parseCommandLine, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep check --pdp URL --agent ID [options]
@@ -52,8 +53,8 @@ function printable(d: PolicyDecision, showPermit: boolean): PolicyDecision {
   return rest;
 }
 
-/** Runs the command; sets `process.exitCode` by the verdict. */
-export async function run(argv: string[]): Promise<void> {
+/** Runs the command; resolves with the exit code of the verdict ({@link CHECK_EXIT}). */
+export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandLine(COMMAND, {
     args: argv,
     strict: true,
@@ -75,8 +76,8 @@ export async function run(argv: string[]): Promise<void> {
     },
   });
   if (values.help) {
-    process.stdout.write(USAGE);
-    return;
+    io.stdout.write(USAGE);
+    return EXIT.ok;
   }
   let options: Record<string, unknown>;
   let step:
@@ -95,7 +96,7 @@ export async function run(argv: string[]): Promise<void> {
     if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
     if (values.simulated) options.simulated = true;
     const envName = values['api-key-env'];
-    if (envName !== undefined) options.apiKey = apiKeyFromEnv(envName);
+    if (envName !== undefined) options.apiKey = apiKeyFromEnv(envName, io.env);
     if (values.protocol !== undefined) options.protocol = protocolFlag(values.protocol);
     if (values.stage !== undefined) {
       if (!isTextStage(values.stage)) {
@@ -135,7 +136,7 @@ export async function run(argv: string[]): Promise<void> {
   let decision: PolicyDecision;
   try {
     if ('stage' in step) {
-      const text = step.text === '-' ? await readStdin() : (step.text as string);
+      const text = step.text === '-' ? await readStdin(io.stdin) : (step.text as string);
       decision =
         step.stage === 'context_egress'
           ? await pep.checkContextEgress(text, step.tool !== undefined ? { tool: step.tool } : {})
@@ -150,6 +151,6 @@ export async function run(argv: string[]): Promise<void> {
   } finally {
     await pep.close();
   }
-  process.stdout.write(`${JSON.stringify(printable(decision, values['show-permit'] === true), null, 2)}\n`);
-  process.exitCode = CHECK_EXIT[decision.verdict] ?? EXIT.failure;
+  io.stdout.write(`${JSON.stringify(printable(decision, values['show-permit'] === true), null, 2)}\n`);
+  return CHECK_EXIT[decision.verdict] ?? EXIT.failure;
 }

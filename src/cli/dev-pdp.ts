@@ -6,6 +6,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
+import type { CliIo } from './io.js';
 import {
   EXIT,
   exitWith,
@@ -45,8 +46,11 @@ Environment:
 
 const COMMAND = 'dev-pdp';
 
-/** Runs the command; resolves when the server is up (the process then lives until a signal). */
-export async function run(argv: string[]): Promise<void> {
+/**
+ * Runs the command; resolves with 0 once the server is up (the process then lives until SIGINT or
+ * SIGTERM, which stop the server and exit the process).
+ */
+export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandLine(COMMAND, {
     args: argv,
     strict: true,
@@ -66,8 +70,8 @@ export async function run(argv: string[]): Promise<void> {
     },
   });
   if (values.help) {
-    process.stdout.write(USAGE);
-    return;
+    io.stdout.write(USAGE);
+    return EXIT.ok;
   }
   let port: number | undefined;
   let ttl: number | undefined;
@@ -101,12 +105,12 @@ export async function run(argv: string[]): Promise<void> {
   } catch (error) {
     usageExit(COMMAND, `the policy file ${policyPath} is not valid JSON${jsonPosition(error)}`);
   }
-  const apiKey = values['api-key'] ?? (process.env.PDP_API_KEY || undefined);
+  const apiKey = values['api-key'] ?? (io.env.PDP_API_KEY || undefined);
   const reviewerEnv = values['reviewer-key-env'];
-  if (reviewerEnv !== undefined && !process.env[reviewerEnv]) {
+  if (reviewerEnv !== undefined && !io.env[reviewerEnv]) {
     usageExit(COMMAND, `--reviewer-key-env: the environment variable ${reviewerEnv} is not set`);
   }
-  const reviewerApiKey = process.env[reviewerEnv ?? 'PDP_REVIEWER_KEY'] || undefined;
+  const reviewerApiKey = io.env[reviewerEnv ?? 'PDP_REVIEWER_KEY'] || undefined;
   const quiet = values.quiet === true;
   let pdp: Awaited<ReturnType<typeof startDevPdp>>;
   try {
@@ -125,7 +129,7 @@ export async function run(argv: string[]): Promise<void> {
         const what = record.tool !== undefined ? ` ${record.tool}` : '';
         const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
         const simulated = record.simulated ? ' (simulated)' : '';
-        process.stdout.write(
+        io.stdout.write(
           `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${record.decisionId}\n`,
         );
       },
@@ -147,14 +151,14 @@ export async function run(argv: string[]): Promise<void> {
         : (error as Error).message;
     exitWith(`cannot start the dev PDP${typeof code === 'string' ? ` (${code})` : ''}: ${what}`, EXIT.failure);
   }
-  process.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
-  process.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);
-  process.stdout.write(`issuer: ${pdp.issuer}  audience: ${pdp.audience}  kid: ${pdp.kid}\n`);
+  io.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
+  io.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);
+  io.stdout.write(`issuer: ${pdp.issuer}  audience: ${pdp.audience}  kid: ${pdp.kid}\n`);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`${signal}: stopping\n`);
+    io.stdout.write(`${signal}: stopping\n`);
     const force = setTimeout(() => process.exit(EXIT.failure), 5000);
     force.unref();
     pdp.close().then(
@@ -164,4 +168,5 @@ export async function run(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  return EXIT.ok;
 }

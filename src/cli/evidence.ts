@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { type EvidenceRecord, verifyEvidence } from '../evidence/verify.js';
 import { hasDuplicateMemberNames } from '../internal/ijson.js';
 import { readKeys, readStdin } from './input.js';
+import type { CliIo } from './io.js';
 import { EXIT, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep evidence verify FILE --keys URL|FILE
@@ -45,12 +46,12 @@ export function parseJsonLines(text: string): unknown[] {
   });
 }
 
-/** Runs `evidence <subcommand>`; only `verify` exists. */
-export async function run(argv: string[]): Promise<void> {
+/** Runs `evidence <subcommand>` (only `verify` exists); resolves with the exit code (0 intact, 1 not). */
+export async function run(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === '--help' || sub === '-h') {
-    process.stdout.write(USAGE);
-    return;
+    io.stdout.write(USAGE);
+    return EXIT.ok;
   }
   if (sub !== 'verify') {
     usageExit(
@@ -68,8 +69,8 @@ export async function run(argv: string[]): Promise<void> {
     },
   });
   if (values.help) {
-    process.stdout.write(USAGE);
-    return;
+    io.stdout.write(USAGE);
+    return EXIT.ok;
   }
   let keys: Awaited<ReturnType<typeof readKeys>>;
   let text: string;
@@ -79,7 +80,7 @@ export async function run(argv: string[]): Promise<void> {
     if (positionals.length > 1) throw new UsageError('give one evidence FILE');
     keys = await readKeys(values.keys);
     try {
-      text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+      text = file === '-' ? await readStdin(io.stdin) : await readFile(file, 'utf8');
     } catch (error) {
       throw new UsageError(`cannot read the evidence file ${file} (${systemReason(error)})`);
     }
@@ -88,6 +89,6 @@ export async function run(argv: string[]): Promise<void> {
   }
   // verifyEvidence checks every record's shape itself: a line that is not a record is `malformed` at its index
   const result = await verifyEvidence(parseJsonLines(text) as EvidenceRecord[], { keys });
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-  process.exitCode = result.ok ? EXIT.ok : EXIT.failure;
+  io.stdout.write(`${JSON.stringify(result)}\n`);
+  return result.ok ? EXIT.ok : EXIT.failure;
 }

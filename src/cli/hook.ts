@@ -20,6 +20,7 @@ import {
 import { hasDuplicateMemberNames } from '../internal/ijson.js';
 import type { PepOptions } from '../options.js';
 import { apiKeyFromEnv, protocolFlag } from './input.js';
+import type { CliIo } from './io.js';
 import { integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep hook claude-code|codex --pdp URL --agent ID [options]
@@ -58,7 +59,8 @@ interface HookConfig {
   answer: AnswerOptions;
 }
 
-function configure(argv: string[]): HookConfig {
+/** The command line read into a config, or `undefined` after printing `--help`. */
+function configure(argv: string[], io: CliIo): HookConfig | undefined {
   const { values, positionals } = parseCommandLine(COMMAND, {
     args: argv,
     strict: true,
@@ -74,8 +76,8 @@ function configure(argv: string[]): HookConfig {
     },
   });
   if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
+    io.stdout.write(USAGE);
+    return undefined;
   }
   try {
     const [host, ...extra] = positionals;
@@ -93,7 +95,7 @@ function configure(argv: string[]): HookConfig {
     if (host === 'codex' && escalate === 'ask') {
       throw new UsageError('--escalate ask is not possible with codex: its PreToolUse hook cannot ask');
     }
-    const apiKey = values['api-key-env'] === undefined ? undefined : apiKeyFromEnv(values['api-key-env']);
+    const apiKey = values['api-key-env'] === undefined ? undefined : apiKeyFromEnv(values['api-key-env'], io.env);
     // The decision gets the deadline less a reserve for reading stdin and writing the answer.
     const options: PepOptions = {
       pdpUrl: values.pdp,
@@ -118,13 +120,13 @@ function configure(argv: string[]): HookConfig {
   }
 }
 
-/** Reads stdin whole, at most `maxBytes`; rejects on an error or on more bytes. */
-function readStdin(maxBytes: number): Promise<Buffer> {
+/** Reads `stdin` whole, at most `maxBytes`; rejects on an error or on more bytes. */
+function readStdin(stdin: NodeJS.ReadableStream, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const stdin = process.stdin;
-    stdin.on('data', (chunk: Buffer) => {
+    stdin.on('data', (data: Buffer | string) => {
+      const chunk = typeof data === 'string' ? Buffer.from(data) : data;
       size += chunk.length;
       if (size > maxBytes) {
         stdin.pause();
@@ -168,20 +170,28 @@ async function decide(pep: Pep, step: HookStep) {
   }
 }
 
-/** Runs the command: one event in, one answer out, then exits (0, or 2 when it failed closed). */
-export async function run(argv: string[]): Promise<void> {
-  const config = configure(argv);
+/**
+ * Runs the command: one event in, one answer out. Resolves with the exit code (0, or 2 when it failed
+ * closed) once the answer is written; the bin then exits at once (src/cli/main.ts).
+ */
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const config = configure(argv, io);
+  if (config === undefined) return 0;
   const { host } = config;
   let event: HookEventName | undefined;
   /** A PostToolUse event's tool_response once read, for the failure answer to withhold. */
   let response: unknown;
   let done = false;
+  let answered!: (code: number) => void;
+  const exitCode = new Promise<number>((resolve) => {
+    answered = resolve;
+  });
 
   const finish = (answer: HookAnswer): void => {
     if (done) return;
     done = true;
-    if (answer.stderr !== undefined) process.stderr.write(`${answer.stderr}\n`);
-    process.stdout.write(`${JSON.stringify(answer.stdout)}\n`, () => process.exit(answer.exitCode));
+    if (answer.stderr !== undefined) io.stderr.write(`${answer.stderr}\n`);
+    io.stdout.write(`${JSON.stringify(answer.stdout)}\n`, () => answered(answer.exitCode));
   };
   const fail = (error: unknown): void => {
     const reason = error instanceof HookEventError ? error.message : 'internal error';
@@ -190,19 +200,24 @@ export async function run(argv: string[]): Promise<void> {
 
   // Nothing of this process outlives the deadline: at it, a deny answer and exit 2.
   const timer = setTimeout(() => fail(new HookEventError('the hook deadline passed')), config.timeoutMs);
-  // `on`, not `once`: a second crash before the answer is written must not reach node's default (exit 1)
-  process.on('uncaughtException', fail);
-  process.on('unhandledRejection', fail);
-  try {
-    const value = parseEvent(await readStdin(MAX_EVENT_BYTES));
-    if (typeof value === 'object' && value !== null) response = (value as { tool_response?: unknown }).tool_response;
-    const step = readHookEvent(value);
-    event = step.event;
-    const decision = await decide(config.pep, step);
-    finish(answerFor(host, step, decision, config.answer));
-  } catch (error) {
-    fail(error);
-  } finally {
-    clearTimeout(timer);
-  }
+  io.onCrash?.(fail);
+  void (async () => {
+    try {
+      const value = parseEvent(await readStdin(io.stdin, MAX_EVENT_BYTES));
+      if (typeof value === 'object' && value !== null) response = (value as { tool_response?: unknown }).tool_response;
+      const step = readHookEvent(value);
+      event = step.event;
+      // Answered already (the deadline passed): the PDP is not asked.
+      if (done) return;
+      const decision = await decide(config.pep, step);
+      finish(answerFor(host, step, decision, config.answer));
+    } catch (error) {
+      fail(error);
+    } finally {
+      clearTimeout(timer);
+      // The bin exits on the answer; run in a test's process, the client's connections are closed.
+      await config.pep.close().catch(() => undefined);
+    }
+  })();
+  return exitCode;
 }

@@ -7,6 +7,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { JSONWebKeySet } from 'jose';
+import type { CliIo } from './io.js';
 import { jsonPosition, systemReason, UsageError } from './usage.js';
 
 /** Where keys come from, as the verifiers take them. */
@@ -47,10 +48,10 @@ export async function readKeys(value: string | undefined): Promise<KeySource> {
   throw new UsageError(`the keys file ${value} holds neither a JWKS ({ "keys": [...] }) nor a JWK`);
 }
 
-/** Reads all of stdin as UTF-8. */
-export async function readStdin(): Promise<string> {
+/** Reads all of `stdin` (the command's, `io.stdin`) as UTF-8. */
+export async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -77,11 +78,12 @@ export function jsonObjectFlag(name: string, value: string): Record<string, unkn
 /**
  * Reads the PDP API key from the environment variable `--api-key-env` names (`check`, `hook`).
  * @param name the variable's name, as given (at most 60 characters of it are echoed)
+ * @param env the command's environment (`io.env`)
  * @returns the key, never empty
  * @throws UsageError when the variable is unset or empty, saying what to do instead
  */
-export function apiKeyFromEnv(name: string): string {
-  const key = process.env[name];
+export function apiKeyFromEnv(name: string, env: CliIo['env']): string {
+  const key = env[name];
   if (key === undefined || key === '') {
     throw new UsageError(
       `--api-key-env: the environment variable ${name.slice(0, 60)} is not set: set it to the PDP's API key, or leave --api-key-env out for a PDP that needs none`,

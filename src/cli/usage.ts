@@ -1,6 +1,6 @@
 /**
  * What every command of the `agent-pep` bin shares: argument parsing with one-line usage errors
- * (docs/cli.md), the system's reason for a failed read, and the exit.
+ * (docs/cli.md), the system's reason for a failed read, and the exit (a thrown {@link CliExit}).
  * @internal
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
@@ -13,20 +13,35 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-/** Writes `agent-pep: <message>` to stderr and exits with `code`. */
+/**
+ * A command's end with an exit code and lines for stderr: thrown by {@link exitWith} and
+ * {@link usageExit}; the bin writes `stderr` and exits with `code` (src/cli/main.ts), a test reads both.
+ */
+export class CliExit extends Error {
+  override readonly name = 'CliExit';
+  constructor(
+    /** The process exit code. */
+    readonly code: number,
+    /** What goes to stderr, every line ending in a newline. */
+    readonly stderr: string,
+  ) {
+    super(`exit ${code}`);
+  }
+}
+
+/** Ends the command with `agent-pep: <message>` on stderr and exit code `code`. */
 export function exitWith(message: string, code: number): never {
-  process.stderr.write(`agent-pep: ${message}\n`);
-  process.exit(code);
+  throw new CliExit(code, `agent-pep: ${message}\n`);
 }
 
 /**
- * Exits 2 with one line naming the problem, then one line pointing to `--help` (never the whole usage).
+ * Ends the command with exit code 2 and one line naming the problem, then one line pointing to `--help`
+ * (never the whole usage).
  * @param command - the command's words, e.g. `'dev-pdp'` or `'evidence verify'`; `''` for the bin itself
  */
 export function usageExit(command: string, message: string): never {
   const help = command === '' ? 'agent-pep --help' : `agent-pep ${command} --help`;
-  process.stderr.write(`agent-pep: ${message.split('\n')[0]}\nRun '${help}' for usage.\n`);
-  process.exit(EXIT.usage);
+  throw new CliExit(EXIT.usage, `agent-pep: ${message.split('\n')[0]}\nRun '${help}' for usage.\n`);
 }
 
 /** The system's reason for a failed file operation (`ENOENT`, `EACCES`, ...), or a short fallback. */

@@ -13,6 +13,7 @@ import { PermitVerificationError } from '../errors.js';
 import { createPermitVerifier } from '../permit/verifier.js';
 import type { ReplayStore } from '../replay/types.js';
 import { jsonObjectFlag, readKeys, readStdin } from './input.js';
+import type { CliIo } from './io.js';
 import { EXIT, exitWith, integerFlag, parseCommandLine, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep verify-permit --keys URL|FILE --issuer I --audience A
@@ -48,8 +49,8 @@ const COMMAND = 'verify-permit';
 /** A store that never remembers: the claim step always answers "first use" (nothing is consumed). */
 const NO_CLAIM: ReplayStore = { claim: () => Promise.resolve(true) };
 
-/** Runs the command; sets `process.exitCode`. */
-export async function run(argv: string[]): Promise<void> {
+/** Runs the command; resolves with the exit code (0 verified, 1 refused). */
+export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine(COMMAND, {
     args: argv,
     strict: true,
@@ -69,8 +70,8 @@ export async function run(argv: string[]): Promise<void> {
     },
   });
   if (values.help) {
-    process.stdout.write(USAGE);
-    return;
+    io.stdout.write(USAGE);
+    return EXIT.ok;
   }
   let args: Record<string, unknown>;
   let keys: Awaited<ReturnType<typeof readKeys>>;
@@ -95,7 +96,7 @@ export async function run(argv: string[]): Promise<void> {
     usageExit(COMMAND, (error as Error).message);
   }
   const given = positionals[0];
-  const permit = (given === undefined || given === '-' ? await readStdin() : given).trim();
+  const permit = (given === undefined || given === '-' ? await readStdin(io.stdin) : given).trim();
 
   let replayStore: ReplayStore = NO_CLAIM;
   let closeStore: (() => Promise<void>) | undefined;
@@ -131,13 +132,13 @@ export async function run(argv: string[]): Promise<void> {
   }
   try {
     const claims = await verifier.verify(permit, { tool: values.tool, args });
-    process.stdout.write(`${JSON.stringify(claims, null, 2)}\n`);
-    process.exitCode = EXIT.ok;
+    io.stdout.write(`${JSON.stringify(claims, null, 2)}\n`);
+    return EXIT.ok;
   } catch (error) {
     if (!(error instanceof PermitVerificationError)) throw error;
-    process.stdout.write(`${error.code}\n`);
-    process.stderr.write(`agent-pep: ${error.message}\n`);
-    process.exitCode = EXIT.failure;
+    io.stdout.write(`${error.code}\n`);
+    io.stderr.write(`agent-pep: ${error.message}\n`);
+    return EXIT.failure;
   } finally {
     await closeStore?.();
   }

@@ -1,4 +1,5 @@
-// Runs the built bin: build first with `npx tsc -p tsconfig.build.json` (npm test does).
+// The first tests run the built bin (`npm run build` first; npm test does): the server's start, its
+// signals and --version; the command's refusals run in this process (test/support/cli.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -7,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { runInProcess } from '../../support/cli.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(root, 'dist', 'cli', 'main.js');
@@ -62,7 +64,7 @@ afterEach(() => {
 describe('agent-pep dev-pdp (the bin)', () => {
   let dir: string;
   beforeAll(async () => {
-    expect(existsSync(cli), 'build first: npx tsc -p tsconfig.build.json').toBe(true);
+    expect(existsSync(cli), 'build first: npm run build').toBe(true);
     dir = await mkdtemp(join(tmpdir(), 'agent-pep-cli-'));
   });
   afterAll(async () => {
@@ -127,9 +129,9 @@ describe('agent-pep dev-pdp (the bin)', () => {
     ['a ttl over 300', ['dev-pdp', '--policy', examplePolicy, '--ttl', '301']],
     ['no command', []],
   ])('%s exits 2 with a message on stderr', async (_name, args) => {
-    const r = run(args);
-    expect((await r.exit).code).toBe(2);
-    expect(r.stderr()).toMatch(/agent-pep:/);
+    const r = await runInProcess(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/agent-pep:/);
   });
 
   test('a bad policy exits 2 naming the problem by path', async () => {
@@ -138,13 +140,13 @@ describe('agent-pep dev-pdp (the bin)', () => {
       bad,
       JSON.stringify({ agents: ['a'], latches: [{ id: 'x', stage: 'input', content: '(', verdict: 'BLOCK' }] }),
     );
-    const r = run(['dev-pdp', '--policy', bad, '--port', '0']);
-    expect((await r.exit).code).toBe(2);
-    expect(r.stderr()).toContain('latches[0].content');
+    const r = await runInProcess(['dev-pdp', '--policy', bad, '--port', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('latches[0].content');
     const notJson = join(dir, 'not.json');
     await writeFile(notJson, '{ agents');
-    const r2 = run(['dev-pdp', '--policy', notJson, '--port', '0']);
-    expect((await r2.exit).code).toBe(2);
+    const r2 = await runInProcess(['dev-pdp', '--policy', notJson, '--port', '0']);
+    expect(r2.code).toBe(2);
   });
 
   test('a port in use exits 1 with one line naming it and saying what to do (another --port, 0 for a free one)', async () => {
@@ -152,9 +154,9 @@ describe('agent-pep dev-pdp (the bin)', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     try {
       const port = (blocker.address() as AddressInfo).port;
-      const r = run(['dev-pdp', '--policy', examplePolicy, '--port', String(port)]);
-      expect((await r.exit).code).toBe(1);
-      expect(r.stderr().trimEnd().split('\n')).toEqual([
+      const r = await runInProcess(['dev-pdp', '--policy', examplePolicy, '--port', String(port)]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trimEnd().split('\n')).toEqual([
         `agent-pep: cannot start the dev PDP (EADDRINUSE): 127.0.0.1:${port} is in use: stop what listens there, or pass another --port (0 for any free port)`,
       ]);
     } finally {
@@ -169,12 +171,23 @@ describe('agent-pep dev-pdp (the bin)', () => {
     expect(r.stdout()).toBe(`${pkg.version}\n`);
   });
 
-  /** The two lines of a usage error: the problem, then the pointer to `--help`. */
-  async function usageLines(args: string[]): Promise<string[]> {
-    const r = run(args);
+  test('the bin: a usage error (an unknown command) exits 2 with two lines on stderr, nothing on stdout', async () => {
+    const r = run(['serve']);
     expect((await r.exit).code).toBe(2);
     expect(r.stdout()).toBe('');
-    const lines = r.stderr().split('\n');
+    expect(r.stderr().split('\n')).toEqual([
+      'agent-pep: unknown command "serve"',
+      "Run 'agent-pep --help' for usage.",
+      '',
+    ]);
+  });
+
+  /** The two lines of a usage error: the problem, then the pointer to `--help`. */
+  async function usageLines(args: string[]): Promise<string[]> {
+    const r = await runInProcess(args);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.split('\n');
     expect(lines.pop()).toBe(''); // ends with a newline
     expect(lines).toHaveLength(2);
     return lines;
@@ -212,10 +225,10 @@ describe('agent-pep dev-pdp (the bin)', () => {
   });
 
   test('--help prints usage and exits 0', async () => {
-    const r = run(['dev-pdp', '--help']);
-    expect((await r.exit).code).toBe(0);
-    expect(r.stdout()).toContain('--policy');
+    const r = await runInProcess(['dev-pdp', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('--policy');
     // The schema where an installed package has it, for a policy's "$schema".
-    expect(r.stdout()).toContain('node_modules/agent-pep/schema/policy.schema.json');
+    expect(r.stdout).toContain('node_modules/agent-pep/schema/policy.schema.json');
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `agent-pep evidence verify FILE --keys URL|FILE` (CONTRACT.md section 11) on the evidence log the dev
  * PDP writes with `evidencePath`: `{ ok, count }` and exit 0, or `{ ok: false, index, reason }` and exit 1
- * for a log that was edited, cut, reordered or signed by another key; usage errors exit 2.
+ * for a log that was edited, cut, reordered or signed by another key; usage errors exit 2. The command
+ * runs in this process (test/support/cli.ts); the last block runs the built bin.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevPdp } from '../../../src/dev-pdp/index.js';
 import { createPep } from '../../../src/index.js';
 import { expectUsage, runBin } from '../../support/bin.js';
+import { runInProcess } from '../../support/cli.js';
 import { PHONE_REDACTION } from '../../support/policies.js';
 
 let dir: string;
@@ -49,14 +51,14 @@ afterAll(async () => {
 async function verify(content: string, keys = jwksFile): Promise<{ code: number; out: unknown }> {
   const file = join(dir, `case-${Math.random().toString(36).slice(2)}.jsonl`);
   await writeFile(file, content);
-  const r = await runBin(['evidence', 'verify', file, '--keys', keys]);
+  const r = await runInProcess(['evidence', 'verify', file, '--keys', keys]);
   return { code: r.code, out: JSON.parse(r.stdout) };
 }
 
 describe('agent-pep evidence verify', () => {
   it('prints { ok: true, count } and exits 0 for the log as the dev PDP wrote it', async () => {
     expect(lines).toHaveLength(4);
-    const r = await runBin(['evidence', 'verify', log, '--keys', jwksFile]);
+    const r = await runInProcess(['evidence', 'verify', log, '--keys', jwksFile]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ ok: true, count: 4 });
   });
@@ -101,21 +103,21 @@ describe('agent-pep evidence verify', () => {
   });
 
   it('reads the log from stdin with -', async () => {
-    const r = await runBin(['evidence', 'verify', '-', '--keys', jwksFile], { input: `${lines.join('\n')}\n` });
+    const r = await runInProcess(['evidence', 'verify', '-', '--keys', jwksFile], { input: `${lines.join('\n')}\n` });
     expect([r.code, JSON.parse(r.stdout)]).toEqual([0, { ok: true, count: 4 }]);
   });
 });
 
 describe('agent-pep evidence: usage errors exit 2', () => {
   it('names a missing subcommand, an unknown one, a missing FILE (ENOENT) and missing --keys', async () => {
-    expectUsage(await runBin(['evidence']), 'evidence verify', /a subcommand is required: verify/);
-    expectUsage(await runBin(['evidence', 'check']), 'evidence verify', /unknown subcommand "check"/);
+    expectUsage(await runInProcess(['evidence']), 'evidence verify', /a subcommand is required: verify/);
+    expectUsage(await runInProcess(['evidence', 'check']), 'evidence verify', /unknown subcommand "check"/);
     expectUsage(
-      await runBin(['evidence', 'verify', join(dir, 'nope.jsonl'), '--keys', jwksFile]),
+      await runInProcess(['evidence', 'verify', join(dir, 'nope.jsonl'), '--keys', jwksFile]),
       'evidence verify',
       /nope\.jsonl \(ENOENT\)/,
     );
-    expectUsage(await runBin(['evidence', 'verify', log]), 'evidence verify', /--keys URL\|FILE is required/);
+    expectUsage(await runInProcess(['evidence', 'verify', log]), 'evidence verify', /--keys URL\|FILE is required/);
   });
 
   it('prints its help with --help and exits 0', async () => {
@@ -123,9 +125,22 @@ describe('agent-pep evidence: usage errors exit 2', () => {
       ['evidence', '--help'],
       ['evidence', 'verify', '--help'],
     ]) {
-      const r = await runBin(args);
+      const r = await runInProcess(args);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^Usage: agent-pep evidence verify FILE --keys/);
     }
+  });
+});
+
+describe('agent-pep evidence verify: the bin', () => {
+  it('exits 0 for the log read from a piped stdin, 1 for an edited one', async () => {
+    const cut = join(dir, 'bin-cut.jsonl');
+    await writeFile(cut, `${[lines[0], lines[2], lines[3]].join('\n')}\n`);
+    const [ok, edited] = await Promise.all([
+      runBin(['evidence', 'verify', '-', '--keys', jwksFile], { input: `${lines.join('\n')}\n` }),
+      runBin(['evidence', 'verify', cut, '--keys', jwksFile]),
+    ]);
+    expect([ok.code, JSON.parse(ok.stdout)]).toEqual([0, { ok: true, count: 4 }]);
+    expect([edited.code, JSON.parse(edited.stdout)]).toMatchObject([1, { ok: false, index: 1 }]);
   });
 });

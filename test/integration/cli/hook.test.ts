@@ -1,5 +1,8 @@
-// Runs the built bin (`npm run build` first; npm test does) as Claude Code and Codex run a command hook:
-// one recorded event on stdin, the answer on stdout, against a real dev PDP on 127.0.0.1.
+// `agent-pep hook` as Claude Code and Codex run a command hook: one recorded event on stdin, the answer
+// on stdout, against a real dev PDP on 127.0.0.1. The command runs in this process (test/support/cli.ts);
+// what only a process shows runs the built bin (`npm run build` first; npm test does): the exit codes,
+// a deadline while stdin stays open or the PDP hangs, stdin over the cap, a crash before the command
+// loads, and the Claude Code binary running the hook from its settings.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -9,6 +12,7 @@ import { query } from '@anthropic-ai/claude-agent-sdk';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 import { type AnthropicStub, startAnthropicStub } from '../../support/anthropic-stub.js';
+import { type LateEnd, runInProcess } from '../../support/cli.js';
 import { ROOT } from '../../support/processes.js';
 
 const cli = join(ROOT, 'dist', 'cli', 'main.js');
@@ -29,14 +33,26 @@ interface HookRun {
   json: Json;
 }
 
-/** A host that writes the event at once but closes stdin only `endAfterMs` later. */
-interface LateEnd {
-  text: string;
-  endAfterMs: number;
+function parsed(stdout: string): Json {
+  try {
+    return stdout.trim() === '' ? {} : (JSON.parse(stdout) as Json);
+  } catch {
+    return { unparsable: stdout };
+  }
 }
 
-/** Spawns `agent-pep hook ...`; `stdin` undefined leaves stdin open (a host that never finishes writing). */
-function hook(
+/** Runs `agent-pep hook ...` in this process; `stdin` undefined leaves stdin open (a host that never finishes writing). */
+async function hook(
+  args: string[],
+  stdin: string | Buffer | LateEnd | undefined,
+  env: Record<string, string> = {},
+): Promise<HookRun> {
+  const r = await runInProcess(['hook', ...args], { input: stdin ?? 'open', env });
+  return { ...r, json: parsed(r.stdout) };
+}
+
+/** Spawns `agent-pep hook ...` (the built bin); `stdin` undefined leaves stdin open. */
+function hookProcess(
   args: string[],
   stdin: string | Buffer | LateEnd | undefined,
   env: Record<string, string> = {},
@@ -59,13 +75,7 @@ function hook(
     child.once('error', reject);
     child.once('exit', (code) => {
       clearTimeout(killer);
-      let json: Json = {};
-      try {
-        json = stdout.trim() === '' ? {} : (JSON.parse(stdout) as Json);
-      } catch {
-        json = { unparsable: stdout };
-      }
-      resolve({ code, stdout, stderr, json });
+      resolve({ code, stdout, stderr, json: parsed(stdout) });
     });
     child.stdin.on('error', () => undefined);
     if (typeof stdin === 'object' && !Buffer.isBuffer(stdin)) {
@@ -82,6 +92,8 @@ function pre(run: HookRun): Json {
 
 let pdp: DevPdp;
 let keyed: DevPdp;
+/** Set to hang by one test, so none of the others sees the fault. */
+let faulty: DevPdp;
 let closedPort: number;
 let hung: Server;
 let hungUrl: string;
@@ -90,6 +102,7 @@ const hungSockets = new Set<Socket>();
 beforeAll(async () => {
   pdp = await startDevPdp({ policy, port: 0, log: false });
   keyed = await startDevPdp({ policy, port: 0, log: false, apiKey: 'hook-test-key' });
+  faulty = await startDevPdp({ policy, port: 0, log: false });
   // A port that nothing listens on: bind one, note it, close it.
   const probe = createServer();
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
@@ -107,6 +120,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await pdp?.close();
   await keyed?.close();
+  await faulty?.close();
   for (const socket of hungSockets) socket.destroy();
   await new Promise<void>((r) => (hung ? hung.close(() => r()) : r()));
 });
@@ -264,9 +278,10 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     expect(r.stderr).toContain('pdp_unreachable');
   });
 
-  test('PDP hung: the decision deadline fires well within --timeout', async () => {
+  // The deadline cases only wait (a hung PDP, stdin left open): they run at once, each on its own PDP.
+  test.concurrent('PDP hung: the decision deadline fires well within --timeout, and the process exits', async () => {
     const started = Date.now();
-    const r = await hook(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '1500'], event);
+    const r = await hookProcess(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '1500'], event);
     expect(r.code).toBe(2);
     expect(pre(r).permissionDecisionReason).toBe(
       "ERROR: Tool 'Bash' was not run: the policy check failed (pdp_timeout)",
@@ -274,23 +289,23 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  test('the dev PDP hanging (fault) gives the same', async () => {
-    pdp.setFault({ kind: 'hang' });
+  test.concurrent('the dev PDP hanging (fault) gives the same', async () => {
+    faulty.setFault({ kind: 'hang' });
     try {
       const r = await hook(
-        ['codex', ...base(), '--timeout', '1000'],
+        ['codex', '--pdp', faulty.url, '--agent', 'coder', '--timeout', '1000'],
         JSON.stringify(fixture('codex-pre-tool-use-bash')),
       );
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('pdp_timeout');
     } finally {
-      pdp.setFault(null);
+      faulty.setFault(null);
     }
   });
 
-  test('stdin that never ends: the hook deadline answers deny', async () => {
+  test.concurrent('stdin that never ends: the hook deadline answers deny, and the process exits', async () => {
     const started = Date.now();
-    const r = await hook(['claude-code', ...base(), '--timeout', '800'], undefined);
+    const r = await hookProcess(['claude-code', ...base(), '--timeout', '800'], undefined);
     expect(r.code).toBe(2);
     expect(r.json).toEqual({
       decision: 'block',
@@ -299,10 +314,10 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  test('the hook deadline passing during a PostToolUse decision still withholds the output (Claude Code)', async () => {
-    // stdin ends 2000 ms after the spawn (more than 500 ms into the hook's 4000 ms, however slow node
-    // starts); the hung PDP's decision (3500 ms) would end past the hook deadline, so the hook's own
-    // deadline answers, knowing the event: the deny must not leave the output in place.
+  test.concurrent('the hook deadline passing during a PostToolUse decision still withholds the output (Claude Code)', async () => {
+    // stdin ends 2000 ms after the start (more than 500 ms into the hook's 4000 ms); the hung PDP's
+    // decision (3500 ms) would end past the hook deadline, so the hook's own deadline answers, knowing
+    // the event: the deny must not leave the output in place.
     const event = JSON.stringify(fixture('claude-code-post-tool-use-bash'));
     const r = await hook(['claude-code', '--pdp', hungUrl, '--agent', 'coder', '--timeout', '4000'], {
       text: event,
@@ -407,7 +422,7 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
   test('stdin larger than the cap is refused without reading it all', async () => {
     const big = JSON.stringify({ ...fixture('claude-code-user-prompt-submit'), prompt: 'x'.repeat(5 * 1024 * 1024) });
     const before = pdp.evidence().length;
-    const r = await hook(['claude-code', ...base()], big);
+    const r = await hookProcess(['claude-code', ...base()], big);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('larger than');
     expect(pdp.evidence().length).toBe(before); // the PDP was never asked
@@ -456,9 +471,32 @@ describe('options', () => {
   });
 });
 
+describe('the bin', () => {
+  test('answers on stdout and exits 0 with a policy answer, 2 when it fails closed or on a usage error', async () => {
+    const allowed = JSON.stringify(withInput(fixture('claude-code-pre-tool-use-bash'), 'ls -la'));
+    const [ok, down, usage] = await Promise.all([
+      hookProcess(['claude-code', ...base()], allowed),
+      hookProcess(
+        ['codex', '--pdp', `http://127.0.0.1:${closedPort}`, '--agent', 'coder'],
+        JSON.stringify(withInput(fixture('codex-pre-tool-use-bash'), 'ls')),
+      ),
+      hookProcess(['claude-code', '--agent', 'coder'], allowed),
+    ]);
+    expect(ok.code).toBe(0);
+    expect(pre(ok)).toEqual({ hookEventName: 'PreToolUse', permissionDecision: 'allow' });
+    expect(down.code).toBe(2);
+    expect(pre(down)).toMatchObject({ permissionDecision: 'deny' });
+    expect(down.stderr).toContain('pdp_unreachable');
+    expect(usage.code).toBe(2);
+    expect(usage.stderr.split('\n')[0]).toContain('--pdp URL is required');
+    expect(usage.stdout).toBe('');
+  });
+});
+
 // The Claude Code binary the Agent SDK ships runs the command hook from its settings, offline: a local
-// stub of the Messages API proposes one Bash command; what the model is sent back is recorded.
-describe('the Claude Code binary runs the command hook', () => {
+// stub of the Messages API proposes one Bash command; what the model is sent back is recorded. The runs
+// are independent (a stub, a HOME and a command each), so they run at once.
+describe.concurrent('the Claude Code binary runs the command hook', () => {
   let dir: string;
   let home: string;
   beforeAll(() => {
@@ -491,7 +529,7 @@ describe('the Claude Code binary runs the command hook', () => {
           settings: { hooks: { PreToolUse: [{ matcher: '*', hooks }], PostToolUse: [{ matcher: '*', hooks }] } },
           env: {
             PATH: process.env.PATH ?? '',
-            HOME: home,
+            HOME: mkdtempSync(join(home, 'run-')),
             ANTHROPIC_BASE_URL: stub.url,
             ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',

@@ -1,7 +1,8 @@
 /**
  * `agent-pep verify-permit` (CONTRACT.md section 11) with permits the dev PDP minted: the claims and exit
  * 0, or the `PermitVerificationError` code and exit 1; no replay claim unless `--consume` (then in the
- * Redis store the services share); usage errors exit 2.
+ * Redis store the services share); usage errors exit 2. The command runs in this process
+ * (test/support/cli.ts); the last block runs the built bin, for what only its process shows.
  */
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevPdp } from '../../../src/dev-pdp/index.js';
 import { createPep, type Pep } from '../../../src/index.js';
 import { expectUsage, runBin } from '../../support/bin.js';
+import { runInProcess } from '../../support/cli.js';
 import { closedPort } from '../../support/fake-pdp.js';
 import { type RedisHandle, redisUnavailableReason, sharedRedis } from '../../support/redis.js';
 
@@ -62,7 +64,7 @@ describe('agent-pep verify-permit: a permit that verifies', () => {
   it('prints the claims and exits 0, with keys from a JWKS URL or a JWKS file', async () => {
     const p = await permit();
     for (const keys of [pdp.jwksUrl, jwksFile]) {
-      const r = await runBin([...flags(keys), p]);
+      const r = await runInProcess([...flags(keys), p]);
       expect(r.code).toBe(0);
       const claims = JSON.parse(r.stdout) as Record<string, unknown>;
       expect(claims).toMatchObject({
@@ -86,27 +88,27 @@ describe('agent-pep verify-permit: a permit that verifies', () => {
       pemFile,
       createPublicKey({ key: jwks.keys[0] as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' }),
     );
-    for (const keys of [jwkFile, pemFile]) expect((await runBin([...flags(keys), p])).code).toBe(0);
+    for (const keys of [jwkFile, pemFile]) expect((await runInProcess([...flags(keys), p])).code).toBe(0);
     const notKey = join(dir, 'not-a-key.pem');
     await writeFile(notKey, '-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n');
-    expectUsage(await runBin([...flags(notKey), p]), 'verify-permit', /is not a PEM public key/);
+    expectUsage(await runInProcess([...flags(notKey), p]), 'verify-permit', /is not a PEM public key/);
   });
 
   it('reads the permit from stdin when it is - or absent', async () => {
     const p = await permit();
-    expect((await runBin([...flags(), '-'], { input: `${p}\n` })).code).toBe(0);
-    expect((await runBin(flags(), { input: p })).code).toBe(0);
+    expect((await runInProcess([...flags(), '-'], { input: `${p}\n` })).code).toBe(0);
+    expect((await runInProcess(flags(), { input: p })).code).toBe(0);
   });
 
   it('claims nothing without --consume: the same permit verifies again', async () => {
     const p = await permit();
-    expect((await runBin([...flags(), p])).code).toBe(0);
-    expect((await runBin([...flags(), p])).code).toBe(0);
+    expect((await runInProcess([...flags(), p])).code).toBe(0);
+    expect((await runInProcess([...flags(), p])).code).toBe(0);
   });
 
   it('accepts a tool name in any spelling, as the service would', async () => {
     const p = await permit();
-    expect((await runBin([...flags(jwksFile, 'RefundPayment'), p])).code).toBe(0);
+    expect((await runInProcess([...flags(jwksFile, 'RefundPayment'), p])).code).toBe(0);
   });
 });
 
@@ -123,29 +125,29 @@ describe('agent-pep verify-permit: a permit that is refused prints its code and 
       ['not-a-permit', 'permit_malformed'],
     ];
     for (const [value, code] of cases) {
-      const r = await runBin([...flags(), value]);
+      const r = await runInProcess([...flags(), value]);
       expect([r.code, r.stdout.trim()]).toEqual([1, code]);
       expect(r.stderr).not.toContain(value);
     }
-    const empty = await runBin(flags(), { input: '' });
+    const empty = await runInProcess(flags(), { input: '' });
     expect([empty.code, empty.stdout.trim()]).toEqual([1, 'permit_missing']);
   });
 
   it('names other args, another tool, another audience and keys of another PDP', async () => {
     const p = await permit();
-    const args = await runBin([...flags(jwksFile, 'refund_payment', { ...ARGS, amount: 9999 }), p]);
+    const args = await runInProcess([...flags(jwksFile, 'refund_payment', { ...ARGS, amount: 9999 }), p]);
     expect([args.code, args.stdout.trim()]).toEqual([1, 'permit_args_mismatch']);
-    const tool = await runBin([...flags(jwksFile, 'delete_user'), p]);
+    const tool = await runInProcess([...flags(jwksFile, 'delete_user'), p]);
     expect([tool.code, tool.stdout.trim()]).toEqual([1, 'permit_tool_mismatch']);
-    const aud = await runBin([...flags().map((x) => (x === 'agent-pep' ? 'payments-service' : x)), p]);
+    const aud = await runInProcess([...flags().map((x) => (x === 'agent-pep' ? 'payments-service' : x)), p]);
     expect([aud.code, aud.stdout.trim()]).toEqual([1, 'permit_claim_invalid']);
-    const keys = await runBin([...flags(other.jwksUrl), p]);
+    const keys = await runInProcess([...flags(other.jwksUrl), p]);
     expect([keys.code, keys.stdout.trim()]).toEqual([1, 'permit_signature_invalid']);
   });
 
   it('is permit_keys_unavailable when the JWKS URL is down', async () => {
     const p = await permit();
-    const r = await runBin([...flags(`${await closedPort()}/.well-known/jwks.json`), p]);
+    const r = await runInProcess([...flags(`${await closedPort()}/.well-known/jwks.json`), p]);
     expect([r.code, r.stdout.trim()]).toEqual([1, 'permit_keys_unavailable']);
   });
 });
@@ -164,39 +166,60 @@ describe.skipIf(redisSkip !== undefined)('agent-pep verify-permit --consume --re
   it('claims the jti in the shared store: the first run exits 0, the next permit_replayed', async () => {
     const p = await permit();
     const consume = [...flags(), '--consume', '--redis', redis.url, '--redis-prefix', `cli-test-${Date.now()}:`, p];
-    expect((await runBin(consume)).code).toBe(0);
-    const again = await runBin(consume);
+    expect((await runInProcess(consume)).code).toBe(0);
+    const again = await runInProcess(consume);
     expect([again.code, again.stdout.trim()]).toEqual([1, 'permit_replayed']);
   });
 });
 
 describe('agent-pep verify-permit: usage errors exit 2', () => {
   it('names a keys file that cannot be read (ENOENT) or is not JSON (position), and missing flags', async () => {
-    expectUsage(await runBin([...flags(join(dir, 'missing.json')), 'x']), 'verify-permit', /missing\.json \(ENOENT\)/);
+    expectUsage(
+      await runInProcess([...flags(join(dir, 'missing.json')), 'x']),
+      'verify-permit',
+      /missing\.json \(ENOENT\)/,
+    );
     const bad = join(dir, 'bad.json');
     await writeFile(bad, '{"keys" []}');
-    expectUsage(await runBin([...flags(bad), 'x']), 'verify-permit', /not valid JSON at position 8/);
-    expectUsage(await runBin(['verify-permit', '--keys', jwksFile, 'x']), 'verify-permit', /--issuer I is required/);
+    expectUsage(await runInProcess([...flags(bad), 'x']), 'verify-permit', /not valid JSON at position 8/);
     expectUsage(
-      await runBin([...flags(jwksFile, 'refund_payment', 'nope').slice(0, -1), '{x', 'x']),
+      await runInProcess(['verify-permit', '--keys', jwksFile, 'x']),
+      'verify-permit',
+      /--issuer I is required/,
+    );
+    expectUsage(
+      await runInProcess([...flags(jwksFile, 'refund_payment', 'nope').slice(0, -1), '{x', 'x']),
       'verify-permit',
       /--args is not valid JSON/,
     );
   });
 
   it('refuses --consume without --redis: a one-shot process has no store a service would see', async () => {
-    expectUsage(await runBin([...flags(), '--consume', 'x']), 'verify-permit', /--consume needs --redis URL/);
+    expectUsage(await runInProcess([...flags(), '--consume', 'x']), 'verify-permit', /--consume needs --redis URL/);
     expectUsage(
-      await runBin([...flags(), '--redis', 'redis://127.0.0.1:1', 'x']),
+      await runInProcess([...flags(), '--redis', 'redis://127.0.0.1:1', 'x']),
       'verify-permit',
       /only used with --consume/,
     );
   });
 
   it('prints its help with --help and exits 0', async () => {
-    const r = await runBin(['verify-permit', '--help']);
+    const r = await runInProcess(['verify-permit', '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Usage: agent-pep verify-permit/);
     expect(r.stdout).toContain('--consume');
+  });
+});
+
+describe('agent-pep verify-permit: the bin', () => {
+  it('exits 0 for a permit read from a piped stdin, 1 with the code for a refused one', async () => {
+    const p = await permit();
+    const [ok, refused] = await Promise.all([
+      runBin(flags(), { input: `${p}\n` }),
+      runBin([...flags(jwksFile, 'delete_user'), p]),
+    ]);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ iss: pdp.issuer, tool: 'refund_payment' });
+    expect([refused.code, refused.stdout.trim()]).toEqual([1, 'permit_tool_mismatch']);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * What every command shares (src/cli/usage.ts; CONTRACT.md section 11): a usage error is one line
- * naming it, then one line pointing to `--help`, exit 2; the system's reason and the JSON position.
+ * naming it, then one line pointing to `--help`, exit 2 (a thrown CliExit, which the bin writes and exits
+ * with); the system's reason and the JSON position.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
+  CliExit,
   EXIT,
   exitWith,
   integerFlag,
@@ -14,36 +16,16 @@ import {
   usageExit,
 } from '../../../src/cli/usage.js';
 
-class Exit extends Error {
-  constructor(readonly code: number | undefined) {
-    super(`exit ${code}`);
-  }
-}
-
-/** Runs `f` with process.exit and stderr captured; returns the exit code and what was written. */
-function captured(f: () => void): { code: number | undefined; stderr: string } {
-  let stderr = '';
-  vi.spyOn(process, 'exit').mockImplementation((code) => {
-    throw new Exit(code === undefined || code === null ? undefined : Number(code));
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
+/** Runs `f`, which must end the command: the exit code and the stderr lines of the CliExit it throws. */
+function captured(f: () => void): { code: number; stderr: string } {
   try {
     f();
   } catch (e) {
-    if (e instanceof Exit) return { code: e.code, stderr };
+    if (e instanceof CliExit) return { code: e.code, stderr: e.stderr };
     throw e;
-  } finally {
-    vi.restoreAllMocks();
   }
   throw new Error('expected an exit');
 }
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
 
 describe('usageExit', () => {
   it('exits 2 with exactly two lines: the problem, then the pointer to the command’s --help', () => {
