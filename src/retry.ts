@@ -124,7 +124,21 @@ function signalOf(plan: RetryPlan): AbortSignal {
  * @returns the first successful attempt's value
  * @throws AttemptFailure the last attempt's failure (or whatever a non-retryable attempt threw)
  */
-export async function withRetries<T>(attempt: (n: number) => Promise<T>, plan: RetryPlan): Promise<T> {
+export function withRetries<T>(attempt: (n: number) => Promise<T>, plan: RetryPlan): Promise<T> {
+  // The first attempt runs outside p-retry and outside any async frame: most decisions succeed at
+  // once, and p-retry's per-call setup (options copy and checks, two more async frames) would then be
+  // pure overhead on the hot path.
+  let first: Promise<T>;
+  try {
+    first = attempt(1);
+  } catch (error) {
+    first = Promise.reject(error);
+  }
+  return plan.retries === 0 ? first : first.catch((error: unknown) => retryAfterFirst(error, attempt, plan));
+}
+
+/** After a failed first attempt: throws it unless it is retryable, else waits and retries. */
+async function retryAfterFirst<T>(error: unknown, attempt: (n: number) => Promise<T>, plan: RetryPlan): Promise<T> {
   const base = plan.baseMs ?? DEFAULTS.backoffBaseMs;
   const random = plan.random ?? Math.random;
   const now = plan.now ?? Date.now;
@@ -134,15 +148,8 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, plan: R
     if (performance.now() + ms >= plan.deadlineAt) throw error;
     if (ms > 0) await sleep(ms, undefined, { signal: signalOf(plan) });
   };
-  if (plan.retries === 0) return attempt(1);
-  // The first attempt runs outside p-retry: most decisions succeed at once, and p-retry's per-call
-  // setup (options copy and checks, two more async frames) is then pure overhead on the hot path.
-  try {
-    return await attempt(1);
-  } catch (error) {
-    if (!isRetryable(error)) throw error;
-    await wait(1, error as AttemptFailure);
-  }
+  if (!isRetryable(error)) throw error;
+  await wait(1, error as AttemptFailure);
   return pRetry((n) => attempt(n + 1), {
     retries: plan.retries - 1,
     // p-retry's own delay (randomized x1..x2) would overshoot the contract's bound; the wait is ours.

@@ -50,16 +50,24 @@ export const AuthorizeResponseSchema = z.looseObject({
 /** A schema-valid PDP answer. */
 export type AuthorizeResponse = z.infer<typeof AuthorizeResponseSchema>;
 
+/** Every member {@link encodeRequest} writes by hand: a member added to the request must be added there too. */
+type Written = 'agentId' | 'session' | 'stage' | 'requestId' | 'content' | 'tool' | 'args' | 'simulated';
+const everyMemberWritten: [keyof AuthorizeRequest] extends [Written] ? true : never = true;
+void everyMemberWritten;
+
 /**
  * Serializes a request body. `simulated` is sent only when true.
  * @param argsJson - `req.args` as RFC 8785 text, when the caller already wrote it (the client does,
  *   to hash it for rule 5): the body carries that text, the same members with their keys sorted
  */
 export function encodeRequest(req: AuthorizeRequest, argsJson?: string): string {
-  if (argsJson === undefined || req.args === undefined) return JSON.stringify(req);
-  const { args: _, ...rest } = req;
-  const head = JSON.stringify(rest);
-  return `${head.slice(0, -1)},"args":${argsJson}}`;
+  if (argsJson === undefined || req.args === undefined || req.content !== undefined) return JSON.stringify(req);
+  // The members of an action request, in the order JSON.stringify(req) writes them, with the args text.
+  let out = `{"agentId":${JSON.stringify(req.agentId)},"session":${JSON.stringify(req.session)},"stage":${JSON.stringify(req.stage)},"requestId":${JSON.stringify(req.requestId)}`;
+  if (req.tool !== undefined) out += `,"tool":${JSON.stringify(req.tool)}`;
+  out += `,"args":${argsJson}`;
+  if (req.simulated !== undefined) out += `,"simulated":${req.simulated}`;
+  return `${out}}`;
 }
 
 // ignoreBOM keeps a leading U+FEFF in the text, where JSON.parse refuses it (RFC 8259 section 8.1: senders MUST NOT add one).
