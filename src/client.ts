@@ -350,7 +350,7 @@ function bindClient(shared: Shared, session: string): Pep {
         for (const p of round) inBatch.add(p);
         batches.push(
           decideBatch(ctx, round, signal, headers, batchId, deadlineAt, batchPath).then((all) => {
-            round.forEach((p, i) => batched.set(p, all[i] as Outcome));
+            for (let i = 0; i < round.length; i++) batched.set(round[i] as Prepared, all[i] as Outcome);
           }),
         );
       }
