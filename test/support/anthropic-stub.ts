@@ -1,7 +1,8 @@
 /**
  * A local stand-in for the Anthropic Messages API, enough of it for the Claude Code binary to run one
- * turn offline: the first `POST /v1/messages` (streamed) asks for one tool call, every later one (after
- * the tool result) ends the turn with text. Everything else answers 404. Set `ANTHROPIC_BASE_URL` to `url`.
+ * turn offline: the first `POST /v1/messages` (streamed) asks for the given tool calls (one or several
+ * in one answer, as a model may), every later one (after the tool results) ends the turn with text.
+ * Everything else answers 404. Set `ANTHROPIC_BASE_URL` to `url`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 
@@ -10,20 +11,27 @@ export interface AnthropicStub {
   url: string;
   /** The tool results the model was sent back, as text. */
   toolResults(): string[];
+  /** The result the model was sent back for the i-th proposed tool call (0-based), as text. */
+  toolResult(i: number): string | undefined;
   /** Messages API calls so far. */
   calls(): number;
   close(): Promise<void>;
 }
 
-/**
- * Starts the stub on 127.0.0.1, port 0.
- * @param toolCall - the tool use the model proposes in its first answer
- */
-export async function startAnthropicStub(toolCall: {
+/** A tool use the stub model proposes. */
+export interface StubToolCall {
   name: string;
   input: Record<string, unknown>;
-}): Promise<AnthropicStub> {
+}
+
+/**
+ * Starts the stub on 127.0.0.1, port 0.
+ * @param toolCalls - the tool use (or uses, in order) the model proposes in its first answer
+ */
+export async function startAnthropicStub(toolCalls: StubToolCall | StubToolCall[]): Promise<AnthropicStub> {
+  const proposed = Array.isArray(toolCalls) ? toolCalls : [toolCalls];
   const results: string[] = [];
+  const byId = new Map<string, string>();
   let calls = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = '';
@@ -41,8 +49,12 @@ export async function startAnthropicStub(toolCall: {
       const request = JSON.parse(body) as { model: string; messages: { content: unknown }[]; tools?: unknown[] };
       const toolResults = request.messages.flatMap((m) =>
         Array.isArray(m.content) ? m.content.filter((c: { type?: string }) => c.type === 'tool_result') : [],
-      ) as { content: unknown }[];
-      for (const r of toolResults) results.push(typeof r.content === 'string' ? r.content : JSON.stringify(r.content));
+      ) as { tool_use_id?: string; content: unknown }[];
+      for (const r of toolResults) {
+        const text = typeof r.content === 'string' ? r.content : JSON.stringify(r.content);
+        results.push(text);
+        if (r.tool_use_id !== undefined) byId.set(r.tool_use_id, text);
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const send = (event: string, data: object) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       send('message_start', {
@@ -60,15 +72,18 @@ export async function startAnthropicStub(toolCall: {
       });
       const askForTool = toolResults.length === 0 && (request.tools?.length ?? 0) > 0;
       if (askForTool) {
-        send('content_block_start', {
-          type: 'content_block_start',
-          index: 0,
-          content_block: { type: 'tool_use', id: `toolu_stub_${calls}`, name: toolCall.name, input: {} },
-        });
-        send('content_block_delta', {
-          type: 'content_block_delta',
-          index: 0,
-          delta: { type: 'input_json_delta', partial_json: JSON.stringify(toolCall.input) },
+        proposed.forEach((call, index) => {
+          send('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'tool_use', id: `toolu_stub_${index}`, name: call.name, input: {} },
+          });
+          send('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.input) },
+          });
+          send('content_block_stop', { type: 'content_block_stop', index });
         });
       } else {
         send('content_block_start', {
@@ -81,8 +96,8 @@ export async function startAnthropicStub(toolCall: {
           index: 0,
           delta: { type: 'text_delta', text: 'done' },
         });
+        send('content_block_stop', { type: 'content_block_stop', index: 0 });
       }
-      send('content_block_stop', { type: 'content_block_stop', index: 0 });
       send('message_delta', {
         type: 'message_delta',
         delta: { stop_reason: askForTool ? 'tool_use' : 'end_turn', stop_sequence: null },
@@ -97,6 +112,7 @@ export async function startAnthropicStub(toolCall: {
   return {
     url: `http://127.0.0.1:${port}`,
     toolResults: () => [...results],
+    toolResult: (i) => byId.get(`toolu_stub_${i}`),
     calls: () => calls,
     close: () =>
       new Promise<void>((resolve) => {

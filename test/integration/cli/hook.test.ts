@@ -494,42 +494,75 @@ describe('the bin', () => {
 });
 
 // The Claude Code binary the Agent SDK ships runs the command hook from its settings, offline: a local
-// stub of the Messages API proposes one Bash command; what the model is sent back is recorded. The runs
-// are independent (a stub, a HOME and a command each), so they run at once.
-describe.concurrent('the Claude Code binary runs the command hook', () => {
+// stub of the Messages API proposes five Bash commands in one answer (as a model may); what the model is
+// sent back for each is recorded. One session, so the binary starts once: the hooks that differ (a PDP
+// that is down, a hook that crashes) are scoped to their command by the hook's `if` rule.
+describe('the Claude Code binary runs the command hook', () => {
   let dir: string;
   let home: string;
-  beforeAll(() => {
+  let stub: AnthropicStub;
+  const victim = () => join(dir, 'victim');
+  const marker = (name: string) => join(dir, name);
+  // The proposed calls, in order; `result(i)` is what the model was sent back for call i.
+  const DENIED = 0;
+  const DOWN = 1;
+  const ALLOWED = 2;
+  const LEAKY = 3;
+  const CRASHED = 4;
+  const result = (i: number) => stub.toolResult(i) ?? '';
+
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'agent-pep-hook-'));
     home = mkdtempSync(join(tmpdir(), 'agent-pep-hook-home-'));
-  });
-  afterAll(() => {
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(home, { recursive: true, force: true });
-  });
-
-  async function runClaude(
-    command: string,
-    pdpUrl: string,
-    hookCommand = `"${process.execPath}" "${cli}" hook claude-code --pdp ${pdpUrl} --agent coder --timeout 3000`,
-    onFailure: 'block' | undefined = 'block',
-  ): Promise<AnthropicStub> {
-    const stub = await startAnthropicStub({ name: 'Bash', input: { command, description: 'test command' } });
-    const hooks = [
-      { type: 'command' as const, command: hookCommand, timeout: 10, ...(onFailure ? { onFailure } : {}) },
-    ];
+    mkdirSync(victim());
+    const bash = (command: string) => ({ name: 'Bash', input: { command, description: 'test command' } });
+    stub = await startAnthropicStub([
+      bash(`rm -rf ${victim()}`),
+      bash(`touch ${marker('marker-down')}`),
+      bash(`touch ${marker('marker-ok')}`),
+      bash('echo STRIPE_KEY=sk_live_abc123'),
+      bash(`touch ${marker('marker-crash')}`),
+    ]);
+    const hookCommand = (pdpUrl: string) =>
+      `"${process.execPath}" "${cli}" hook claude-code --pdp ${pdpUrl} --agent coder --timeout 3000`;
+    // The README settings: onFailure "block", so a hook that cannot answer blocks the call.
+    const pepHook = {
+      type: 'command' as const,
+      command: hookCommand(pdp.url),
+      timeout: 10,
+      onFailure: 'block' as const,
+    };
+    const downHook = {
+      type: 'command' as const,
+      command: hookCommand(`http://127.0.0.1:${closedPort}`),
+      timeout: 10,
+      onFailure: 'block' as const,
+      if: `Bash(touch ${marker('marker-down')})`,
+    };
+    const crashingHook = {
+      type: 'command' as const,
+      command: 'exit 1',
+      timeout: 10,
+      onFailure: 'block' as const,
+      if: `Bash(touch ${marker('marker-crash')})`,
+    };
     try {
       for await (const _ of query({
-        prompt: 'run the command',
+        prompt: 'run the commands',
         options: {
           cwd: dir,
           settingSources: [],
           maxTurns: 3,
           allowedTools: ['Bash'],
-          settings: { hooks: { PreToolUse: [{ matcher: '*', hooks }], PostToolUse: [{ matcher: '*', hooks }] } },
+          settings: {
+            hooks: {
+              PreToolUse: [{ matcher: 'Bash', hooks: [pepHook, downHook, crashingHook] }],
+              PostToolUse: [{ matcher: 'Bash', hooks: [pepHook] }],
+            },
+          },
           env: {
             PATH: process.env.PATH ?? '',
-            HOME: mkdtempSync(join(home, 'run-')),
+            HOME: home,
             ANTHROPIC_BASE_URL: stub.url,
             ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -543,42 +576,39 @@ describe.concurrent('the Claude Code binary runs the command hook', () => {
     } finally {
       await stub.close();
     }
-    return stub;
-  }
-
-  test('a PreToolUse deny: the command never runs and the model sees the toolMessage', async () => {
-    const victim = join(dir, 'victim');
-    mkdirSync(victim);
-    const stub = await runClaude(`rm -rf ${victim}`, pdp.url);
-    expect(existsSync(victim)).toBe(true);
-    expect(stub.toolResults().join('\n')).toContain('denied by policy: recursive deletes are not allowed');
   }, 90_000);
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
 
-  test('the PDP down: exit 2 blocks the call', async () => {
-    const marker = join(dir, 'marker-down');
-    const stub = await runClaude(`touch ${marker}`, `http://127.0.0.1:${closedPort}`);
-    expect(existsSync(marker)).toBe(false);
-    expect(stub.toolResults().join('\n')).toContain('pdp_unreachable');
-  }, 90_000);
-
-  test('an allowed command runs (the checks above can fail)', async () => {
-    const marker = join(dir, 'marker-ok');
-    await runClaude(`touch ${marker}`, pdp.url);
-    expect(existsSync(marker)).toBe(true);
-  }, 90_000);
-
-  test('a PostToolUse block: the key in the output is never sent to the model', async () => {
-    const stub = await runClaude('echo STRIPE_KEY=sk_live_abc123', pdp.url);
+  test('every proposed call reached the hooks and the model was sent a result for each', () => {
     expect(stub.calls()).toBeGreaterThanOrEqual(2);
-    expect(stub.toolResults().length).toBeGreaterThan(0);
-    expect(stub.toolResults().join('\n')).toContain('[withheld by policy]');
-    expect(stub.toolResults().join('\n')).not.toContain('sk_live_abc123');
-  }, 90_000);
+    for (const i of [DENIED, DOWN, ALLOWED, LEAKY, CRASHED]) expect(result(i)).not.toBe('');
+  });
 
-  test('a hook that cannot answer (exit 1) under onFailure: "block" (the README settings) blocks the call', async () => {
-    const marker = join(dir, 'marker-crash');
-    const stub = await runClaude(`touch ${marker}`, pdp.url, 'exit 1', 'block');
-    expect(existsSync(marker)).toBe(false);
-    expect(stub.toolResults().join('\n')).toContain('onFailure');
-  }, 90_000);
+  test('a PreToolUse deny: the command never runs and the model sees the toolMessage', () => {
+    expect(existsSync(victim())).toBe(true);
+    expect(result(DENIED)).toContain('denied by policy: recursive deletes are not allowed');
+  });
+
+  test('the PDP down: exit 2 blocks the call', () => {
+    expect(existsSync(marker('marker-down'))).toBe(false);
+    expect(result(DOWN)).toContain('pdp_unreachable');
+  });
+
+  test('an allowed command runs (the checks above can fail)', () => {
+    expect(existsSync(marker('marker-ok'))).toBe(true);
+    expect(result(ALLOWED)).not.toContain('policy');
+  });
+
+  test('a PostToolUse block: the key in the output is never sent to the model', () => {
+    expect(result(LEAKY)).toContain('[withheld by policy]');
+    expect(stub.toolResults().join('\n')).not.toContain('sk_live_abc123');
+  });
+
+  test('a hook that cannot answer (exit 1) under onFailure: "block" (the README settings) blocks the call', () => {
+    expect(existsSync(marker('marker-crash'))).toBe(false);
+    expect(result(CRASHED)).toContain('onFailure');
+  });
 });
