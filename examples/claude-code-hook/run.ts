@@ -54,21 +54,21 @@ function summary(answer: Record<string, unknown>): string {
 
 const pdp = await startDevPdp({ policy, log: false });
 try {
-  const events: [string, object][] = [
-    ['PreToolUse Bash ls -la', ls],
-    ['PreToolUse Bash npm install', npmInstall],
-    ['PreToolUse Bash rm -rf build', rm],
-    ['PreToolUse Bash git push origin main', gitPush],
-    ['UserPromptSubmit', prompt],
-    ['PostToolUse Bash cat .env', postToolUse],
+  const events: [string, string, object][] = [
+    ['PreToolUse Bash ls -la', pdp.url, ls],
+    ['PreToolUse Bash npm install', pdp.url, npmInstall],
+    ['PreToolUse Bash rm -rf build', pdp.url, rm],
+    ['PreToolUse Bash git push origin main', pdp.url, gitPush],
+    ['UserPromptSubmit', pdp.url, prompt],
+    ['PostToolUse Bash cat .env', pdp.url, postToolUse],
+    // No PDP on port 9: the hook fails closed.
+    ['PreToolUse Bash ls -la, PDP down', 'http://127.0.0.1:9', ls],
   ];
-  for (const [name, event] of events) {
-    const { code, answer } = await hook(pdp.url, event);
-    console.log(`${name}: ${summary(answer)} (exit ${code})`);
-  }
-  // No PDP on port 9: the hook fails closed.
-  const { code, answer } = await hook('http://127.0.0.1:9', ls);
-  console.log(`PreToolUse Bash ls -la, PDP down: ${summary(answer)} (exit ${code})`);
+  // Each hook is its own process, as Claude Code runs them: started at once, printed in order.
+  const answers = await Promise.all(events.map(([, url, event]) => hook(url, event)));
+  answers.forEach(({ code, answer }, i) => {
+    console.log(`${events[i]?.[0]}: ${summary(answer)} (exit ${code})`);
+  });
 } finally {
   await pdp.close();
 }
