@@ -18,13 +18,39 @@ export interface LinearRegex {
 /** Why a source was refused, for the policy error. Never quotes the source. */
 export type RegexRefusal = { ok: false; reason: string };
 
+/** What {@link compileLinearRegex} returns. */
+export type CompiledRegex = Readonly<{ ok: true; regex: LinearRegex }> | Readonly<RegexRefusal>;
+
+/** How many compiled sources are kept; the oldest is dropped past it. */
+export const REGEX_CACHE_SIZE = 1024;
+
+// Compiled regexes by source, oldest first. A policy load checks each source in its schema and then
+// builds its latch from it, and the same policy is loaded again by every dev PDP a process starts: both
+// share one compilation. A compiled RE2JS keeps no state between searches, so sharing it is safe.
+const cache = new Map<string, CompiledRegex>();
+
 /**
  * Compiles an RE2-syntax regex. Lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`) and backreferences (`\1`,
- * `\k<name>`) have no linear-time algorithm and are refused; so is anything else re2js refuses.
+ * `\k<name>`) have no linear-time algorithm and are refused; so is anything else re2js refuses. The
+ * last {@link REGEX_CACHE_SIZE} sources are kept compiled: the same source gives the same (frozen) answer.
  * @returns the regex, or why it was refused
  * @internal
  */
-export function compileLinearRegex(source: string): { ok: true; regex: LinearRegex } | RegexRefusal {
+export function compileLinearRegex(source: string): CompiledRegex {
+  const hit = cache.get(source);
+  if (hit !== undefined) return hit;
+  const compiled = Object.freeze(compile(source));
+  if (cache.size >= REGEX_CACHE_SIZE) {
+    for (const oldest of cache.keys()) {
+      cache.delete(oldest);
+      break;
+    }
+  }
+  cache.set(source, compiled);
+  return compiled;
+}
+
+function compile(source: string): { ok: true; regex: LinearRegex } | RegexRefusal {
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(source);

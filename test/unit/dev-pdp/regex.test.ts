@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { compilePolicy, InvalidPolicyError } from '../../../src/dev-pdp/policy.js';
-import { compileLinearRegex } from '../../../src/dev-pdp/regex.js';
+import { compileLinearRegex, REGEX_CACHE_SIZE } from '../../../src/dev-pdp/regex.js';
 
 function refusal(content: string): InvalidPolicyError {
   try {
@@ -76,5 +76,26 @@ describe('policy regexes are RE2 syntax: what has no linear-time algorithm is re
     const compiled = compileLinearRegex('\\s*\\s*\\s*x');
     if (!compiled.ok) throw new Error('compiles');
     expect(compiled.regex.test(' '.repeat(100_000))).toBe(false);
+  });
+});
+
+describe('a policy regex is compiled once per source, in a bounded cache', () => {
+  test('the same source gives the same frozen answer: loading a policy again compiles nothing', () => {
+    const first = compileLinearRegex('cache-me-[0-9]+');
+    expect(compileLinearRegex('cache-me-[0-9]+')).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    const refused = compileLinearRegex('(cache)\\1');
+    expect(compileLinearRegex('(cache)\\1')).toBe(refused);
+    expect(refused.ok).toBe(false);
+  });
+
+  test(`past REGEX_CACHE_SIZE (${REGEX_CACHE_SIZE}) sources the oldest is dropped and compiled anew`, () => {
+    const oldest = compileLinearRegex('evicted-first');
+    for (let i = 0; i < REGEX_CACHE_SIZE; i++) compileLinearRegex(`filler-${i}`);
+    const again = compileLinearRegex('evicted-first');
+    expect(again).not.toBe(oldest);
+    expect(again.ok).toBe(true);
+    if (!again.ok) throw new Error('compiles');
+    expect(again.regex.test('xx evicted-first xx')).toBe(true);
   });
 });
