@@ -22,6 +22,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Unhandled rejections fail the run (vitest's default); keep it explicit.
     dangerouslyIgnoreUnhandledErrors: false,
+    experimental: { fsModuleCache: true },
     projects: [
       {
         extends: true,

@@ -5,14 +5,11 @@
  * @internal
  */
 import { KeyObject } from 'node:crypto';
-import {
-  type CryptoKey,
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  type FlattenedJWSInput,
-  type JSONWebKeySet,
-  type JWSHeaderParameters,
-} from 'jose';
+// jose's subpath entries load only what they use (jose's own index loads all of JOSE): a CLI hook
+// process starts faster. The types come from the index, erased at build.
+import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWSHeaderParameters } from 'jose';
+import { createLocalJWKSet } from 'jose/jwks/local';
+import { createRemoteJWKSet } from 'jose/jwks/remote';
 import { optionError } from '../internal/option-error.js';
 import { joseCode, refuse, withDeadline } from './refuse.js';
 

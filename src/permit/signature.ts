@@ -2,7 +2,7 @@
  * The signature check of a compact JWS against candidate keys (jose `compactVerify`, RFC 7515).
  * @internal
  */
-import { compactVerify } from 'jose';
+import { compactVerify } from 'jose/jws/compact/verify';
 import type { VerifyKey } from './keys.js';
 import { joseCode, refuse } from './refuse.js';
 

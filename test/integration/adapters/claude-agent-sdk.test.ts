@@ -335,16 +335,19 @@ describe('end to end with the Claude Code binary', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
+  type ProposedCall = { name: 'Bash'; marker: string } | { name: 'Write'; marker: string };
+
   async function runOnce(
-    markers: string[],
+    calls: ProposedCall[],
     extra: Parameters<typeof query>[0]['options'],
   ): Promise<{ stub: AnthropicStub; result: string | undefined }> {
-    // One `touch` per marker, all proposed in the model's first answer.
+    // Each call makes its marker (a Bash `touch` or a Write); all are proposed in the model's first answer.
     const stub = await startAnthropicStub(
-      markers.map((marker) => ({
-        name: 'Bash',
-        input: { command: `touch ${join(dir, marker)}`, description: 'make a marker' },
-      })),
+      calls.map(({ name, marker }) =>
+        name === 'Bash'
+          ? { name, input: { command: `touch ${join(dir, marker)}`, description: 'make a marker' } }
+          : { name, input: { file_path: join(dir, marker), content: 'marker' } },
+      ),
     );
     let result: string | undefined;
     try {
@@ -374,28 +377,46 @@ describe('end to end with the Claude Code binary', () => {
     return { stub, result };
   }
 
-  test('canUseTool: a blocked Bash call never runs and the model sees the toolMessage; an allowed one runs', async () => {
-    // Two calls in one session: the allowed one is what shows the blocked one could have run.
-    const { stub, result } = await runOnce(['blocked-marker-1', 'allowed-marker-can-use'], {
-      canUseTool: pepCanUseTool(pep),
-    });
-    expect(result).toBe('success');
-    expect(existsSync(join(dir, 'blocked-marker-1'))).toBe(false);
-    expect(stub.toolResult(0)).toBe("ERROR: Tool 'Bash' denied by policy: no markers here");
-    expect(existsSync(join(dir, 'allowed-marker-can-use'))).toBe(true);
-  }, 60_000);
+  // One session, three calls: Bash is asked of canUseTool (the host rules do not allow it); Write is
+  // allowed by the host rules, so only the PreToolUse hook (on a PDP that is down) stands in its way.
+  describe('canUseTool and a PreToolUse hook in one session', () => {
+    let run: { stub: AnthropicStub; result: string | undefined };
+    beforeAll(async () => {
+      const down = pepHooks(client('http://127.0.0.1:9')).PreToolUse ?? [];
+      run = await runOnce(
+        [
+          { name: 'Bash', marker: 'blocked-marker-1' },
+          { name: 'Bash', marker: 'allowed-marker-can-use' },
+          { name: 'Write', marker: 'allowed-marker-down' },
+        ],
+        {
+          canUseTool: pepCanUseTool(pep),
+          hooks: { PreToolUse: down.map((m) => ({ ...m, matcher: 'Write' })) },
+          allowedTools: ['Write'],
+        },
+      );
+    }, 60_000);
 
-  test('PreToolUse hook: a PDP that is down blocks a call the host rules allow (canUseTool is never asked)', async () => {
-    const { stub } = await runOnce(['allowed-marker-down'], {
-      hooks: { PreToolUse: pepHooks(client('http://127.0.0.1:9')).PreToolUse ?? [] },
-      allowedTools: ['Bash'],
+    test('canUseTool: a blocked Bash call never runs and the model sees the toolMessage', () => {
+      expect(run.result).toBe('success');
+      expect(existsSync(join(dir, 'blocked-marker-1'))).toBe(false);
+      expect(run.stub.toolResult(0)).toBe("ERROR: Tool 'Bash' denied by policy: no markers here");
     });
-    expect(existsSync(join(dir, 'allowed-marker-down'))).toBe(false);
-    expect(stub.toolResult(0)).toContain('pdp_unreachable');
-  }, 60_000);
+
+    test('canUseTool: an allowed Bash call runs (the check above can fail)', () => {
+      expect(existsSync(join(dir, 'allowed-marker-can-use'))).toBe(true);
+    });
+
+    test('PreToolUse hook: a PDP that is down blocks a call the host rules allow (canUseTool is never asked)', () => {
+      expect(existsSync(join(dir, 'allowed-marker-down'))).toBe(false);
+      expect(run.stub.toolResult(2)).toContain('pdp_unreachable');
+    });
+  });
 
   test('UserPromptSubmit hook: with the PDP down the prompt never reaches the model', async () => {
-    const { stub } = await runOnce(['allowed-marker-prompt'], { hooks: pepHooks(client('http://127.0.0.1:9')) });
+    const { stub } = await runOnce([{ name: 'Bash', marker: 'allowed-marker-prompt' }], {
+      hooks: pepHooks(client('http://127.0.0.1:9')),
+    });
     expect(stub.calls()).toBe(0);
     expect(existsSync(join(dir, 'allowed-marker-prompt'))).toBe(false);
   }, 60_000);
