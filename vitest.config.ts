@@ -23,6 +23,9 @@ export default defineConfig({
     // Unhandled rejections fail the run (vitest's default); keep it explicit.
     dangerouslyIgnoreUnhandledErrors: false,
     experimental: { fsModuleCache: true },
+    // The compiled examples (build/) are loaded by Node itself, as `node <file>` loads them: `agent-pep`
+    // resolves to the package's dist/, and each run is a fresh module instance (test/support/examples.ts).
+    server: { deps: { external: [/\/build\/(examples|demo)\//] } },
     projects: [
       {
         extends: true,

@@ -1,12 +1,13 @@
 /**
- * The Vercel AI SDK example as a newcomer runs it (`npm run example:ai`): the compiled
- * examples/ai/agent.ts, which starts its own dev PDP and drives the SDK's mock model offline.
+ * The Vercel AI SDK example (`npm run example:ai`): the compiled examples/ai/agent.ts, run in the
+ * worker as `node` runs it (test/support/examples.ts); it starts its own dev PDP and drives the SDK's
+ * mock model offline.
  */
 import { expect, it } from 'vitest';
-import { built, runNode } from '../../support/processes.js';
+import { runExample } from '../../support/examples.js';
 
 it('runs the ALLOW, BLOCK, WARN, ESCALATE and PDP-down scenes as expected and exits 0', async () => {
-  const { code, stdout } = await runNode(built('examples/ai/agent.js'));
+  const { code, stdout } = await runExample('examples/ai/agent.js');
   expect(stdout).not.toContain('UNEXPECTED');
   expect(code).toBe(0);
   const lines = stdout.trim().split('\n');

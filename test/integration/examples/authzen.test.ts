@@ -1,9 +1,9 @@
-/** examples/authzen.ts, compiled (`npm run example:authzen`): runs alone over AuthZEN and enforces. */
+/** examples/authzen.ts, compiled (`npm run example:authzen`; test/support/examples.ts): runs alone over AuthZEN and enforces. */
 import { expect, it } from 'vitest';
-import { built, runNode } from '../../support/processes.js';
+import { runExample } from '../../support/examples.js';
 
 it('decides a batch over AuthZEN in order, runs the allowed refund, holds the large one, and exits 0', async () => {
-  const { code, stdout } = await runNode(built('examples/authzen.js'));
+  const { code, stdout } = await runExample('examples/authzen.js');
   expect(code).toBe(0);
   const lines = stdout.trim().split('\n');
   // Each line names the call it decides, in the order asked.

@@ -1,12 +1,13 @@
 /**
- * examples/claude-code-hook/run.ts, as `npm run example:claude-code-hook` runs it: recorded Claude Code
- * hook events piped into the built `agent-pep hook claude-code` against a dev PDP the example starts.
+ * examples/claude-code-hook/run.ts (`npm run example:claude-code-hook`, run in the worker by
+ * test/support/examples.ts): recorded Claude Code hook events piped into the built
+ * `agent-pep hook claude-code` processes against a dev PDP the example starts.
  */
 import { expect, it } from 'vitest';
-import { built, runNode } from '../../support/processes.js';
+import { runExample } from '../../support/examples.js';
 
 it('answers every recorded event in the host form and fails closed with the PDP down', async () => {
-  const { code, stdout } = await runNode(built('examples/claude-code-hook/run.js'), []);
+  const { code, stdout } = await runExample('examples/claude-code-hook/run.js');
   expect(code).toBe(0);
   expect(stdout.trim().split('\n')).toEqual([
     'PreToolUse Bash ls -la: allow (exit 0)',

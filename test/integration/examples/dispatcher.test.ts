@@ -1,9 +1,9 @@
-/** examples/dispatcher.ts, compiled (`npm run example:dispatcher`): runs alone and enforces. */
+/** examples/dispatcher.ts, compiled (`npm run example:dispatcher`; test/support/examples.ts): runs alone and enforces. */
 import { expect, it } from 'vitest';
-import { built, runNode } from '../../support/processes.js';
+import { runExample } from '../../support/examples.js';
 
 it('runs the allowed tool calls, refuses the blocked and held ones, and exits 0', async () => {
-  const { code, stdout } = await runNode(built('examples/dispatcher.js'));
+  const { code, stdout } = await runExample('examples/dispatcher.js');
   expect(code).toBe(0);
   const lines = stdout.split('\n');
   expect(lines[0]).toContain('{"orderId":"ord_1842","status":"shipped"}');

@@ -1,9 +1,12 @@
-/** examples/langchain/agent.ts, compiled (`npm run example:langchain`): runs alone, offline, and enforces. */
+/**
+ * examples/langchain/agent.ts, compiled (`npm run example:langchain`; test/support/examples.ts): runs
+ * alone, offline, and enforces.
+ */
 import { expect, it } from 'vitest';
-import { built, runNode } from '../../support/processes.js';
+import { runExample } from '../../support/examples.js';
 
 it('runs the WARN, BLOCK, ALLOW, ESCALATE and PDP-down cases with the side effects expected, and exits 0', async () => {
-  const { code, stdout } = await runNode(built('examples/langchain/agent.js'));
+  const { code, stdout } = await runExample('examples/langchain/agent.js');
   expect(code).toBe(0);
   expect(stdout.trim().split('\n')).toEqual([
     'ran      lookup_orders {"customer":"c_42","limit":10}',

@@ -1,12 +1,12 @@
 /**
- * examples/mcp/main.ts as a user runs it (`npm run example:mcp`): the compiled example, a real
- * process, with its own dev PDP; offline.
+ * examples/mcp/main.ts (`npm run example:mcp`): the compiled example, run in the worker as `node` runs
+ * it (test/support/examples.ts), with its own dev PDP; offline.
  */
 import { expect, it } from 'vitest';
-import { built, runNode } from '../../support/processes.js';
+import { runExample } from '../../support/examples.js';
 
 it('runs the permitted refund, holds the one over 500, refuses the call that skipped the PEP, and exits 0', async () => {
-  const { code, stdout } = await runNode(built('examples/mcp/main.js'), []);
+  const { code, stdout } = await runExample('examples/mcp/main.js');
   expect(code).toBe(0);
   // Each line says which call it answers, so the reader can tell the refused bare call from the others.
   expect(stdout.trim().split('\n')).toEqual([

@@ -1,12 +1,12 @@
 /**
- * examples/openai-agents/agent.ts as a user runs it (`npm run example:openai-agents`): the compiled
- * example, offline, against the dev PDP it starts itself.
+ * examples/openai-agents/agent.ts (`npm run example:openai-agents`): the compiled example, run in the
+ * worker as `node` runs it (test/support/examples.ts), offline, against the dev PDP it starts itself.
  */
 import { expect, it } from 'vitest';
-import { built, runNode } from '../../support/processes.js';
+import { runExample } from '../../support/examples.js';
 
 it('shows an ALLOW, a BLOCK the model recovers from, a WARN, an approved ESCALATE and a PDP outage, and exits 0', async () => {
-  const { code, stdout, stderr } = await runNode(built('examples/openai-agents/agent.js'));
+  const { code, stdout, stderr } = await runExample('examples/openai-agents/agent.js');
   expect(stderr).not.toContain('UNEXPECTED');
   expect(stdout).not.toContain('UNEXPECTED');
   expect(code).toBe(0);

@@ -1,10 +1,11 @@
 /**
  * The README's quick start, as a newcomer runs it: `npx agent-pep dev-pdp --policy
  * examples/quickstart/policy.json` (the package's bin, a real process), then the compiled
- * examples/quickstart/agent.ts against it.
+ * examples/quickstart/agent.ts against it (run in the worker as `node` runs it: test/support/examples.ts).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { built, type RunningProcess, runNode, startDevPdpProcess } from '../../support/processes.js';
+import { runExample } from '../../support/examples.js';
+import { type RunningProcess, startDevPdpProcess } from '../../support/processes.js';
 
 let pdp: RunningProcess;
 beforeAll(async () => {
@@ -13,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => pdp?.stop());
 
 it('runs the refund of 129, holds the refund of 900 without running the tool, and exits 0', async () => {
-  const { code, stdout } = await runNode(built('examples/quickstart/agent.js'), [], { PDP_URL: pdp.url });
+  const { code, stdout } = await runExample('examples/quickstart/agent.js', { PDP_URL: pdp.url });
   expect(code).toBe(0);
   const [first, second] = stdout.trim().split('\n');
   expect(first).toBe('{ refunded: 129 }');
@@ -21,7 +22,7 @@ it('runs the refund of 129, holds the refund of 900 without running the tool, an
 });
 
 it('fails closed when no PDP answers: the tool body does not run', async () => {
-  const { code, stdout } = await runNode(built('examples/quickstart/agent.js'), [], {
+  const { code, stdout } = await runExample('examples/quickstart/agent.js', {
     PDP_URL: 'http://127.0.0.1:9',
   });
   expect(code).toBe(0);
