@@ -546,6 +546,9 @@ describe('the Claude Code binary runs the command hook', () => {
       onFailure: 'block' as const,
       if: `Bash(touch ${marker('marker-crash')})`,
     };
+    // Each call reaches only the PreToolUse hook its case is about (one process each, as Claude Code
+    // skips a hook whose `if` rule does not match); every call that ran reaches the PostToolUse hook.
+    const pepHookFor = (command: string) => ({ ...pepHook, if: `Bash(${command})` });
     try {
       for await (const _ of query({
         prompt: 'run the commands',
@@ -556,7 +559,18 @@ describe('the Claude Code binary runs the command hook', () => {
           allowedTools: ['Bash'],
           settings: {
             hooks: {
-              PreToolUse: [{ matcher: 'Bash', hooks: [pepHook, downHook, crashingHook] }],
+              PreToolUse: [
+                {
+                  matcher: 'Bash',
+                  hooks: [
+                    pepHookFor(`rm -rf ${victim()}`),
+                    pepHookFor(`touch ${marker('marker-ok')}`),
+                    pepHookFor('echo STRIPE_KEY=sk_live_abc123'),
+                    downHook,
+                    crashingHook,
+                  ],
+                },
+              ],
               PostToolUse: [{ matcher: 'Bash', hooks: [pepHook] }],
             },
           },
