@@ -22,10 +22,13 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Unhandled rejections fail the run (vitest's default); keep it explicit.
     dangerouslyIgnoreUnhandledErrors: false,
+    // Transformed test and source files are kept on disk between runs (node_modules/.experimental-
+    // vitest-cache, keyed by content): a run after the first transforms only what changed.
     experimental: { fsModuleCache: true },
-    // The compiled examples (build/) are loaded by Node itself, as `node <file>` loads them: `agent-pep`
-    // resolves to the package's dist/, and each run is a fresh module instance (test/support/examples.ts).
-    server: { deps: { external: [/\/build\/(examples|demo)\//] } },
+    // The compiled examples (build/examples) are loaded by Node itself, as `node <file>` loads them:
+    // `agent-pep` resolves to the package's dist/, and each run is a fresh module instance
+    // (test/support/examples.ts).
+    server: { deps: { external: [/\/build\/examples\//] } },
     projects: [
       {
         extends: true,

@@ -26,7 +26,8 @@ export const REGEX_CACHE_SIZE = 1024;
 
 // Compiled regexes by source, oldest first. A policy load checks each source in its schema and then
 // builds its latch from it, and the same policy is loaded again by every dev PDP a process starts: both
-// share one compilation. A compiled RE2JS keeps no state between searches, so sharing it is safe.
+// share one compilation. Sharing is safe: a search runs synchronously to its end, and the only state a
+// compiled RE2JS keeps is a pool of matching machines that each search takes and gives back.
 const cache = new Map<string, CompiledRegex>();
 
 /**
