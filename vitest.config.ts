@@ -25,10 +25,10 @@ export default defineConfig({
     // Transformed test and source files are kept on disk between runs (node_modules/.experimental-
     // vitest-cache, keyed by content): a run after the first transforms only what changed.
     experimental: { fsModuleCache: true },
-    // The compiled examples (build/examples) are loaded by Node itself, as `node <file>` loads them:
-    // `agent-pep` resolves to the package's dist/, and each run is a fresh module instance
-    // (test/support/examples.ts).
-    server: { deps: { external: [/\/build\/examples\//] } },
+    // The compiled examples (build/examples), and the fixtures that test their runner, are loaded by
+    // Node itself, as `node <file>` loads them: `agent-pep` resolves to the package's dist/, and each
+    // run is a fresh module instance (test/support/examples.ts).
+    server: { deps: { external: [/\/build\/examples\//, /\/test\/fixtures\/examples\//] } },
     projects: [
       {
         extends: true,

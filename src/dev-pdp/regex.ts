@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 import { RE2JS } from 're2js';
+import { DEV_PDP_DEFAULTS } from './defaults.js';
 
 /** A compiled RE2-syntax regex: searched (a match anywhere counts), and replaceable. @internal */
 export interface LinearRegex {
@@ -22,12 +23,14 @@ export type RegexRefusal = { ok: false; reason: string };
 export type CompiledRegex = Readonly<{ ok: true; regex: LinearRegex }> | Readonly<RegexRefusal>;
 
 /** How many compiled sources are kept; the oldest is dropped past it. */
-export const REGEX_CACHE_SIZE = 1024;
+export const REGEX_CACHE_SIZE = 256;
 
 // Compiled regexes by source, oldest first. A policy load checks each source in its schema and then
 // builds its latch from it, and the same policy is loaded again by every dev PDP a process starts: both
-// share one compilation. Sharing is safe: a search runs synchronously to its end, and the only state a
-// compiled RE2JS keeps is a pool of matching machines that each search takes and gives back.
+// share one compilation. Sharing is safe: a search runs synchronously to its end, and what a compiled
+// RE2JS keeps between searches (a pool of matchers, a lazily built DFA of bounded size) only makes the
+// next search faster. The cache holds that memory after a PDP closes, hence its small bound; a source
+// longer than a policy may hold (which the schema refuses) is compiled but never kept.
 const cache = new Map<string, CompiledRegex>();
 
 /**
@@ -41,6 +44,7 @@ export function compileLinearRegex(source: string): CompiledRegex {
   const hit = cache.get(source);
   if (hit !== undefined) return hit;
   const compiled = Object.freeze(compile(source));
+  if (source.length > DEV_PDP_DEFAULTS.maxRegexLength) return compiled;
   if (cache.size >= REGEX_CACHE_SIZE) {
     for (const oldest of cache.keys()) {
       cache.delete(oldest);

@@ -6,20 +6,58 @@
  * when it throws. The frameworks an example loads are already loaded in the worker, which is what
  * makes this cheaper than a process; the process itself is what `.ci/run` runs (`npm run example:*`).
  *
- * An example must also leave nothing running: a server it started and did not close is reported as
- * exit code 1 with the reason on stderr (a process would not exit).
+ * An example must also leave nothing running: a handle it opened and did not close (a server, a
+ * socket, a timer, a child process) is reported as exit code 1 with the handle's kind on stderr (a
+ * process would not exit). An exit code it sets on a later turn still counts.
  */
+import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { formatWithOptions } from 'node:util';
 import { vi } from 'vitest';
 import { built } from './processes.js';
 
-let runs = 0;
+// The settle loop's own timers are not the example's.
+const realSetTimeout = globalThis.setTimeout;
 
-/** Listening servers in this process, counted from the handles Node reports. */
-function listeningServers(): number {
-  return process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length;
+/** The handles and requests keeping this process alive, counted by kind (what Node reports), timers aside. */
+function activeResources(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo()) {
+    // The worker's own timers come and go during a run; the example's are tracked one by one instead.
+    if (kind !== 'Timeout' && kind !== 'Immediate') counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** The kinds of which `now` has more than `before`. */
+function leftRunning(before: Map<string, number>, now: Map<string, number>): string[] {
+  return [...now].filter(([kind, n]) => n > (before.get(kind) ?? 0)).map(([kind]) => kind);
+}
+
+/**
+ * Records the timers made while it is in place; `pending()` is how many of them would still keep a
+ * process alive (referenced, neither fired nor cleared).
+ */
+function trackTimers(): { pending(): number; restore(): void } {
+  const made: NodeJS.Timeout[] = [];
+  const track = <F extends (...args: never[]) => NodeJS.Timeout>(original: F): F =>
+    ((...args: Parameters<F>) => {
+      const timer = original(...args);
+      made.push(timer);
+      return timer;
+    }) as F;
+  const { setTimeout: timeout, setInterval: interval } = globalThis;
+  globalThis.setTimeout = track(timeout as never) as typeof setTimeout;
+  globalThis.setInterval = track(interval as never) as typeof setInterval;
+  return {
+    // `_destroyed` is set by Node when a timer fires (one-shot) or is cleared
+    pending: () => made.filter((t) => t.hasRef() && !(t as { _destroyed?: boolean })._destroyed).length,
+    restore() {
+      globalThis.setTimeout = timeout;
+      globalThis.setInterval = interval;
+    },
+  };
 }
 
 /**
@@ -31,7 +69,7 @@ export async function runExample(
   path: string,
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const url = `${pathToFileURL(isAbsolute(path) ? path : built(path)).href}?run=${++runs}`;
+  const url = `${pathToFileURL(isAbsolute(path) ? path : built(path)).href}?run=${randomUUID()}`;
   let stdout = '';
   let stderr = '';
   // What console.log writes for these arguments (util.format), without colours.
@@ -50,32 +88,41 @@ export async function runExample(
   ];
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   Object.assign(process.env, env);
-  const servers = listeningServers();
+  const before = activeResources();
+  const timers = trackTimers();
   const exitCodeBefore = process.exitCode;
   process.exitCode = undefined;
-  let code: number;
+  let threw = false;
   try {
     await import(/* @vite-ignore */ url);
-    code = Number(process.exitCode ?? 0);
   } catch (error) {
     stderr += `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`;
-    code = 1;
+    threw = true;
   } finally {
-    process.exitCode = exitCodeBefore;
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
     for (const spy of spies) spy.mockRestore();
   }
-  // A server's listen and close both complete on a later turn: let them, then give a closing one a
-  // moment before calling it left open.
-  for (let i = 0; i < 20; i++) {
-    await new Promise((r) => setTimeout(r, 10));
-    if (i >= 1 && listeningServers() <= servers) break;
+  // What the example opened closes on later turns (a server's close, a socket's end): let it, then give
+  // what is still closing a moment before calling it left running.
+  let left: string[] = [];
+  try {
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => realSetTimeout(r, 10));
+      left = leftRunning(before, activeResources());
+      if (timers.pending() > 0) left.push('Timeout');
+      if (i >= 1 && left.length === 0) break;
+    }
+  } finally {
+    timers.restore();
   }
-  if (listeningServers() > servers) {
-    stderr += `${path} left a server listening: as a process it would not exit\n`;
+  // An exit code set on one of those later turns is the process's exit code too.
+  let code = threw ? 1 : Number(process.exitCode ?? 0);
+  process.exitCode = exitCodeBefore;
+  if (left.length > 0) {
+    stderr += `${path} left running: ${left.join(', ')} (as a process it would not exit)\n`;
     code = 1;
   }
   return { code, stdout, stderr };

@@ -413,6 +413,11 @@ describe('end to end with the Claude Code binary', () => {
     });
   });
 
+  test('the hooks with an allowing PDP let the call run (the down-PDP checks can fail)', async () => {
+    await runOnce([{ name: 'Bash', marker: 'allowed-marker-ok' }], { hooks: pepHooks(pep), allowedTools: ['Bash'] });
+    expect(existsSync(join(dir, 'allowed-marker-ok'))).toBe(true);
+  }, 60_000);
+
   test('UserPromptSubmit hook: with the PDP down the prompt never reaches the model', async () => {
     const { stub } = await runOnce([{ name: 'Bash', marker: 'allowed-marker-prompt' }], {
       hooks: pepHooks(client('http://127.0.0.1:9')),

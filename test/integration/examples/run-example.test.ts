@@ -22,9 +22,23 @@ it('an example that leaves a server listening fails (as a process it would never
   const r = await runExample(fixture('leaves-a-server.mjs'));
   expect(r.stdout).toBe('started\n');
   expect(r.code).toBe(1);
-  expect(r.stderr).toContain('left a server listening');
+  expect(r.stderr).toContain('left running: TCPServerWrap');
   const left = (globalThis as { leftServer?: import('node:http').Server }).leftServer;
   await new Promise((resolve) => left?.close(resolve));
+});
+
+it('an example that leaves a timer running fails (as a process it would never exit)', async () => {
+  const r = await runExample(fixture('leaves-a-timer.mjs'));
+  clearInterval((globalThis as { leftTimer?: ReturnType<typeof setInterval> }).leftTimer);
+  expect(r.stdout).toBe('started\n');
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain('left running: Timeout');
+});
+
+it('an exit code set after the top-level code finished is still the exit code', async () => {
+  const r = await runExample(fixture('fails-after-its-end.mjs'));
+  expect(r.code).toBe(1);
+  expect(process.exitCode).toBeUndefined();
 });
 
 it('each run is a fresh module instance: the same example runs twice', async () => {

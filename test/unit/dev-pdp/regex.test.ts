@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { compilePolicy, InvalidPolicyError } from '../../../src/dev-pdp/policy.js';
+import { DEV_PDP_DEFAULTS } from '../../../src/dev-pdp/defaults.js';
 import { compileLinearRegex, REGEX_CACHE_SIZE } from '../../../src/dev-pdp/regex.js';
 
 function refusal(content: string): InvalidPolicyError {
@@ -87,6 +88,13 @@ describe('a policy regex is compiled once per source, in a bounded cache', () =>
     const refused = compileLinearRegex('(cache)\\1');
     expect(compileLinearRegex('(cache)\\1')).toBe(refused);
     expect(refused.ok).toBe(false);
+  });
+
+  test('a source longer than maxRegexLength (refused by the policy schema) is never kept', () => {
+    const long = `x${'y'.repeat(DEV_PDP_DEFAULTS.maxRegexLength)}`;
+    const first = compileLinearRegex(long);
+    expect(first.ok).toBe(true);
+    expect(compileLinearRegex(long)).not.toBe(first);
   });
 
   test(`past REGEX_CACHE_SIZE (${REGEX_CACHE_SIZE}) sources the oldest is dropped and compiled anew`, () => {
