@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { compilePolicy, InvalidPolicyError } from '../../../src/dev-pdp/policy.js';
 import { DEV_PDP_DEFAULTS } from '../../../src/dev-pdp/defaults.js';
+import { compilePolicy, InvalidPolicyError } from '../../../src/dev-pdp/policy.js';
 import { compileLinearRegex, REGEX_CACHE_SIZE } from '../../../src/dev-pdp/regex.js';
 
 function refusal(content: string): InvalidPolicyError {
