@@ -210,7 +210,13 @@ describe.each(TARGETS)('client contract against the %s over %s', (_name, start, 
         // retries do, and a short deadline there could pass first on a busy machine (pdp_timeout).
         const fast = client({ timeoutMs: code === 'pdp_timeout' ? 400 : 5000 });
         const execute = vi.fn();
-        const results = await Promise.all([
+        // Every stage and the batch at once: each waits out the same fault, side by side.
+        const [batch, ...results] = await Promise.all([
+          fast.authorizeActions([
+            { tool: 'lookup_order', args: { orderId: 'o' } },
+            { tool: 'refund_payment', args: { orderId: 'o', amount: 1 } },
+            { tool: 'refund_payment', args: { orderId: 'o', amount: 2 } },
+          ]),
           fast.checkInput('x'),
           fast.checkContextEgress('x'),
           fast.checkOutput('x'),
@@ -225,11 +231,6 @@ describe.each(TARGETS)('client contract against the %s over %s', (_name, start, 
               () => null,
               (e: unknown) => (e as PolicyBlockedError).decision,
             ),
-        ]);
-        const batch = await fast.authorizeActions([
-          { tool: 'lookup_order', args: { orderId: 'o' } },
-          { tool: 'refund_payment', args: { orderId: 'o', amount: 1 } },
-          { tool: 'refund_payment', args: { orderId: 'o', amount: 2 } },
         ]);
         expect(batch).toHaveLength(3);
         for (const d of [...results, ...batch]) {
