@@ -116,8 +116,14 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
   hungUrl = `http://127.0.0.1:${(hung.address() as { port: number }).port}`;
+  claudeSession = runClaudeSession();
+  // awaited by the describe that checks it; a failure is reported there, not as an unhandled rejection
+  claudeSession.catch(() => undefined);
 });
 afterAll(async () => {
+  // The Claude Code session uses pdp: let it end (a filtered run may not have awaited it) first.
+  await claudeSession?.catch(() => undefined);
+  for (const d of [claude.dir, claude.home]) if (d !== '') rmSync(d, { recursive: true, force: true });
   await pdp?.close();
   await keyed?.close();
   await faulty?.close();
@@ -496,10 +502,104 @@ describe('the bin', () => {
 // The Claude Code binary the Agent SDK ships runs the command hook from its settings, offline: a local
 // stub of the Messages API proposes five Bash commands in one answer (as a model may); what the model is
 // sent back for each is recorded. One session, so the binary starts once: the hooks that differ (a PDP
-// that is down, a hook that crashes) are scoped to their command by the hook's `if` rule.
+// that is down, a hook that crashes) are scoped to their command by the hook's `if` rule. The session
+// runs in child processes (the binary, the hooks it starts), so it starts with this file's servers and
+// runs beside its other tests; the describe at the end checks what it did.
+let claudeSession: Promise<void> | undefined;
+const claude = {
+  dir: '',
+  home: '',
+  stub: undefined as AnthropicStub | undefined,
+};
+
+async function runClaudeSession(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-pep-hook-'));
+  const home = mkdtempSync(join(tmpdir(), 'agent-pep-hook-home-'));
+  claude.dir = dir;
+  claude.home = home;
+  const victim = () => join(dir, 'victim');
+  const marker = (name: string) => join(dir, name);
+  mkdirSync(victim());
+  const bash = (command: string) => ({ name: 'Bash', input: { command, description: 'test command' } });
+  const stub = await startAnthropicStub([
+    bash(`rm -rf ${victim()}`),
+    bash(`touch ${marker('marker-down')}`),
+    bash(`touch ${marker('marker-ok')}`),
+    bash('echo STRIPE_KEY=sk_live_abc123'),
+    bash(`touch ${marker('marker-crash')}`),
+  ]);
+  claude.stub = stub;
+  const hookCommand = (pdpUrl: string) =>
+    `"${process.execPath}" "${cli}" hook claude-code --pdp ${pdpUrl} --agent coder --timeout 3000`;
+  // The README settings: onFailure "block", so a hook that cannot answer blocks the call.
+  const pepHook = {
+    type: 'command' as const,
+    command: hookCommand(pdp.url),
+    timeout: 10,
+    onFailure: 'block' as const,
+  };
+  const downHook = {
+    type: 'command' as const,
+    command: hookCommand(`http://127.0.0.1:${closedPort}`),
+    timeout: 10,
+    onFailure: 'block' as const,
+    if: `Bash(touch ${marker('marker-down')})`,
+  };
+  const crashingHook = {
+    type: 'command' as const,
+    command: 'exit 1',
+    timeout: 10,
+    onFailure: 'block' as const,
+    if: `Bash(touch ${marker('marker-crash')})`,
+  };
+  // Each call reaches only the PreToolUse hook its case is about (one process each, as Claude Code
+  // skips a hook whose `if` rule does not match); every call that ran reaches the PostToolUse hook.
+  const pepHookFor = (command: string) => ({ ...pepHook, if: `Bash(${command})` });
+  try {
+    for await (const _ of query({
+      prompt: 'run the commands',
+      options: {
+        cwd: dir,
+        settingSources: [],
+        maxTurns: 3,
+        allowedTools: ['Bash'],
+        settings: {
+          hooks: {
+            PreToolUse: [
+              {
+                matcher: 'Bash',
+                hooks: [
+                  pepHookFor(`rm -rf ${victim()}`),
+                  pepHookFor(`touch ${marker('marker-ok')}`),
+                  pepHookFor('echo STRIPE_KEY=sk_live_abc123'),
+                  downHook,
+                  crashingHook,
+                ],
+              },
+            ],
+            PostToolUse: [{ matcher: 'Bash', hooks: [pepHook] }],
+          },
+        },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: home,
+          ANTHROPIC_BASE_URL: stub.url,
+          ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          DISABLE_TELEMETRY: '1',
+          DISABLE_AUTOUPDATER: '1',
+        },
+      },
+    })) {
+      // drain
+    }
+  } finally {
+    await stub.close();
+  }
+}
+
 describe('the Claude Code binary runs the command hook', () => {
   let dir: string;
-  let home: string;
   let stub: AnthropicStub;
   const victim = () => join(dir, 'victim');
   const marker = (name: string) => join(dir, name);
@@ -512,89 +612,10 @@ describe('the Claude Code binary runs the command hook', () => {
   const result = (i: number) => stub.toolResult(i) ?? '';
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'agent-pep-hook-'));
-    home = mkdtempSync(join(tmpdir(), 'agent-pep-hook-home-'));
-    mkdirSync(victim());
-    const bash = (command: string) => ({ name: 'Bash', input: { command, description: 'test command' } });
-    stub = await startAnthropicStub([
-      bash(`rm -rf ${victim()}`),
-      bash(`touch ${marker('marker-down')}`),
-      bash(`touch ${marker('marker-ok')}`),
-      bash('echo STRIPE_KEY=sk_live_abc123'),
-      bash(`touch ${marker('marker-crash')}`),
-    ]);
-    const hookCommand = (pdpUrl: string) =>
-      `"${process.execPath}" "${cli}" hook claude-code --pdp ${pdpUrl} --agent coder --timeout 3000`;
-    // The README settings: onFailure "block", so a hook that cannot answer blocks the call.
-    const pepHook = {
-      type: 'command' as const,
-      command: hookCommand(pdp.url),
-      timeout: 10,
-      onFailure: 'block' as const,
-    };
-    const downHook = {
-      type: 'command' as const,
-      command: hookCommand(`http://127.0.0.1:${closedPort}`),
-      timeout: 10,
-      onFailure: 'block' as const,
-      if: `Bash(touch ${marker('marker-down')})`,
-    };
-    const crashingHook = {
-      type: 'command' as const,
-      command: 'exit 1',
-      timeout: 10,
-      onFailure: 'block' as const,
-      if: `Bash(touch ${marker('marker-crash')})`,
-    };
-    // Each call reaches only the PreToolUse hook its case is about (one process each, as Claude Code
-    // skips a hook whose `if` rule does not match); every call that ran reaches the PostToolUse hook.
-    const pepHookFor = (command: string) => ({ ...pepHook, if: `Bash(${command})` });
-    try {
-      for await (const _ of query({
-        prompt: 'run the commands',
-        options: {
-          cwd: dir,
-          settingSources: [],
-          maxTurns: 3,
-          allowedTools: ['Bash'],
-          settings: {
-            hooks: {
-              PreToolUse: [
-                {
-                  matcher: 'Bash',
-                  hooks: [
-                    pepHookFor(`rm -rf ${victim()}`),
-                    pepHookFor(`touch ${marker('marker-ok')}`),
-                    pepHookFor('echo STRIPE_KEY=sk_live_abc123'),
-                    downHook,
-                    crashingHook,
-                  ],
-                },
-              ],
-              PostToolUse: [{ matcher: 'Bash', hooks: [pepHook] }],
-            },
-          },
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: home,
-            ANTHROPIC_BASE_URL: stub.url,
-            ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-            DISABLE_TELEMETRY: '1',
-            DISABLE_AUTOUPDATER: '1',
-          },
-        },
-      })) {
-        // drain
-      }
-    } finally {
-      await stub.close();
-    }
+    await claudeSession;
+    dir = claude.dir;
+    stub = claude.stub as AnthropicStub;
   }, 90_000);
-  afterAll(() => {
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(home, { recursive: true, force: true });
-  });
 
   test('every proposed call reached the hooks and the model was sent a result for each', () => {
     expect(stub.calls()).toBeGreaterThanOrEqual(2);
