@@ -121,3 +121,19 @@ export async function startAnthropicStub(toolCalls: StubToolCall | StubToolCall[
       }),
   };
 }
+
+/**
+ * The environment the Claude Code binary runs in against `stub`, offline: the stub as the Messages API,
+ * a dummy key, `home` as HOME, and no traffic beyond the stub (telemetry, updates).
+ */
+export function offlineClaudeEnv(stub: AnthropicStub, home: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    ANTHROPIC_BASE_URL: stub.url,
+    ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
+}

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { pepCanUseTool, pepHooks } from '../../../src/adapters/claude-agent-sdk.js';
 import { createPep, type Pep } from '../../../src/client.js';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { type AnthropicStub, startAnthropicStub } from '../../support/anthropic-stub.js';
+import { type AnthropicStub, offlineClaudeEnv, startAnthropicStub } from '../../support/anthropic-stub.js';
 
 const policy = {
   agents: ['coder'],
@@ -357,15 +357,7 @@ describe('end to end with the Claude Code binary', () => {
           cwd: dir,
           settingSources: [],
           maxTurns: 3,
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: home,
-            ANTHROPIC_BASE_URL: stub.url,
-            ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-            DISABLE_TELEMETRY: '1',
-            DISABLE_AUTOUPDATER: '1',
-          },
+          env: offlineClaudeEnv(stub, home),
           ...extra,
         },
       })) {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { query } from '@anthropic-ai/claude-agent-sdk';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { type AnthropicStub, startAnthropicStub } from '../../support/anthropic-stub.js';
+import { type AnthropicStub, offlineClaudeEnv, startAnthropicStub } from '../../support/anthropic-stub.js';
 import { type LateEnd, runInProcess } from '../../support/cli.js';
 import { ROOT } from '../../support/processes.js';
 
@@ -580,15 +580,7 @@ async function runClaudeSession(): Promise<void> {
             PostToolUse: [{ matcher: 'Bash', hooks: [pepHook] }],
           },
         },
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: home,
-          ANTHROPIC_BASE_URL: stub.url,
-          ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          DISABLE_TELEMETRY: '1',
-          DISABLE_AUTOUPDATER: '1',
-        },
+        env: offlineClaudeEnv(stub, home),
       },
     })) {
       // drain
