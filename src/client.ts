@@ -10,6 +10,7 @@ import { type PolicyDecision, type Stage, synthesizeBlock, type TextStage } from
 import { discoveredEndpoints, type EndpointSource, fixedEndpoints } from './discovery.js';
 import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecutionContext } from './guard.js';
 import { type Chains, chainsByStage, runBefore } from './interceptors.js';
+import { Inflight } from './internal/inflight.js';
 import { observe } from './observe.js';
 import type { ActionCall, CallOptions, EgressCallOptions, PepOptions, ResolvedOptions } from './options.js';
 import { DEFAULTS, resolveOptions } from './options.js';
@@ -161,7 +162,7 @@ export function createPep(options: PepOptions): Pep {
   const authzen = opts.protocol === 'authzen';
   const ctx: DecisionContext = {
     transport,
-    inflight: new Set(),
+    inflight: new Inflight(),
     retries: opts.retries,
     attemptTimeoutMs: opts.attemptTimeoutMs,
     enforce: {
@@ -479,7 +480,7 @@ function bindClient(shared: Shared, session: string): Pep {
 
     async close() {
       ctx.closed = true;
-      for (const stop of [...ctx.inflight]) stop('closed');
+      ctx.inflight.stopAll('closed');
       await ctx.transport.close();
     },
   };

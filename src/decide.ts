@@ -8,6 +8,7 @@
 import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from './decision.js';
 import { type EnforceOptions, toDecision } from './enforce.js';
 import { AttemptFailure } from './internal/failure.js';
+import type { Inflight } from './internal/inflight.js';
 import type { BoundPermit } from './permit/binding.js';
 import { encodeRequest, parseResponse } from './protocol/agent-pep.js';
 import {
@@ -38,8 +39,8 @@ export interface Outcome {
 /** What one client shares between its decisions (and its `withSession` clients). */
 export interface DecisionContext {
   readonly transport: HttpTransport;
-  /** Stops every decision in flight (used by `close()`). */
-  readonly inflight: Set<(cause: AbortCause) => void>;
+  /** Every decision in flight, for `close()` to stop. */
+  readonly inflight: Inflight;
   readonly retries: number;
   readonly attemptTimeoutMs: number;
   readonly enforce: EnforceOptions;
@@ -110,7 +111,7 @@ export function exchange<T>(
       done = true;
       resolve(o);
       clearTimeout(timer);
-      ctx.inflight.delete(stop);
+      ctx.inflight.delete(entry);
       try {
         signal?.removeEventListener('abort', onCallerAbort);
       } catch {
@@ -126,7 +127,7 @@ export function exchange<T>(
     };
     const onCallerAbort = (): void => stop('caller');
     const timer = setTimeout(stop, remaining, 'deadline');
-    ctx.inflight.add(stop);
+    const entry = ctx.inflight.add(stop);
     try {
       signal?.addEventListener('abort', onCallerAbort, { once: true });
     } catch {

@@ -2,6 +2,7 @@
  * Hundreds of parallel decisions while the PDP goes away: every one resolves, none is an ALLOW the
  * PDP did not send, no unhandled rejection, and no socket stays open after close().
  */
+import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPep, type PolicyDecision } from '../../../src/index.js';
 import { answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
@@ -95,6 +96,42 @@ describe('concurrency', () => {
     expect(results.every((d) => d.synthesized?.code === 'pdp_unreachable')).toBe(true);
     for (let i = 0; i < 50 && pdp.openSockets() > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(pdp.openSockets()).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+
+  it("close() stops decisions in flight on a caller's dispatcher, which it leaves open", async () => {
+    pdp = await startFakePdp(() => undefined);
+    const dispatcher = new Agent();
+    const pep = createPep({ pdpUrl: pdp.url, agentId: 'a', session: 's', timeoutMs: 10_000, dispatcher });
+    const pending = decideMany(pep, 40);
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = performance.now();
+    await pep.close();
+    const results = await Promise.all(pending);
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(results.map((d) => [d.synthesized?.code, d.reason])).toEqual(
+      results.map(() => ['pdp_unreachable', 'client closed']),
+    );
+    expect(dispatcher.destroyed).toBe(false);
+    await dispatcher.destroy();
+    expect(unhandled).toEqual([]);
+  });
+
+  it('close() stops a decision waiting to retry, and a closed client sends nothing more', async () => {
+    let requests = 0;
+    pdp = await startFakePdp((_req, res) => {
+      requests++;
+      res.writeHead(503, { 'retry-after': '5' }).end();
+    });
+    const pep = createPep({ pdpUrl: pdp.url, agentId: 'a', session: 's', timeoutMs: 10_000, retries: 2 });
+    const pending = pep.checkInput('hello');
+    for (let i = 0; i < 100 && requests === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(requests).toBe(1);
+    await pep.close();
+    const d = await pending;
+    expect([d.verdict, d.synthesized?.code, d.reason]).toEqual(['BLOCK', 'pdp_unreachable', 'client closed']);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(requests).toBe(1);
     expect(unhandled).toEqual([]);
   });
 });
