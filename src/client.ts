@@ -9,7 +9,7 @@ import { ABORT_CAUSES, blockOutcome, type DecisionContext, decide, decideBatch, 
 import { type PolicyDecision, type Stage, synthesizeBlock, type TextStage } from './decision.js';
 import { discoveredEndpoints, type EndpointSource, fixedEndpoints } from './discovery.js';
 import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecutionContext } from './guard.js';
-import { type Chains, chainsByStage, runBefore } from './interceptors.js';
+import { type BeforeOutcome, type Chains, chainsByStage, runBefore } from './interceptors.js';
 import { Inflight } from './internal/inflight.js';
 import { observe } from './observe.js';
 import type { ActionCall, CallOptions, EgressCallOptions, PepOptions, ResolvedOptions } from './options.js';
@@ -17,6 +17,7 @@ import { DEFAULTS, resolveOptions } from './options.js';
 import { createPermitChecker, type PermitChecker } from './permit/verifier.js';
 import {
   baseHeaders,
+  type CallContext,
   InvalidRequest,
   isSessionId,
   type Payload,
@@ -210,6 +211,7 @@ function bindClient(shared: Shared, session: string): Pep {
   /**
    * A call up to the network: call options, request, the `before` chain. Never throws, never rejects;
    * without interceptors for the stage it answers at once (no promise on the hot path).
+   * @param call - the call options already read (a batch reads them once for all its calls)
    */
   function prepareStep(
     stage: Stage,
@@ -218,32 +220,42 @@ function bindClient(shared: Shared, session: string): Pep {
     snapshot: Snapshot | undefined,
     deadlineAt: number,
     span?: DecisionSpan,
+    call?: CallContext,
   ): PreparedStep | Promise<PreparedStep> {
     const requestId = randomUUID();
-    const decided = (outcome: Outcome): PreparedStep => ({ kind: 'decided', outcome });
     let p: Prepared;
     try {
-      const call = readCallOptions(rawOpts, stage, { session, simulated: opts.simulated });
-      p = prepare(stage, payload, call, opts.agentId, requestId, snapshot);
+      const c = call ?? readCallOptions(rawOpts, stage, { session, simulated: opts.simulated });
+      p = prepare(stage, payload, c, opts.agentId, requestId, snapshot);
     } catch (err) {
       const message = err instanceof InvalidRequest ? err.message : 'the call could not be turned into a request';
-      return decided(blockOutcome({ stage, requestId }, 'invalid_request', message));
+      return { kind: 'decided', outcome: blockOutcome({ stage, requestId }, 'invalid_request', message) };
     }
     if (span) span.tool = p.sent.tool;
     return chains[stage].before.length > 0 ? beforeChain(p, deadlineAt) : { kind: 'ready', p };
   }
 
-  /** The stage's `before` interceptors on a prepared call (section 7). Resolves, never rejects. */
-  async function beforeChain(p: Prepared, deadlineAt: number): Promise<PreparedStep> {
-    const { stage, requestId } = p.sent;
-    const decided = (outcome: Outcome): PreparedStep => ({ kind: 'decided', outcome });
-    const chain = chains[stage].before;
-    if (p.call.signal?.aborted) return decided(blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message));
-    const r = await runBefore(
-      chain,
-      { stage, session: p.call.session, tool: p.sent.tool, args: p.sent.args, content: p.req.content },
+  /**
+   * The stage's `before` interceptors on a prepared call (section 7). Answers at once when every
+   * interceptor did (no promise on the path of synchronous pass-through interceptors); else resolves,
+   * never rejects.
+   */
+  function beforeChain(p: Prepared, deadlineAt: number): PreparedStep | Promise<PreparedStep> {
+    if (p.call.signal?.aborted) {
+      return { kind: 'decided', outcome: blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message) };
+    }
+    const r = runBefore(
+      chains[p.sent.stage].before,
+      { stage: p.sent.stage, session: p.call.session, tool: p.sent.tool, args: p.sent.args, content: p.req.content },
       { deadlineAt, signal: p.call.signal },
     );
+    return r instanceof Promise ? r.then((settled) => afterBefore(p, settled)) : afterBefore(p, r);
+  }
+
+  /** What a `before` chain's outcome makes of the call: ready (maybe with a replaced value), or decided. */
+  function afterBefore(p: Prepared, r: BeforeOutcome): PreparedStep {
+    const { stage, requestId } = p.sent;
+    const decided = (outcome: Outcome): PreparedStep => ({ kind: 'decided', outcome });
     switch (r.kind) {
       case 'proceed':
         if (r.replaced) {
@@ -321,52 +333,60 @@ function bindClient(shared: Shared, session: string): Pep {
    * Over the agent-pep protocol, each as a request of its own. All concurrent, within `deadlineAt`.
    */
   async function sendAll(ps: readonly Prepared[], signal: AbortSignal | undefined, deadlineAt: number) {
-    const inBatch = new Set<Prepared>();
-    const batched = new Map<Prepared, Outcome>();
-    const batches: Promise<void>[] = [];
-    if (shared.endpoints && ps.length > 0) {
+    const decided: (Outcome | undefined)[] = new Array(ps.length);
+    /** Set for each call that went in an `evaluations` request. */
+    const batched: (true | undefined)[] = new Array(ps.length);
+    const pending: Promise<void>[] = [];
+    if (shared.endpoints && ps.length > 1) {
       const e = await shared.endpoints(deadlineAt);
       if (!e.ok) return ps.map((p) => blockOutcome(p.sent, e.code, e.message, e.attempts, e.status));
       const batchPath = e.value.evaluations;
-      const rounds: Prepared[][] = [];
-      const seen = new Map<string, number>();
-      for (const p of ps) {
-        const n = seen.get(p.sent.tool as string) ?? 0;
-        seen.set(p.sent.tool as string, n + 1);
-        const round = rounds[n];
-        if (round) round.push(p);
-        else rounds[n] = [p];
-      }
-      const chunks = rounds.flatMap((round) => {
-        const out: Prepared[][] = [];
-        for (let i = 0; i < round.length; i += DEFAULTS.maxEvaluations)
-          out.push(round.slice(i, i + DEFAULTS.maxEvaluations));
-        return out;
-      });
-      for (const round of chunks) {
-        if (round.length < 2 || batchPath === undefined) continue;
-        const batchId = randomUUID();
-        const headers: Record<string, string> = { ...shared.headers, 'x-request-id': batchId };
-        shared.telemetry?.injectActive(headers);
-        for (const p of round) inBatch.add(p);
-        batches.push(
-          decideBatch(ctx, round, signal, headers, batchId, deadlineAt, batchPath).then((all) => {
-            for (let i = 0; i < round.length; i++) batched.set(round[i] as Prepared, all[i] as Outcome);
-          }),
-        );
+      if (batchPath !== undefined) {
+        // Indexes into `ps`: rounds[n] holds each tool's (n+1)th call, in order.
+        const rounds: number[][] = [];
+        const seen = new Map<string, number>();
+        for (let i = 0; i < ps.length; i++) {
+          const tool = (ps[i] as Prepared).sent.tool as string;
+          const n = seen.get(tool) ?? 0;
+          seen.set(tool, n + 1);
+          const round = rounds[n];
+          if (round) round.push(i);
+          else rounds[n] = [i];
+        }
+        const max = DEFAULTS.maxEvaluations;
+        for (const round of rounds) {
+          for (let at = 0; at < round.length; at += max) {
+            const chunk = round.length <= max ? round : round.slice(at, at + max);
+            if (chunk.length < 2) continue; // a lone call goes as a single evaluation, below
+            const calls = chunk.map((i) => ps[i] as Prepared);
+            for (const i of chunk) batched[i] = true;
+            const batchId = randomUUID();
+            const headers: Record<string, string> = { ...shared.headers, 'x-request-id': batchId };
+            shared.telemetry?.injectActive(headers);
+            pending.push(
+              decideBatch(ctx, calls, signal, headers, batchId, deadlineAt, batchPath).then((all) => {
+                for (let k = 0; k < chunk.length; k++) decided[chunk[k] as number] = all[k];
+              }),
+            );
+          }
+        }
       }
     }
     // The single calls go out now, beside the batches (decideBatch and send never reject).
-    const singles = ps.map((p) => (inBatch.has(p) ? undefined : send(p, deadlineAt)));
-    await Promise.all(batches);
-    return Promise.all(
-      ps.map(
-        (p, i) =>
-          singles[i] ??
-          batched.get(p) ??
-          // Unreachable by design (a batch decides each of its calls); a bug must still fail closed.
-          blockOutcome(p.sent, 'invalid_request', 'internal error: a batch left a call undecided'),
-      ),
+    for (let i = 0; i < ps.length; i++) {
+      if (batched[i]) continue;
+      pending.push(
+        send(ps[i] as Prepared, deadlineAt).then((o) => {
+          decided[i] = o;
+        }),
+      );
+    }
+    await Promise.all(pending);
+    return ps.map(
+      (p, i) =>
+        decided[i] ??
+        // Unreachable by design (a batch decides each of its calls); a bug must still fail closed.
+        blockOutcome(p.sent, 'invalid_request', 'internal error: a batch left a call undecided'),
     );
   }
 
@@ -380,42 +400,60 @@ function bindClient(shared: Shared, session: string): Pep {
     } catch {
       list = [];
     }
-    const outcomes: Outcome[] = [];
-    const tools: (string | undefined)[] = [];
+    const n = list.length;
+    const outcomes: Outcome[] = new Array(n);
+    const tools: (string | undefined)[] = new Array(n);
     try {
-      const steps = await Promise.all(
-        list.map((c) => {
-          let payload: Payload;
-          try {
-            const call = c as { tool?: unknown; args?: unknown } | null | undefined;
-            payload = { tool: call?.tool, args: call?.args };
-          } catch {
-            payload = { tool: undefined, args: undefined };
-          }
-          tools.push(typeof payload.tool === 'string' ? payload.tool : undefined);
-          return prepareStep('action', payload, rawOpts, undefined, deadlineAt);
-        }),
-      );
-      const ready = steps.flatMap((s) => (s.kind === 'ready' ? [s.p] : []));
-      const signal = ready[0]?.call.signal;
-      const sent = await sendAll(ready, signal, deadlineAt);
+      // The same options for every call: read once (when they are bad, each call reads them and is
+      // invalid_request with the reason).
+      let call: CallContext | undefined;
+      try {
+        call = readCallOptions(rawOpts, 'action', { session, simulated: opts.simulated });
+      } catch {
+        call = undefined;
+      }
+      const steps: (PreparedStep | Promise<PreparedStep>)[] = new Array(n);
+      let waiting = false;
+      for (let i = 0; i < n; i++) {
+        let payload: Payload;
+        try {
+          const c = list[i] as { tool?: unknown; args?: unknown } | null | undefined;
+          payload = { tool: c?.tool, args: c?.args };
+        } catch {
+          payload = { tool: undefined, args: undefined };
+        }
+        tools[i] = typeof payload.tool === 'string' ? payload.tool : undefined;
+        const step = prepareStep('action', payload, rawOpts, undefined, deadlineAt, undefined, call);
+        if (step instanceof Promise) waiting = true;
+        steps[i] = step;
+      }
+      // Only `before` interceptors that answer with a promise make a step wait.
+      const settled = waiting ? await Promise.all(steps) : (steps as PreparedStep[]);
+      const ready: Prepared[] = [];
+      for (const step of settled) if (step.kind === 'ready') ready.push(step.p);
+      const sent = ready.length > 0 ? await sendAll(ready, ready[0]?.call.signal, deadlineAt) : [];
       let next = 0;
-      for (const s of steps) outcomes.push(s.kind === 'decided' ? s.outcome : (sent[next++] as Outcome));
+      for (let i = 0; i < n; i++) {
+        const step = settled[i] as PreparedStep;
+        outcomes[i] = step.kind === 'decided' ? step.outcome : (sent[next++] as Outcome);
+      }
     } catch {
       // Unreachable by design; a bug must still fail closed.
-      outcomes.length = 0;
-      for (const _ of list) {
-        outcomes.push({
+      for (let i = 0; i < n; i++) {
+        outcomes[i] = {
           decision: synthesizeBlock('action', randomUUID(), 'invalid_request', 'internal error', 0),
           attempts: 0,
-        });
+        };
       }
     }
-    outcomes.forEach((o, i) => {
-      shared.telemetry?.record(o.decision, o.attempts, started, tools[i]);
-      observe(opts.onDecision, o, started, tools[i]);
-    });
-    return outcomes.map((o) => o.decision);
+    const decisions: PolicyDecision[] = new Array(n);
+    const { telemetry } = shared;
+    for (let i = 0; i < n; i++) {
+      const o = outcomes[i] as Outcome;
+      telemetry?.record(o.decision, o.attempts, started, tools[i]);
+      decisions[i] = observe(opts.onDecision, o, started, tools[i]);
+    }
+    return decisions;
   }
 
   /** One observed decision, with the args that were sent (what a permit binds). */

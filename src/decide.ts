@@ -226,20 +226,21 @@ export async function decideBatch(
   const { answers, echoed } = r.value;
   const { attempts } = r;
   // An answer whose requestId echo names another call could belong to either: BLOCK for both.
-  const index = new Map(calls.map((p, i) => [p.sent.requestId, i]));
-  const untied = new Set<number>();
-  answers.forEach((a, i) => {
-    const named = a instanceof AttemptFailure ? undefined : a.response.requestId;
-    if (named === undefined || named === calls[i]?.sent.requestId) return;
+  let untied: Set<number> | undefined;
+  for (let i = 0; i < answers.length; i++) {
+    const a = answers[i];
+    const named = a === undefined || a instanceof AttemptFailure ? undefined : a.response.requestId;
+    if (named === undefined || named === calls[i]?.sent.requestId) continue;
+    untied ??= new Set();
     untied.add(i);
-    const other = index.get(named);
-    if (other !== undefined) untied.add(other);
-  });
+    const other = calls.findIndex((p) => p.sent.requestId === named);
+    if (other >= 0) untied.add(other);
+  }
   return calls.map((p, i) => withSent(p.sent, decideItem(p, i)));
 
   function decideItem(p: Prepared, i: number): Outcome {
     const a = answers[i] as MappedAnswer | AttemptFailure;
-    if (untied.has(i)) {
+    if (untied?.has(i)) {
       return blockOutcome(
         p.sent,
         'ambiguous_decision',

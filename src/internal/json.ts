@@ -16,7 +16,12 @@ function isPlainObject(value: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
-function cloneValue(value: unknown, depth: number, seen: Set<object>): unknown {
+/**
+ * @param ancestors - the objects and arrays being copied around `value` (its path from the root): a
+ *   value among them is a cycle. A path, not a `Set` of everything seen: an object met twice side by
+ *   side (a DAG) is copied twice, as JSON would write it, and a path is at most {@link MAX_JSON_DEPTH} long.
+ */
+function cloneValue(value: unknown, depth: number, ancestors: object[]): unknown {
   switch (typeof value) {
     case 'string':
       if (!value.isWellFormed()) throw new NotJsonError('a string contains a lone surrogate');
@@ -29,15 +34,15 @@ function cloneValue(value: unknown, depth: number, seen: Set<object>): unknown {
     case 'object': {
       if (value === null) return null;
       if (depth >= MAX_JSON_DEPTH) throw new NotJsonError(`nesting deeper than ${MAX_JSON_DEPTH}`);
-      if (seen.has(value)) throw new NotJsonError('a cycle');
-      seen.add(value);
+      if (ancestors.includes(value)) throw new NotJsonError('a cycle');
+      ancestors.push(value);
       let out: unknown;
       if (Array.isArray(value)) {
         if (Object.getPrototypeOf(value) !== Array.prototype) throw new NotJsonError('an array subclass');
         const arr: unknown[] = new Array<unknown>(value.length);
         for (let i = 0; i < value.length; i++) {
           if (!Object.hasOwn(value, i)) throw new NotJsonError('a sparse array');
-          arr[i] = cloneValue(value[i], depth + 1, seen);
+          arr[i] = cloneValue(value[i], depth + 1, ancestors);
         }
         out = arr;
       } else {
@@ -48,7 +53,7 @@ function cloneValue(value: unknown, depth: number, seen: Set<object>): unknown {
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i] as string;
           if (!key.isWellFormed()) throw new NotJsonError('a key contains a lone surrogate');
-          const v = cloneValue((value as Record<string, unknown>)[key], depth + 1, seen);
+          const v = cloneValue((value as Record<string, unknown>)[key], depth + 1, ancestors);
           // A name the fresh object inherits (`__proto__`, `constructor`, anything added to Object.prototype)
           // goes through defineProperty, which makes it an own data property and calls no inherited setter;
           // any other name is a plain assignment, which does the same, faster.
@@ -58,7 +63,7 @@ function cloneValue(value: unknown, depth: number, seen: Set<object>): unknown {
         }
         out = obj;
       }
-      seen.delete(value);
+      ancestors.pop();
       return out;
     }
     case 'undefined':
@@ -84,12 +89,12 @@ export function snapshotJsonObject(value: unknown): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !isPlainObject(value)) {
     throw new NotJsonError('args must be a plain object');
   }
-  return cloneValue(value, 0, new Set()) as Record<string, unknown>;
+  return cloneValue(value, 0, []) as Record<string, unknown>;
 }
 
 /** Like {@link snapshotJsonObject} for any JSON value. */
 export function snapshotJson(value: unknown): unknown {
-  return cloneValue(value, 0, new Set());
+  return cloneValue(value, 0, []);
 }
 
 /** Freezes a JSON value and everything inside it; returns it. */

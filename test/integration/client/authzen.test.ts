@@ -364,6 +364,22 @@ describe('authorizeActions over AuthZEN', () => {
     expect(ds.map((d) => d.requestId)).not.toContain(batchId);
   });
 
+  it('bad call options are invalid_request for every call, each with its own requestId, and nothing is sent', async () => {
+    for (const bad of [{ session: '' }, { simulated: 'yes' }, { signal: 'x' }, 'opts']) {
+      const ds = await client().authorizeActions(calls, bad as never);
+      expect(ds.map((d) => [d.verdict, d.synthesized?.code])).toEqual(calls.map(() => ['BLOCK', 'invalid_request']));
+      expect(new Set(ds.map((d) => d.requestId)).size).toBe(calls.length);
+    }
+    expect(pdp.received).toHaveLength(0);
+  });
+
+  it('per-call options apply to every call of the batch (session, simulated)', async () => {
+    const ds = await client().authorizeActions(calls, { session: 'sess_other', simulated: true });
+    expect(ds.every((d) => d.simulated === true)).toBe(true);
+    const items = evaluations()[0]?.body.evaluations as { context: { session: string; simulated?: boolean } }[];
+    expect(items.map((i) => [i.context.session, i.context.simulated])).toEqual(calls.map(() => ['sess_other', true]));
+  });
+
   it('calls to the same tool never share one evaluations request: the second call to a tool goes in a second one', async () => {
     const ds = await client().authorizeActions([
       { tool: 'a', args: { n: 1 } },

@@ -87,6 +87,73 @@ describe('registration order and the running value', () => {
     expect(pdp.received[0]?.body.args).toEqual({ orderId: 'o1', a: 1, b: 2 });
   });
 
+  it('a chain of synchronous answers is judged at once: every interceptor ran before the stage call returned', async () => {
+    const ran: string[] = [];
+    const pep = client(
+      ['a', 'b', 'c'].map((name) => ({
+        name,
+        before: () => {
+          ran.push(name);
+          return { action: 'proceed' };
+        },
+      })),
+    );
+    const pending = pep.checkInput('hello');
+    expect(ran).toEqual(['a', 'b', 'c']);
+    expect((await pending).verdict).toBe('ALLOW');
+    expect(pdp.received).toHaveLength(1);
+  });
+
+  it('a promise mid-chain hands the rest on in order: replacements carry over, a later synchronous deny ends it', async () => {
+    const seen: unknown[] = [];
+    const pep = client([
+      {
+        name: 'a',
+        before: (s) => {
+          seen.push(['a', s.content]);
+          return { action: 'proceedWith', content: `${s.content} a` };
+        },
+      },
+      {
+        name: 'b',
+        before: async (s) => {
+          seen.push(['b', s.content]);
+          return { action: 'proceedWith', content: `${s.content} b` };
+        },
+      },
+      {
+        name: 'c',
+        before: (s) => {
+          seen.push(['c', s.content]);
+          return { action: 'proceed' };
+        },
+      },
+    ]);
+    const d = await pep.checkInput('x');
+    expect(d.verdict).toBe('ALLOW');
+    expect(seen).toEqual([
+      ['a', 'x'],
+      ['b', 'x a'],
+      ['c', 'x a b'],
+    ]);
+    expect(pdp.received[0]?.body.content).toBe('x a b');
+    const denying = client([
+      { name: 'a', before: async () => ({ action: 'proceed' }) },
+      { name: 'b', before: () => ({ action: 'deny', reason: 'no' }) },
+      {
+        name: 'c',
+        before: () => {
+          seen.push('c ran');
+          return { action: 'proceed' };
+        },
+      },
+    ]);
+    const blocked = await denying.checkInput('y');
+    expect([blocked.verdict, blocked.interceptor, blocked.reason]).toEqual(['BLOCK', 'b', 'no']);
+    expect(seen).not.toContain('c ran');
+    expect(pdp.received).toHaveLength(1);
+  });
+
   it('the permit binds exactly the args that run: execute receives the replaced args and the permit verifies', async () => {
     const pep = client([
       {

@@ -65,6 +65,8 @@ describe('snapshotJsonObject', () => {
   const sparse: unknown[] = [1];
   sparse[2] = 3;
   cycle.self = cycle;
+  const deepCycle: Record<string, unknown> = { ok: 1 };
+  deepCycle.list = [{ ok: 2 }, { back: { to: deepCycle } }];
   it.each<[string, unknown]>([
     ['not an object', 'x'],
     ['null', null],
@@ -78,6 +80,7 @@ describe('snapshotJsonObject', () => {
     ['a symbol value', { a: Symbol('s') }],
     ['a symbol key', { [Symbol('s')]: 1 }],
     ['a cycle', cycle],
+    ['a cycle through an array, three levels down', deepCycle],
     ['a class instance (Map)', { a: new Map() }],
     ['a Date inside', { a: new Date(0) }],
     ['a sparse array', { a: sparse }],
