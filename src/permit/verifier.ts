@@ -286,7 +286,7 @@ async function runChecks(
   // A key given as an object is there at once; a key set may have to be fetched.
   const found = core.resolve(decoded.header, decoded.segments);
   const keys = Array.isArray(found) ? found : await found;
-  await verifySignature(permit as string, keys, core.algorithms);
+  await verifySignature(permit as string, keys, core.algorithms, decoded.header.alg);
   const claims = checkClaims(decoded, { ...who, issuer: core.issuer, toleranceSec: core.toleranceSec });
   checkActionBinding(claims, binding);
   return { ...claims };
