@@ -18,9 +18,15 @@ export interface AttemptFacts {
   abortCause?: AbortCause | undefined;
 }
 
-/** A failed attempt or check, classified. Its message never contains content, args or secrets. */
+/**
+ * A failed attempt or check, classified. Its message never contains content, args or secrets.
+ * It never leaves the client (a decision carries only its code and message), so it captures no stack
+ * trace: capturing one was about 13 microseconds of every refused or failed attempt (BENCHMARKS.md).
+ */
 export class AttemptFailure extends Error {
-  override readonly name = 'AttemptFailure';
+  declare readonly name: 'AttemptFailure';
+  /** The fail-closed code of the synthesized BLOCK this failure gives. */
+  readonly code: FailClosedCode;
   /** The status of a final response that was not 200. */
   readonly status: number | undefined;
   /** That response's `Retry-After` header, as sent. */
@@ -36,16 +42,23 @@ export class AttemptFailure extends Error {
    * @param facts what happened on the wire (none for a body or decision that fails a check)
    * @param options `cause`: the underlying error
    */
-  constructor(
-    readonly code: FailClosedCode,
-    message: string,
-    facts: AttemptFacts = {},
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(code: FailClosedCode, message: string, facts: AttemptFacts = {}, options?: { cause?: unknown }) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(message, options);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+    this.code = code;
     this.status = facts.status;
     this.retryAfter = facts.retryAfter;
     this.errorCode = facts.errorCode;
     this.abortCause = facts.abortCause;
   }
 }
+Object.defineProperty(AttemptFailure.prototype, 'name', {
+  value: 'AttemptFailure',
+  writable: true,
+  configurable: true,
+});
