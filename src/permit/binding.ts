@@ -103,8 +103,11 @@ export interface BoundPermit {
  * @returns what is wrong (for the `ambiguous_decision` message), else the {@link BoundPermit}
  */
 export function checkPermitBinding(permit: string, asked: AskedAction): string | BoundPermit {
-  const parts = permit.split('.');
-  const claims = parts.length === 3 ? decodeJsonObject(parts[1] as string) : undefined;
+  // The payload segment of a compact JWS (exactly two dots), without splitting the whole permit.
+  const first = permit.indexOf('.');
+  const second = first < 0 ? -1 : permit.indexOf('.', first + 1);
+  const claims =
+    second > 0 && permit.indexOf('.', second + 1) < 0 ? decodeJsonObject(permit.slice(first + 1, second)) : undefined;
   if (claims === undefined) return 'the permit does not decode';
   if (claims.tool !== asked.tool) return 'the permit is for another tool';
   if (claims.sub !== asked.agentId) return 'the permit is for another agent';

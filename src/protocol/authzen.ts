@@ -67,10 +67,20 @@ export function toEvaluation({ req, sent }: PreparedCall): Evaluation {
 function evaluationJson(call: PreparedCall): string {
   const { req, sent } = call;
   if (req.stage !== 'action' || sent.argsJson === undefined) return JSON.stringify(toEvaluation(call));
-  const context = req.simulated
-    ? { session: req.session, requestId: req.requestId, simulated: true }
-    : { session: req.session, requestId: req.requestId };
-  return `{"subject":{"type":"agent","id":${JSON.stringify(req.agentId)}},"action":{"name":"call"},"resource":{"type":"tool","id":${JSON.stringify(sent.tool)},"properties":{"args":${sent.argsJson}}},"context":${JSON.stringify(context)}}`;
+  // The members in the order JSON.stringify(toEvaluation(call)) writes them.
+  const simulated = req.simulated ? ',"simulated":true' : '';
+  return `${actionPrefix(req.agentId)}${JSON.stringify(sent.tool)},"properties":{"args":${sent.argsJson}}},"context":{"session":${JSON.stringify(req.session)},"requestId":${JSON.stringify(req.requestId)}${simulated}}}`;
+}
+
+/** The text of an action evaluation up to the tool name, for the last agent id seen (one per client, as a rule). */
+let lastAgent: string | undefined;
+let lastPrefix = '';
+function actionPrefix(agentId: string): string {
+  if (agentId !== lastAgent) {
+    lastPrefix = `{"subject":{"type":"agent","id":${JSON.stringify(agentId)}},"action":{"name":"call"},"resource":{"type":"tool","id":`;
+    lastAgent = agentId;
+  }
+  return lastPrefix;
 }
 
 /** The body of `POST /access/v1/evaluation`. */

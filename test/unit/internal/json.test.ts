@@ -131,4 +131,17 @@ describe('snapshotJson and deepFreeze', () => {
     expect(Object.isFrozen(v.a.b)).toBe(true);
     expect(Object.isFrozen(v.a.b[1])).toBe(true);
   });
+
+  it('deepFreeze ends at a cycle, and leaves the prototype and what hangs off it alone', () => {
+    const cyclic: Record<string, unknown> = { list: [] };
+    (cyclic.list as unknown[]).push(cyclic, { x: cyclic });
+    expect(Object.isFrozen(deepFreeze(cyclic))).toBe(true);
+    expect(Object.isFrozen((cyclic.list as unknown[])[1])).toBe(true);
+    const inherited = { kept: true };
+    const child = Object.create({ inherited }) as Record<string, unknown>;
+    child.own = { y: 1 };
+    deepFreeze(child);
+    expect(Object.isFrozen(child.own)).toBe(true);
+    expect(Object.isFrozen(inherited)).toBe(false);
+  });
 });

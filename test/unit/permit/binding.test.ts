@@ -103,6 +103,9 @@ describe('permitBindingProblem: rule 5, the permit on an action decodes to what 
 
   it.each([
     ['not three segments', 'abc.def'],
+    ['no dot at all', 'abcdef'],
+    ['four segments, the payload good', `${b64({ alg: 'EdDSA' })}.${b64({ tool: 'refund_payment' })}.sig.more`],
+    ['an empty payload segment', `${b64({ alg: 'EdDSA' })}..sig`],
     ['a payload that is not base64url JSON', `${b64({ alg: 'EdDSA' })}.${b64('nope')}.sig`],
     ['a payload that is an array', `${b64({ alg: 'EdDSA' })}.${b64([1])}.sig`],
   ])('%s: the permit does not decode', (_label, permit) => {

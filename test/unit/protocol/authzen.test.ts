@@ -89,6 +89,29 @@ describe('toEvaluation', () => {
   });
 });
 
+describe('encodeEvaluation: an action item as JSON.stringify writes toEvaluation', () => {
+  it('the same text, member for member, whatever the agent, session and request id (quotes, unicode, switching agents)', () => {
+    const args = { a: 1, b: ['x', { c: null }] }; // keys already in RFC 8785 order
+    for (const agentId of ['a', 'agent "b"', 'a', 'ü\\n']) {
+      for (const simulated of [false, true]) {
+        const c = call(
+          {
+            agentId,
+            session: 'sess "q" \u2028',
+            requestId: 'r\\1',
+            tool: 'T',
+            args,
+            ...(simulated ? { simulated } : {}),
+          },
+          't',
+        );
+        c.sent.argsJson = canonicalSnapshotJson(args);
+        expect(encodeEvaluation(c)).toBe(JSON.stringify(toEvaluation(c)));
+      }
+    }
+  });
+});
+
 describe('mapAnswer', () => {
   it.each([
     [{ decision: true }, 'ALLOW'],
