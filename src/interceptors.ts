@@ -202,6 +202,16 @@ function frozenStep(v: RunningValue): Step {
   return Object.freeze(step);
 }
 
+/**
+ * `Object.keys(o).length` (own enumerable string keys) without building the array: the check of every
+ * interceptor answer on the decision path.
+ */
+function ownKeyCount(o: object): number {
+  let n = 0;
+  for (const key in o) if (Object.hasOwn(o, key)) n++;
+  return n;
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -228,6 +238,8 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
  * decision, BENCHMARKS.md); the first promise hands the rest of the chain to an async loop, bounded by
  * the deadline and the caller's signal. An interceptor's throw or rejection is an outcome (`failed`),
  * never an exception; the promise never rejects.
+ * @param start - the running value the chain starts from; the chain takes it over (a `proceedWith`
+ *   replaces its `args` or `content` in place), so pass an object made for this call
  * @throws only when `start.args` cannot be cloned (never for a request's snapshot)
  * @internal
  */
@@ -236,8 +248,7 @@ export function runBefore(
   start: RunningValue,
   bounds: Bounds,
 ): BeforeOutcome | Promise<BeforeOutcome> {
-  const running: RunningValue = { ...start };
-  const state: ChainState = { running, replaced: false, step: frozenStep(running) };
+  const state: ChainState = { running: start, replaced: false, step: frozenStep(start) };
   for (let i = 0; i < chain.length; i++) {
     const it = chain[i] as CompiledInterceptor;
     let answer: unknown;
@@ -305,7 +316,7 @@ function judgeBefore(
   if (!isObject(answer)) return { kind: 'failed', name: it.name, why: 'answered something that is not a result' };
   switch (answer.action) {
     case 'proceed':
-      if (Object.keys(answer).length !== 1) return { kind: 'failed', name: it.name, why: 'a malformed proceed' };
+      if (ownKeyCount(answer) !== 1) return { kind: 'failed', name: it.name, why: 'a malformed proceed' };
       return undefined;
     case 'proceedWith': {
       for (const key of Object.keys(answer)) {

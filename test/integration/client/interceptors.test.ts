@@ -336,7 +336,22 @@ describe('interceptor_failed', () => {
     ['a deny without a reason', () => ({ action: 'deny' }) as never],
     ['a proceedWith that replaces nothing', () => ({ action: 'proceedWith' }) as never],
     ['extra keys on proceed', () => ({ action: 'proceed', verdict: 'ALLOW' }) as never],
+    ['an extra key set to undefined on proceed', () => ({ action: 'proceed', verdict: undefined }) as never],
+    ['a proceed of an array', () => Object.assign([], { action: 'proceed' }) as never],
   ];
+  it('a proceed counts own keys only, as Object.keys does: an inherited or non-enumerable member is not a second key', async () => {
+    const inherited = Object.create({ verdict: 'ALLOW' }) as Record<string, unknown>;
+    inherited.action = 'proceed';
+    const hidden = Object.defineProperty({ action: 'proceed' }, 'verdict', { value: 'ALLOW', enumerable: false });
+    const pep = client([
+      { name: 'a', before: () => inherited as never },
+      { name: 'b', before: () => hidden as never },
+    ]);
+    const d = await pep.checkInput('x');
+    expect([d.verdict, d.synthesized]).toEqual(['ALLOW', undefined]);
+    expect(pdp.received).toHaveLength(1);
+  });
+
   it.each(causes)('%s is a synthesized BLOCK interceptor_failed naming it, with no PDP request', async (_n, before) => {
     const pep = client([{ name: 'faulty', before: before as NonNullable<Interceptor['before']> }]);
     const d = await pep.authorizeAction('t', { a: 1 });
