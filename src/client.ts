@@ -244,11 +244,17 @@ function bindClient(shared: Shared, session: string): Pep {
     if (p.call.signal?.aborted) {
       return { kind: 'decided', outcome: blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message) };
     }
-    const r = runBefore(
-      chains[p.sent.stage].before,
-      { stage: p.sent.stage, session: p.call.session, tool: p.sent.tool, args: p.sent.args, content: p.req.content },
-      { deadlineAt, signal: p.call.signal },
-    );
+    let r: BeforeOutcome | Promise<BeforeOutcome>;
+    try {
+      r = runBefore(
+        chains[p.sent.stage].before,
+        { stage: p.sent.stage, session: p.call.session, tool: p.sent.tool, args: p.sent.args, content: p.req.content },
+        { deadlineAt, signal: p.call.signal },
+      );
+    } catch {
+      // Unreachable by design (an interceptor's throw is an outcome); a bug fails closed for this call only.
+      return { kind: 'decided', outcome: blockOutcome(p.sent, 'invalid_request', 'internal error') };
+    }
     return r instanceof Promise ? r.then((settled) => afterBefore(p, settled)) : afterBefore(p, r);
   }
 

@@ -257,7 +257,13 @@ export function runBefore(
     } catch {
       return { kind: 'failed', name: it.name, why: 'threw or rejected' };
     }
-    if (isThenable(answer)) return runBeforeAsync(chain, i, answer, state, bounds);
+    let thenable: boolean;
+    try {
+      thenable = isThenable(answer);
+    } catch {
+      return { kind: 'failed', name: it.name, why: 'threw or rejected' };
+    }
+    if (thenable) return runBeforeAsync(chain, i, answer, state, bounds);
     const end = judgeBefore(it, answer, state, bounds);
     if (end !== undefined) return end;
   }
@@ -306,6 +312,20 @@ function proceedOutcome(state: ChainState): BeforeOutcome {
  * holds any replacement and the step the next interceptor sees).
  */
 function judgeBefore(
+  it: CompiledInterceptor,
+  answer: unknown,
+  state: ChainState,
+  bounds: Bounds,
+): BeforeOutcome | undefined {
+  try {
+    return judgeAnswer(it, answer, state, bounds);
+  } catch {
+    // an answer whose members cannot be read (a throwing getter, a Proxy): the interceptor's throw
+    return { kind: 'failed', name: it.name, why: 'threw or rejected' };
+  }
+}
+
+function judgeAnswer(
   it: CompiledInterceptor,
   answer: unknown,
   state: ChainState,

@@ -19,6 +19,29 @@ export interface AttemptFacts {
 }
 
 /**
+ * Sets `Error.stackTraceLimit` to 0 and returns what it was; undefined when it could not be changed
+ * (read-only under `node --frozen-intrinsics` or a hardened runtime: the error then has a stack).
+ */
+function muteStackTraces(): number | undefined {
+  try {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    return limit;
+  } catch {
+    return undefined;
+  }
+}
+
+function restoreStackTraces(limit: number | undefined): void {
+  if (limit === undefined) return;
+  try {
+    Error.stackTraceLimit = limit;
+  } catch {
+    // made read-only meanwhile: nothing to restore into
+  }
+}
+
+/**
  * A failed attempt or check, classified. Its message never contains content, args or secrets.
  * It never leaves the client (a decision carries only its code and message), so it captures no stack
  * trace: capturing one was about 13 microseconds of every refused or failed attempt (BENCHMARKS.md).
@@ -43,12 +66,11 @@ export class AttemptFailure extends Error {
    * @param options `cause`: the underlying error
    */
   constructor(code: FailClosedCode, message: string, facts: AttemptFacts = {}, options?: { cause?: unknown }) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
+    const saved = muteStackTraces();
     try {
       super(message, options);
     } finally {
-      Error.stackTraceLimit = limit;
+      restoreStackTraces(saved);
     }
     this.code = code;
     this.status = facts.status;

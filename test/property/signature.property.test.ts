@@ -12,7 +12,7 @@ import { decodePermit } from '../../src/permit/decode.js';
 import type { VerifyKey } from '../../src/permit/keys.js';
 import { verifySignature } from '../../src/permit/signature.js';
 
-const ALGORITHMS = ['EdDSA', 'ES256'];
+const ALGORITHMS = ['EdDSA', 'Ed25519', 'ES256'];
 const ALLOWED = new Set(ALGORITHMS);
 
 interface Signer {
