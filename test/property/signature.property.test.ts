@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { decodePermit } from '../../src/permit/decode.js';
 import type { VerifyKey } from '../../src/permit/keys.js';
 import { verifySignature } from '../../src/permit/signature.js';
+import { verificationOutcome } from '../support/permits.js';
 
 const ALGORITHMS = ['EdDSA', 'Ed25519', 'ES256'];
 const ALLOWED = new Set(ALGORITHMS);
@@ -50,16 +51,6 @@ async function sign(s: Signer, header: Record<string, unknown>, payload: string)
   return new CompactSign(new TextEncoder().encode(payload))
     .setProtectedHeader({ alg: s.alg, kid: 'k1', typ: 'permit+jwt', ...header })
     .sign(s.privateKey);
-}
-
-/** What a verification came to: `ok`, or the refusal code. */
-async function outcome(p: Promise<Uint8Array>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return String((e as { code?: unknown }).code);
-  }
 }
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -127,9 +118,9 @@ describe('node:crypto and jose refuse the same permits (src/permit/signature.ts)
           const key = (signers[against] as Signer).publics[form] as VerifyKey;
           // With another verification in flight, the node:crypto path takes the thread pool.
           const other = busy ? verifySignature(permit, [key], ALGORITHMS, alg).catch(() => undefined) : undefined;
-          const fast = await outcome(verifySignature(permit, [key], ALGORITHMS, alg));
+          const fast = await verificationOutcome(verifySignature(permit, [key], ALGORITHMS, alg));
           await other;
-          const jose = await outcome(verifySignature(permit, [key], ALGORITHMS));
+          const jose = await verificationOutcome(verifySignature(permit, [key], ALGORITHMS));
           expect(fast).toBe(jose);
           if (m.kind === 'none' && by === against) expect(fast).toBe('ok');
         },
@@ -142,10 +133,10 @@ describe('node:crypto and jose refuse the same permits (src/permit/signature.ts)
     const s = signers[1] as Signer;
     const permit = await sign(s, {}, '{"a":1}');
     const alg = decodePermit(permit, ALLOWED).header.alg;
-    expect(await outcome(verifySignature(permit, [ecdhKey], ALGORITHMS, alg))).toBe(
-      await outcome(verifySignature(permit, [ecdhKey], ALGORITHMS)),
+    expect(await verificationOutcome(verifySignature(permit, [ecdhKey], ALGORITHMS, alg))).toBe(
+      await verificationOutcome(verifySignature(permit, [ecdhKey], ALGORITHMS)),
     );
-    expect(await outcome(verifySignature(permit, [ecdhKey], ALGORITHMS, alg))).not.toBe('ok');
+    expect(await verificationOutcome(verifySignature(permit, [ecdhKey], ALGORITHMS, alg))).not.toBe('ok');
   });
 
   it('a good signature for one of several candidate keys (a JWKS with a repeated kid) is found', async () => {
@@ -153,14 +144,14 @@ describe('node:crypto and jose refuse the same permits (src/permit/signature.ts)
     const permit = await sign(b, {}, '{"a":1}');
     const alg = decodePermit(permit, ALLOWED).header.alg;
     const keys = [a.publics[0], b.publics[1]] as VerifyKey[];
-    expect(await outcome(verifySignature(permit, keys, ALGORITHMS, alg))).toBe('ok');
+    expect(await verificationOutcome(verifySignature(permit, keys, ALGORITHMS, alg))).toBe('ok');
     expect(Buffer.from(await verifySignature(permit, keys, ALGORITHMS, alg)).toString()).toBe('{"a":1}');
   });
 
   it('an alg outside the allow-list never reaches node:crypto: jose refuses it', async () => {
     const s = signers[0] as Signer;
     const permit = await sign(s, {}, '{"a":1}');
-    expect(await outcome(verifySignature(permit, [s.publics[0] as VerifyKey], ['ES256'], 'EdDSA'))).toBe(
+    expect(await verificationOutcome(verifySignature(permit, [s.publics[0] as VerifyKey], ['ES256'], 'EdDSA'))).toBe(
       'permit_alg_not_allowed',
     );
   });

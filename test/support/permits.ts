@@ -140,3 +140,14 @@ export async function permitCodeOf(p: Promise<unknown>): Promise<string> {
   }
   throw new Error('expected a rejection');
 }
+
+/** What a verification came to: `'ok'`, or the `PermitVerificationError` code it was refused with. */
+export async function verificationOutcome(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (e) {
+    expect(e).toBeInstanceOf(PermitVerificationError);
+    return (e as PermitVerificationError).code;
+  }
+}

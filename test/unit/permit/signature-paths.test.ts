@@ -11,26 +11,18 @@ import { describe, expect, it } from 'vitest';
 import { decodePermit } from '../../../src/permit/decode.js';
 import type { VerifyKey } from '../../../src/permit/keys.js';
 import { verifySignature } from '../../../src/permit/signature.js';
+import { verificationOutcome } from '../../support/permits.js';
 
 const ALGS = ['EdDSA', 'Ed25519', 'ES256', 'ES384'];
-
-async function outcome(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return String((e as { code?: unknown }).code);
-  }
-}
 
 /** Both paths, the node:crypto one at once and on the thread pool. */
 async function paths(permit: string, keys: VerifyKey[]): Promise<string[]> {
   const alg = decodePermit(permit, new Set(ALGS)).header.alg;
-  const now = await outcome(verifySignature(permit, keys, ALGS, alg));
+  const now = await verificationOutcome(verifySignature(permit, keys, ALGS, alg));
   const busy = verifySignature(permit, keys, ALGS, alg).catch(() => undefined);
-  const pool = await outcome(verifySignature(permit, keys, ALGS, alg));
+  const pool = await verificationOutcome(verifySignature(permit, keys, ALGS, alg));
   await busy;
-  const jose = await outcome(verifySignature(permit, keys, ALGS));
+  const jose = await verificationOutcome(verifySignature(permit, keys, ALGS));
   return [now, pool, jose];
 }
 
