@@ -7,6 +7,7 @@
  */
 import { isStage, type Stage } from './decision.js';
 import { deepFreeze, snapshotJsonObject } from './internal/json.js';
+import { isThenable } from './internal/thenable.js';
 
 /** What an interceptor sees: the running value of one step, as a deeply frozen snapshot. */
 export interface Step {
@@ -161,7 +162,7 @@ const PENDING = Symbol('pending');
  * @returns the value, or {@link PENDING} when the deadline fired, or `'aborted'`
  */
 async function bounded<T>(value: T | Promise<T>, bounds: Bounds): Promise<T | typeof PENDING | 'aborted'> {
-  if (!(value instanceof Promise) && !(typeof (value as { then?: unknown })?.then === 'function')) return value;
+  if (!isThenable(value)) return value;
   const remaining = bounds.deadlineAt - performance.now();
   if (remaining <= 0) {
     Promise.resolve(value).catch(() => undefined);
@@ -221,10 +222,6 @@ interface ChainState {
   readonly running: RunningValue;
   replaced: boolean;
   step: Step;
-}
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return v instanceof Promise || typeof (v as { then?: unknown } | null | undefined)?.then === 'function';
 }
 
 /**

@@ -27,6 +27,7 @@
  * @packageDocumentation
  */
 import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
+import { isThenable } from '../internal/thenable.js';
 import type { PermitsOptions } from '../options.js';
 import { createMemoryReplayStore } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
@@ -264,14 +265,6 @@ function buildCore(options: unknown, at: At, known: ReadonlySet<string>): Core {
     cooldownMs,
   });
   return { issuer: o.issuer, algorithms, allowed: new Set(algorithms), toleranceSec, resolve };
-}
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return (
-    (typeof v === 'object' || typeof v === 'function') &&
-    v !== null &&
-    typeof (v as { then?: unknown }).then === 'function'
-  );
 }
 
 /** Checks 1 to 14 (everything but the replay claim). */
