@@ -2,14 +2,21 @@
 import { describe, expect, it } from 'vitest';
 import { isThenable } from '../../../src/internal/thenable.js';
 
+/** `value` with a `then` member: thenables are what is under test. */
+const withThen = <T extends object>(value: T, then: unknown): T =>
+  Object.defineProperty(value, 'then', { value: then, enumerable: true });
+
 describe('isThenable (Promises/A+ section 1.2)', () => {
   it('a promise, or an object or function with a then method', () => {
-    const fn = Object.assign(() => 1, { then: () => undefined });
-    for (const v of [Promise.resolve(1), { then: () => undefined }, fn]) expect(isThenable(v)).toBe(true);
+    const fn = withThen(
+      () => 1,
+      () => undefined,
+    );
+    for (const v of [Promise.resolve(1), withThen({}, () => undefined), fn]) expect(isThenable(v)).toBe(true);
   });
 
   it('nothing else: primitives, null, an object whose then is not a function', () => {
-    for (const v of [undefined, null, 0, 'then', true, { then: 1 }, {}, []]) expect(isThenable(v)).toBe(false);
+    for (const v of [undefined, null, 0, 'then', true, withThen({}, 1), {}, []]) expect(isThenable(v)).toBe(false);
   });
 
   it('a then getter that throws throws to the caller (which treats it as the user code throwing)', () => {
