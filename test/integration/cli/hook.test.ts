@@ -91,6 +91,11 @@ function pre(run: HookRun): Json {
 }
 
 let pdp: DevPdp;
+/**
+ * The Claude Code session's own PDP: the session runs beside the file's other tests, which read
+ * `pdp`'s evidence (the last record, or that nothing was added) and must not see the session's calls.
+ */
+let sessionPdp: DevPdp;
 let keyed: DevPdp;
 /** Set to hang by one test, so none of the others sees the fault. */
 let faulty: DevPdp;
@@ -101,6 +106,7 @@ const hungSockets = new Set<Socket>();
 
 beforeAll(async () => {
   pdp = await startDevPdp({ policy, port: 0, log: false });
+  sessionPdp = await startDevPdp({ policy, port: 0, log: false });
   keyed = await startDevPdp({ policy, port: 0, log: false, apiKey: 'hook-test-key' });
   faulty = await startDevPdp({ policy, port: 0, log: false });
   // A port that nothing listens on: bind one, note it, close it.
@@ -121,10 +127,11 @@ beforeAll(async () => {
   claudeSession.catch(() => undefined);
 });
 afterAll(async () => {
-  // The Claude Code session uses pdp: let it end (a filtered run may not have awaited it) first.
+  // The Claude Code session uses sessionPdp: let it end (a filtered run may not have awaited it) first.
   await claudeSession?.catch(() => undefined);
   for (const d of [claude.dir, claude.home]) if (d !== '') rmSync(d, { recursive: true, force: true });
   await pdp?.close();
+  await sessionPdp?.close();
   await keyed?.close();
   await faulty?.close();
   for (const socket of hungSockets) socket.destroy();
@@ -534,7 +541,7 @@ async function runClaudeSession(): Promise<void> {
   // The README settings: onFailure "block", so a hook that cannot answer blocks the call.
   const pepHook = {
     type: 'command' as const,
-    command: hookCommand(pdp.url),
+    command: hookCommand(sessionPdp.url),
     timeout: 10,
     onFailure: 'block' as const,
   };
