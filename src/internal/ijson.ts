@@ -11,6 +11,7 @@ const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
+const COLON = 0x3a;
 
 /**
  * True when some object in `text` names a member twice. Names are compared after unescaping, so
@@ -77,4 +78,81 @@ export function isIJsonValue(value: unknown, depth = 0): boolean {
     if (!key.isWellFormed() || !isIJsonValue((value as Record<string, unknown>)[key], depth + 1)) return false;
   }
   return true;
+}
+
+/**
+ * The I-JSON (RFC 7493) problem of a JSON text, given what `JSON.parse` made of it: `'duplicate'` when
+ * some object names a member twice (section 2.3), else `'value'` for an unpaired surrogate, a number
+ * beyond double range (sections 2.1, 2.2) or nesting past 512 levels, else undefined.
+ *
+ * The same verdicts as {@link hasDuplicateMemberNames} and {@link isIJsonValue}, in one walk of the
+ * parsed value and, as a rule, one native search of the text: every member in the text is followed by
+ * one colon outside any string, and `JSON.parse` keeps one own property per distinct name, so the text
+ * names a member twice exactly when it has more such colons than the parsed value has own properties.
+ * When the text holds no more colons in all than that count, none can be a duplicate's; otherwise the
+ * colons outside strings are counted one by one.
+ * @param text - a JSON text
+ * @param parsed - `JSON.parse(text)` (its own properties are counted; an enumerable property inherited
+ *   from a polluted `Object.prototype` is not)
+ */
+export function ijsonProblem(text: string, parsed: unknown): 'duplicate' | 'value' | undefined {
+  const members = ownMemberCount(parsed, 0);
+  if (members < 0) return hasDuplicateMemberNames(text) ? 'duplicate' : 'value';
+  if (colonCount(text) === members || nameSeparatorCount(text) === members) return undefined;
+  return 'duplicate';
+}
+
+/** The own properties of every object in a parsed JSON value, or -1 when a string, number or depth is not I-JSON. */
+function ownMemberCount(value: unknown, depth: number): number {
+  if (typeof value === 'string') return value.isWellFormed() ? 0 : -1;
+  if (typeof value === 'number') return Number.isFinite(value) ? 0 : -1;
+  if (typeof value !== 'object' || value === null) return 0;
+  if (depth > 512) return -1;
+  let n = 0;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const m = ownMemberCount(value[i], depth + 1);
+      if (m < 0) return -1;
+      n += m;
+    }
+    return n;
+  }
+  const obj = value as Record<string, unknown>;
+  for (const key in obj) {
+    if (!Object.hasOwn(obj, key)) continue;
+    if (!key.isWellFormed()) return -1;
+    const m = ownMemberCount(obj[key], depth + 1);
+    if (m < 0) return -1;
+    n += m + 1;
+  }
+  return n;
+}
+
+/** Every colon in `text`, inside strings or not. */
+function colonCount(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf(':'); i !== -1; i = text.indexOf(':', i + 1)) n++;
+  return n;
+}
+
+/** The colons of `text` outside strings: one per member, in a text `JSON.parse` accepted. */
+function nameSeparatorCount(text: string): number {
+  let n = 0;
+  const len = text.length;
+  for (let i = 0; i < len; i++) {
+    const c = text.charCodeAt(i);
+    if (c === COLON) n++;
+    else if (c === QUOTE) {
+      // Jump to the closing quote: the next '"' not preceded by an odd run of backslashes.
+      let j = text.indexOf('"', i + 1);
+      for (;;) {
+        let k = j - 1;
+        while (text.charCodeAt(k) === BACKSLASH) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+        j = text.indexOf('"', j + 1);
+      }
+      i = j;
+    }
+  }
+  return n;
 }

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { type Stage, VERDICTS } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
-import { hasDuplicateMemberNames, isIJsonValue } from '../internal/ijson.js';
+import { ijsonProblem } from '../internal/ijson.js';
 
 /** The request body sent to `POST {pdpUrl}/api/policy/authorize`. */
 export interface AuthorizeRequest {
@@ -94,10 +94,11 @@ export function decodeJsonObject(body: Uint8Array): Record<string, unknown> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new AttemptFailure('invalid_response', 'PDP response is not a JSON object');
   }
-  if (hasDuplicateMemberNames(text)) {
+  const problem = ijsonProblem(text, parsed);
+  if (problem === 'duplicate') {
     throw new AttemptFailure('invalid_response', 'PDP response is not I-JSON: duplicate member names');
   }
-  if (!isIJsonValue(parsed)) {
+  if (problem === 'value') {
     throw new AttemptFailure('invalid_response', 'PDP response is not I-JSON: unpaired surrogate or non-finite number');
   }
   return parsed as Record<string, unknown>;

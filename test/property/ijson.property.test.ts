@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { hasDuplicateMemberNames } from '../../src/internal/ijson.js';
+import { hasDuplicateMemberNames, ijsonProblem } from '../../src/internal/ijson.js';
 
 type Name = [string, boolean];
 type Node = { kind: 'obj'; members: [Name, Node][] } | { kind: 'arr'; items: Node[] } | { kind: 'str'; value: string };
@@ -57,6 +57,16 @@ it('agrees with the model on every generated text', () => {
       const text = render(n, escapeAll);
       JSON.parse(text);
       return hasDuplicateMemberNames(text) === hasDup(n);
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+it('ijsonProblem agrees with the model on every generated text (the colon count and its fallback)', () => {
+  fc.assert(
+    fc.property(node(4), fc.boolean(), (n, escapeAll) => {
+      const text = render(n, escapeAll);
+      return ijsonProblem(text, JSON.parse(text)) === (hasDup(n) ? 'duplicate' : undefined);
     }),
     { numRuns: 3000 },
   );

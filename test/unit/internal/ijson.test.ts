@@ -3,7 +3,7 @@
  * names, lone surrogates, numbers out of double range. (Random inputs: test/property/ijson.property.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
-import { hasDuplicateMemberNames, isIJsonValue } from '../../../src/internal/ijson.js';
+import { hasDuplicateMemberNames, ijsonProblem, isIJsonValue } from '../../../src/internal/ijson.js';
 
 describe('hasDuplicateMemberNames (RFC 7493 section 2.3)', () => {
   it.each([
@@ -40,5 +40,60 @@ describe('isIJsonValue (RFC 7493 sections 2.1, 2.2)', () => {
 
   it('false past 512 levels of nesting', () => {
     expect(isIJsonValue(JSON.parse(`${'['.repeat(600)}${']'.repeat(600)}`))).toBe(false);
+  });
+});
+
+describe('ijsonProblem (RFC 7493 sections 2.1 to 2.3, on a text and what it parsed to)', () => {
+  const problem = (text: string) => ijsonProblem(text, JSON.parse(text));
+
+  it.each([
+    ['{"a":1,"a":2}', 'duplicate'],
+    ['{"a":1,"\\u0061":2}', 'duplicate'],
+    ['{"x":{"a":1,"a":2}}', 'duplicate'],
+    ['[{"a":1},{"a":2}]', undefined],
+    ['{"a":{"a":1}}', undefined],
+    ['{"a\\"":1,"a":2}', undefined],
+    ['{"a\\\\":1,"a\\\\":2}', 'duplicate'],
+    ['{}', undefined],
+    ['[]', undefined],
+    ['"a:b"', undefined],
+  ])('%s: %s', (text, expected) => {
+    expect(problem(text)).toBe(expected);
+  });
+
+  it('counts only the colons between members: colons in names and values are not members', () => {
+    expect(problem('{"iss":"https://pdp.example:8443","a:b":"c:d"}')).toBeUndefined();
+    expect(problem('{"iss":"https://pdp.example:8443","iss":"x"}')).toBe('duplicate');
+    expect(problem('{"a":"::::","a":1}')).toBe('duplicate');
+    expect(problem('{"a":"\\u003a","b":"\\":"}')).toBeUndefined();
+  });
+
+  it('finds a duplicate even when Object.prototype has an enumerable property (a polluted realm)', () => {
+    const key = 'ijsonPolluted';
+    Object.defineProperty(Object.prototype, key, { value: 1, enumerable: true, configurable: true, writable: true });
+    try {
+      expect(problem('{"a":1,"a":2}')).toBe('duplicate');
+      expect(problem('{"a":{"b":1,"b":2},"c":3}')).toBe('duplicate');
+      expect(problem('{"a":1,"b":2}')).toBeUndefined();
+    } finally {
+      delete (Object.prototype as Record<string, unknown>)[key];
+    }
+  });
+
+  it('a parsed __proto__ member is a member like any other', () => {
+    expect(problem('{"__proto__":1,"a":2}')).toBeUndefined();
+    expect(problem('{"__proto__":1,"__proto__":2}')).toBe('duplicate');
+  });
+
+  it('a lone surrogate or a number beyond double range is a value problem', () => {
+    expect(problem('{"a":"\\ud800"}')).toBe('value');
+    expect(problem('{"\\udc00":1}')).toBe('value');
+    expect(problem('{"a":[1e400]}')).toBe('value');
+    expect(problem(`${'['.repeat(600)}${']'.repeat(600)}`)).toBe('value');
+  });
+
+  it('duplicates are named first when a text has both problems (the order the client always reported)', () => {
+    expect(problem('{"a":"\\ud800","a":1}')).toBe('duplicate');
+    expect(problem('{"a":1,"a":1e400}')).toBe('duplicate');
   });
 });
