@@ -76,7 +76,7 @@ export function canonicalSnapshotJson(value: unknown): string {
   }
   const keys = Object.keys(value);
   if (keys.length === 0) return '{}';
-  if (keys.length > 1) keys.sort();
+  sortKeys(keys);
   const obj = value as Record<string, unknown>;
   let out = '{';
   for (let i = 0; i < keys.length; i++) {
@@ -89,6 +89,31 @@ export function canonicalSnapshotJson(value: unknown): string {
     out += typeof v === 'object' && v !== null ? canonicalSnapshotJson(v) : leafJson(v);
   }
   return `${out}}`;
+}
+
+/** Keys up to which {@link sortKeys} sorts in place: `Array.prototype.sort` allocates work arrays per call. */
+const INSERTION_SORT_MAX = 16;
+
+/**
+ * Sorts object keys by UTF-16 code units (RFC 8785 section 3.2.3), as `Array.prototype.sort` without a
+ * comparator does for strings: in place for a few keys (most args), else with `sort`.
+ */
+function sortKeys(keys: string[]): void {
+  const n = keys.length;
+  if (n > INSERTION_SORT_MAX) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < n; i++) {
+    const k = keys[i] as string;
+    let j = i - 1;
+    // `<` and `>` on strings compare UTF-16 code units, as the default sort does.
+    while (j >= 0 && (keys[j] as string) > k) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
 }
 
 /** The JSON text of a snapshot's string, finite number, boolean or null (as `JSON.stringify` writes it). */
