@@ -662,11 +662,11 @@ async function benchFailClosed(stub, ap, pepWhy, profile, rows, log) {
   // The gated pair, the bare undici error and agent-pep with retries 0, side by side: in alternating
   // slices (as the decision rows alternate their rounds), so that a machine that slows down or speeds
   // up during the section weighs on both alike.
-  const pool = new Pool(refusedOrigin);
-  const bare = createCell();
   const single = { name: 'agent-pep checkInput (retries 0)', c: 1 };
   const singleCell = createCell();
   const singlePep = pepWhy ? undefined : pepFor({ retries: 0 });
+  const pool = new Pool(refusedOrigin);
+  const bare = createCell();
   try {
     const pair = [
       {

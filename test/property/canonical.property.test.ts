@@ -86,37 +86,6 @@ describe('canonicalSnapshotJson equals canonicalize (RFC 8785) for every snapsho
     for (const [n, text] of cases) expect([canonicalSnapshotJson(n), canonicalize(n)]).toEqual([text, text]);
   });
 
-  it.each([
-    [0, 16],
-    [17, 40],
-  ])('objects of %i to %i keys (sorted in place up to 16, by Array.prototype.sort past it)', (minLength, maxLength) => {
-    const wide = fc
-      .uniqueArray(fc.tuple(key, fc.oneof(fc.integer(), fc.string({ maxLength: 3 }))), {
-        selector: ([k]) => k,
-        minLength,
-        maxLength,
-        size: 'max',
-      })
-      .map((entries) => {
-        const o: Record<string, unknown> = {};
-        for (const [k, v] of entries)
-          Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-        return o;
-      });
-    fc.assert(
-      fc.property(wide, (value) => {
-        let snap: Record<string, unknown>;
-        try {
-          snap = snapshotJsonObject(value);
-        } catch {
-          return;
-        }
-        expect(canonicalSnapshotJson(snap)).toBe(canonicalize(snap));
-      }),
-      { numRuns: 1000 },
-    );
-  });
-
   it('keys sort by UTF-16 code units, not code points', () => {
     const snap = snapshotJsonObject({ '\uffff': 1, '\u{10000}': 2, a: 3 });
     expect(canonicalSnapshotJson(snap)).toBe('{"a":3,"\u{10000}":2,"\uffff":1}');
