@@ -14,6 +14,20 @@ const COMMA = 0x2c;
 const COLON = 0x3a;
 
 /**
+ * The index of the quote that closes the string opening at `open`: the next '"' not preceded by an odd
+ * run of backslashes (`text` is JSON that `JSON.parse` accepted, so there is one).
+ */
+function closingQuote(text: string, open: number): number {
+  let j = text.indexOf('"', open + 1);
+  for (;;) {
+    let k = j - 1;
+    while (text.charCodeAt(k) === BACKSLASH) k--;
+    if ((j - 1 - k) % 2 === 0) return j;
+    j = text.indexOf('"', j + 1);
+  }
+}
+
+/**
  * True when some object in `text` names a member twice. Names are compared after unescaping, so
  * `"a"` and `"\u0061"` are the same name.
  * @param text - a JSON text that `JSON.parse` already accepted (the scanner relies on its validity)
@@ -26,14 +40,7 @@ export function hasDuplicateMemberNames(text: string): boolean {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
-      // Jump to the closing quote: the next '"' not preceded by an odd run of backslashes.
-      let j = text.indexOf('"', i + 1);
-      for (;;) {
-        let k = j - 1;
-        while (text.charCodeAt(k) === BACKSLASH) k--;
-        if ((j - 1 - k) % 2 === 0) break;
-        j = text.indexOf('"', j + 1);
-      }
+      const j = closingQuote(text, i);
       if (expectName) {
         const raw = text.slice(i + 1, j);
         const name = raw.includes('\\') ? (JSON.parse(text.slice(i, j + 1)) as string) : raw;
@@ -143,14 +150,7 @@ function nameSeparatorCount(text: string): number {
     const c = text.charCodeAt(i);
     if (c === COLON) n++;
     else if (c === QUOTE) {
-      // Jump to the closing quote: the next '"' not preceded by an odd run of backslashes.
-      let j = text.indexOf('"', i + 1);
-      for (;;) {
-        let k = j - 1;
-        while (text.charCodeAt(k) === BACKSLASH) k--;
-        if ((j - 1 - k) % 2 === 0) break;
-        j = text.indexOf('"', j + 1);
-      }
+      const j = closingQuote(text, i);
       i = j;
     }
   }
