@@ -149,10 +149,7 @@ function nameSeparatorCount(text: string): number {
   for (let i = 0; i < len; i++) {
     const c = text.charCodeAt(i);
     if (c === COLON) n++;
-    else if (c === QUOTE) {
-      const j = closingQuote(text, i);
-      i = j;
-    }
+    else if (c === QUOTE) i = closingQuote(text, i);
   }
   return n;
 }
