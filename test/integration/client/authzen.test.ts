@@ -488,6 +488,17 @@ describe('authorizeActions over AuthZEN', () => {
       'invalid_response',
     ],
     ['garbage', (_q: Received, res: ServerResponse) => answer(res, 'nope{'), 'invalid_response'],
+    [
+      // RFC 7493: one item naming a member twice makes the whole answer not I-JSON; the colons inside
+      // a string make the check count the separators one by one.
+      'an answer with one item naming a member twice',
+      (_q: Received, res: ServerResponse) =>
+        answer(
+          res,
+          '{"evaluations":[{"decision":true,"context":{"reason_admin":"a: b: c"}},{"decision":false,"decision":true},{"decision":true}]}',
+        ),
+      'invalid_response',
+    ],
     ['a 503', (_q: Received, res: ServerResponse) => answer(res, {}, 503), 'pdp_status'],
     ['a reset', (_q: Received, _r: ServerResponse, s: import('node:net').Socket) => s.destroy(), 'pdp_unreachable'],
     ['a hang', () => undefined, 'pdp_timeout'],
