@@ -41,6 +41,19 @@ describe('targets', () => {
     expect(t.checkInput_telemetry_vs_none_c64).toEqual({ op: '>=', value: 0.9 });
   });
 
+  it('the two rows that split the telemetry cost are information only: however low, never a miss', () => {
+    const t = TARGETS as Record<string, { op: string; value: number }>;
+    expect(t.checkInput_telemetry_noop_vs_none_c64?.op).toBe('info');
+    expect(t.checkInput_telemetry_sampled_vs_none_c64?.op).toBe('info');
+    const low = {
+      ...passing(),
+      checkInput_telemetry_noop_vs_none_c64: 0.1,
+      checkInput_telemetry_sampled_vs_none_c64: 0.1,
+    };
+    expect(missesOf(low)).toEqual([]);
+    expect(verdictOf('checkInput_telemetry_sampled_vs_none_c64', 0.1)).toBe('info');
+  });
+
   it('holds the issue-13 targets: a batch of 8 at 4x the calls/s of 8 singles, AuthZEN on real Cerbos beside @cerbos/http', () => {
     const t = TARGETS as Record<string, { op: string; value: number }>;
     expect(t.authorizeActions_8_calls_per_s_vs_8_singles_c16).toEqual({ op: '>=', value: 4 });
