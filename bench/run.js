@@ -340,7 +340,7 @@ async function decisionClients(stub, ap, pepWhy) {
  * (ParentBased(TraceIdRatioBased(0.01)), a usual setting at volume); `api` is `@opentelemetry/api`,
  * whose tracer and meter are no-ops here (the bench registers no global provider).
  */
-async function telemetrySdk() {
+export async function telemetrySdk() {
   const api = await import('@opentelemetry/api');
   const {
     BasicTracerProvider,
@@ -352,11 +352,12 @@ async function telemetrySdk() {
   const { InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, AggregationTemporality } = await import(
     '@opentelemetry/sdk-metrics'
   );
-  const exporter = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
+  // One exporter per provider: a provider's shutdown stops its exporter.
+  const exporters = [new InMemorySpanExporter(), new InMemorySpanExporter()];
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporters[0])] });
   const sampledProvider = new BasicTracerProvider({
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.01) }),
-    spanProcessors: [new BatchSpanProcessor(exporter)],
+    spanProcessors: [new BatchSpanProcessor(exporters[1])],
   });
   const meterProvider = new MeterProvider({
     readers: [
@@ -373,7 +374,7 @@ async function telemetrySdk() {
     sampledTracer: sampledProvider.getTracer('bench'),
     meter: meterProvider.getMeter('bench'),
     trim() {
-      if (++n % 4096 === 0) exporter.reset();
+      if (++n % 4096 === 0) for (const e of exporters) e.reset();
     },
     async shutdown() {
       await tracerProvider.shutdown();
