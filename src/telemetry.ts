@@ -301,6 +301,17 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
   }
 
   function finish(span: OtelApi.Span, d: PolicyDecision, attempts: number, tool: string | undefined, sec: number) {
+    // A span that records nothing (`isRecording()` false: the sampler dropped it, or a no-op tracer's)
+    // would discard its attributes and status: they are not built (OpenTelemetry Trace API, Span
+    // IsRecording). A span without the method is given them.
+    if (span.isRecording?.() !== false) annotate(span, d, attempts, tool);
+    span.end();
+    duration.record(sec, metricAttributes(d.stage, d.verdict, undefined));
+    decisions.add(1, metricAttributes(d.stage, d.verdict, d.synthesized?.code));
+  }
+
+  /** The decision's attributes (CONTRACT.md section 10) and, for a synthesized BLOCK, status ERROR. */
+  function annotate(span: OtelApi.Span, d: PolicyDecision, attempts: number, tool: string | undefined) {
     const attrs: OtelApi.Attributes = {
       'pep.stage': d.stage,
       'pep.verdict': d.verdict,
@@ -324,9 +335,6 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
       span.setStatus({ code: api.SpanStatusCode.ERROR, message: d.synthesized.code });
     }
     span.setAttributes(attrs);
-    span.end();
-    duration.record(sec, metricAttributes(d.stage, d.verdict, undefined));
-    decisions.add(1, metricAttributes(d.stage, d.verdict, d.synthesized?.code));
   }
 
   function countPermitResult(result: string): void {

@@ -98,3 +98,68 @@ describe('telemetry cannot change a decision', () => {
     await pep.close();
   });
 });
+
+describe('a span that records nothing gets no attributes (OpenTelemetry Trace API, Span IsRecording)', () => {
+  const DECISION = {
+    stage: 'action',
+    verdict: 'BLOCK',
+    requestId: 'r1',
+    synthesized: { code: 'pdp_unavailable' },
+  } as const;
+
+  function doubles(recording: (() => boolean) | undefined) {
+    const calls: string[] = [];
+    const span: Record<string, unknown> = {
+      setAttributes: () => calls.push('setAttributes'),
+      setStatus: () => calls.push('setStatus'),
+      end: () => calls.push('end'),
+      spanContext: () => ({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 0 }),
+    };
+    if (recording) span.isRecording = recording;
+    const meter = {
+      createCounter: () => ({ add: (_v: number, a: Record<string, unknown>) => calls.push(`add ${a['pep.verdict']}`) }),
+      createHistogram: () => ({
+        record: (_v: number, a: Record<string, unknown>) => calls.push(`record ${a['pep.verdict']}`),
+      }),
+    };
+    return { calls, telemetry: createTelemetry({ tracer: { startSpan: () => span }, meter }) };
+  }
+
+  it('a span whose isRecording() is false is ended, unannotated, and the metrics are recorded', () => {
+    const { calls, telemetry } = doubles(() => false);
+    telemetry.end(telemetry.start(), DECISION as never, 1, 0.01);
+    expect(calls).toEqual(['end', 'record BLOCK', 'add BLOCK']);
+  });
+
+  it('a recording span, or one without isRecording, gets its attributes and the ERROR status', () => {
+    for (const recording of [() => true, undefined]) {
+      const { calls, telemetry } = doubles(recording);
+      telemetry.end(telemetry.start(), DECISION as never, 1, 0.01);
+      expect(calls).toEqual(['setStatus', 'setAttributes', 'end', 'record BLOCK', 'add BLOCK']);
+    }
+  });
+
+  it("with the SDK's AlwaysOffSampler: no span is exported and both metric points are", async () => {
+    const { AlwaysOffSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import(
+      '@opentelemetry/sdk-trace-base'
+    );
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      sampler: new AlwaysOffSampler(),
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    const otel = makeOtel();
+    const telemetry = createTelemetry({ tracer: provider.getTracer('t'), meter: otel.meter });
+    const span = telemetry.start();
+    const headers: Record<string, string> = {};
+    span.inject(headers);
+    telemetry.end(span, DECISION as never, 1, 0.01);
+    expect(exporter.getFinishedSpans()).toHaveLength(0);
+    // an unsampled span still passes its trace on, flagged not sampled (W3C Trace Context)
+    expect(headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    const names = (await otel.points()).map((p) => p.name).sort();
+    expect(names).toEqual(['pep.decision.duration', 'pep.decisions']);
+    await provider.shutdown();
+    await otel.shutdown();
+  });
+});
