@@ -232,21 +232,54 @@ class Span implements DecisionSpan {
   ) {}
 
   inject(headers: Record<string, string>): void {
-    injectContext(this.api, this.ctx, this.span.spanContext(), headers);
+    let sc: OtelApi.SpanContext | undefined;
+    try {
+      sc = this.span.spanContext();
+    } catch {
+      // a span whose context cannot be read sends only what the propagator writes
+    }
+    injectContext(this.api, this.ctx, sc, headers);
   }
 
+  /**
+   * Runs `fn` once, in this span's context when the context manager lets it: `fn`'s own result or
+   * error always stands. A context manager that throws (before or after running `fn`), never runs it,
+   * runs it twice or returns something else cannot change what the call does.
+   */
   run<T>(fn: () => T): T {
-    let entered = false;
+    let ran = false;
+    let failed = false;
+    let result: T | undefined;
+    let error: unknown;
+    const once = (): T | undefined => {
+      if (!ran) {
+        ran = true;
+        try {
+          result = fn();
+        } catch (err) {
+          failed = true;
+          error = err;
+        }
+      }
+      return result;
+    };
     try {
-      return this.api.context.with(this.ctx, () => {
-        entered = true;
-        return fn();
-      });
-    } catch (err) {
-      // a context manager that throws before running fn: run it without; an error of fn itself is fn's
-      if (entered) throw err;
-      return fn();
+      this.api.context.with(this.ctx, once);
+    } catch {
+      // the context manager's own failure: fn's outcome (or fn run without the context) stands
     }
+    if (!ran) return fn();
+    if (failed) throw error;
+    return result as T;
+  }
+}
+
+/** `span.isRecording()`, true when the span has no such method or it fails (the span is then annotated). */
+function isRecording(span: OtelApi.Span): boolean {
+  try {
+    return span.isRecording?.() !== false;
+  } catch {
+    return true;
   }
 }
 
@@ -304,7 +337,7 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
     // A span that records nothing (`isRecording()` false: the sampler dropped it, or a no-op tracer's)
     // would discard its attributes and status: they are not built (OpenTelemetry Trace API, Span
     // IsRecording). A span without the method is given them.
-    if (span.isRecording?.() !== false) annotate(span, d, attempts, tool);
+    if (isRecording(span)) annotate(span, d, attempts, tool);
     span.end();
     duration.record(sec, metricAttributes(d.stage, d.verdict, undefined));
     decisions.add(1, metricAttributes(d.stage, d.verdict, d.synthesized?.code));
@@ -352,6 +385,8 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
       try {
         const parent = api.context.active();
         const span = tracer.startSpan(SPAN_NAME, startOptions, parent);
+        // a tracer that answers no span: the decision goes on without one
+        if (typeof span !== 'object' || span === null) return NOOP_SPAN;
         return new Span(api, span, api.trace.setSpan(parent, span));
       } catch {
         return NOOP_SPAN;

@@ -163,3 +163,144 @@ describe('a span that records nothing gets no attributes (OpenTelemetry Trace AP
     await otel.shutdown();
   });
 });
+
+describe('telemetry cannot change a decision: a span or context manager that fails while the request is sent', () => {
+  /** The decision's verdict and fail-closed code, which telemetry must leave as they are. */
+  const outcome = (d: { verdict: string; synthesized?: { code: string } | undefined }) =>
+    `${d.verdict} ${d.synthesized?.code ?? '-'}`;
+
+  async function decideWith(telemetry?: { tracer: { startSpan: () => unknown } }): Promise<string> {
+    const pep = createPep({ ...BASE, retries: 0, ...(telemetry && { telemetry }) });
+    try {
+      return outcome(await pep.checkInput('hello'));
+    } finally {
+      await pep.close();
+    }
+  }
+
+  it("decides as without telemetry when the span's spanContext throws or startSpan returns no span", async () => {
+    const without = await decideWith();
+    expect(without).toBe('BLOCK pdp_unreachable');
+    const throwing = {
+      isRecording: () => true,
+      setAttributes() {},
+      setStatus() {},
+      end() {},
+      spanContext(): never {
+        throw new Error('telemetry bug');
+      },
+    };
+    for (const span of [throwing, undefined, null, 'span']) {
+      expect(await decideWith({ tracer: { startSpan: () => span } })).toBe(without);
+    }
+  });
+
+  it('decides as without telemetry when the context manager throws after running the call', async () => {
+    const { context, ROOT_CONTEXT } = await import('@opentelemetry/api');
+    const without = await decideWith();
+    const manager = {
+      active: () => ROOT_CONTEXT,
+      with(_ctx: unknown, fn: (...a: unknown[]) => unknown, thisArg: unknown, ...args: unknown[]): never {
+        fn.apply(thisArg, args);
+        throw new Error('context manager bug');
+      },
+      bind: (_ctx: unknown, target: unknown) => target,
+      enable() {
+        return this;
+      },
+      disable() {
+        return this;
+      },
+    };
+    expect(context.setGlobalContextManager(manager as never)).toBe(true);
+    try {
+      const otel = makeOtel();
+      expect(await decideWith({ tracer: otel.tracer as never })).toBe(without);
+      await otel.shutdown();
+    } finally {
+      context.disable();
+    }
+  });
+});
+
+describe('a span whose isRecording is broken is still ended and the decision metrics recorded (containment of finish)', () => {
+  const DECISION = { stage: 'input', verdict: 'ALLOW', requestId: 'r1' } as const;
+
+  it('isRecording not a function, throwing, a getter that throws, or a Proxy that throws on it', () => {
+    const boom = (): never => {
+      throw new Error('telemetry bug');
+    };
+    const broken: Record<string, (span: object) => object> = {
+      'not a function': (span) => Object.assign(span, { isRecording: true }),
+      throwing: (span) => Object.assign(span, { isRecording: boom }),
+      'getter that throws': (span) => Object.defineProperty(span, 'isRecording', { get: boom }),
+      'Proxy that throws on isRecording': (span) =>
+        new Proxy(span, { get: (t, k) => (k === 'isRecording' ? boom() : Reflect.get(t, k)) }),
+    };
+    for (const [name, make] of Object.entries(broken)) {
+      const calls: string[] = [];
+      const span = make({ setAttributes() {}, setStatus() {}, end: () => calls.push('end') });
+      const meter = {
+        createCounter: () => ({ add: () => calls.push('add') }),
+        createHistogram: () => ({ record: () => calls.push('record') }),
+      };
+      const telemetry = createTelemetry({ tracer: { startSpan: () => span }, meter });
+      telemetry.end(telemetry.start(), DECISION as never, 1, 0.01);
+      expect({ name, calls }).toEqual({ name, calls: ['end', 'record', 'add'] });
+    }
+  });
+});
+
+describe("a decision's call runs once, with its own outcome, whatever the context manager does", () => {
+  const cases: Record<string, (fn: () => unknown) => unknown> = {
+    'runs it twice': (fn) => {
+      fn();
+      return fn();
+    },
+    'never runs it': () => 'nothing',
+    'answers something else': (fn) => {
+      fn();
+      return 'another value';
+    },
+    'throws before running it': () => {
+      throw new Error('context manager bug');
+    },
+    'throws after running it': (fn) => {
+      fn();
+      throw new Error('context manager bug');
+    },
+  };
+
+  it.each(Object.keys(cases))('a context manager that %s', async (name) => {
+    const { context, ROOT_CONTEXT } = await import('@opentelemetry/api');
+    const behave = cases[name] as (fn: () => unknown) => unknown;
+    const manager = {
+      active: () => ROOT_CONTEXT,
+      with: (_ctx: unknown, fn: () => unknown) => behave(fn),
+      bind: (_ctx: unknown, target: unknown) => target,
+      enable() {
+        return this;
+      },
+      disable() {
+        return this;
+      },
+    };
+    expect(context.setGlobalContextManager(manager as never)).toBe(true);
+    try {
+      const otel = makeOtel();
+      const span = createTelemetry({ tracer: otel.tracer, meter: otel.meter }).start();
+      let runs = 0;
+      expect(span.run(() => ++runs)).toBe(1);
+      expect(runs).toBe(1);
+      const failure = new Error('the call failed');
+      expect(() =>
+        span.run(() => {
+          throw failure;
+        }),
+      ).toThrow(failure);
+      await otel.shutdown();
+    } finally {
+      context.disable();
+    }
+  });
+});
