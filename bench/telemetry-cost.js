@@ -1,22 +1,36 @@
 // What one decision's telemetry costs, in a tight loop with no network: agent-pep's recorder does
 // for each decision what CONTRACT.md section 10 asks (a span started, its trace context injected,
-// the call run in its context, the span ended with its attributes; one `pep.decision.duration`
-// point and one `pep.decisions` point), here with the API's no-op tracer and meter (agent-pep's own
-// code), and with the OpenTelemetry SDK's tracer and/or meter as the bench's telemetry row sets them
-// up. It splits the cost behind that row (BENCHMARKS.md); on the decision path, with the rest of a
+// the call run in its context, the span ended; one `pep.decision.duration` point and one
+// `pep.decisions` point). The set-ups:
+// - the API's no-op tracer and meter: agent-pep's own code for a span that records nothing (its
+//   attributes are not built, and its invalid ids send no `traceparent`);
+// - a recording span double (valid ids, methods that do nothing) and the no-op meter: agent-pep's
+//   own code for a span that records (attributes built, `traceparent` written), without an SDK;
+// - the OpenTelemetry SDK's tracer (recording every span, or sampling 1% of the traces) and/or meter,
+//   as the bench's telemetry rows set them up.
+// It splits the cost behind those rows (BENCHMARKS.md); on the decision path, with the rest of a
 // decision between the calls, each costs more than here (caches, GC).
 //
-//   npm run bench:telemetry            (builds first; or: node bench/telemetry-cost.js [rounds])
+//   npm run bench:telemetry            (builds first; or, once built: node bench/telemetry-cost.js [rounds])
 //
 // Prints, per set-up, the median over interleaved rounds of the process's CPU time per decision, and
-// its ratio to agent-pep's own code.
-import { createTelemetry } from '../dist/telemetry.js';
+// its ratio to the first set-up.
 import { telemetrySdk } from './run.js';
 
-const ROUNDS = Number(process.argv[2] ?? 9);
-if (!Number.isInteger(ROUNDS) || ROUNDS < 1) {
-  process.stderr.write(`usage: node bench/telemetry-cost.js [rounds], rounds a whole number >= 1 (default 9)\n`);
+const USAGE = 'usage: node bench/telemetry-cost.js [rounds], rounds a whole number from 1 to 999 (default 9)\n';
+const args = process.argv.slice(2);
+if (args.length > 1 || (args.length === 1 && !/^[1-9][0-9]{0,2}$/.test(args[0]))) {
+  process.stderr.write(USAGE);
   process.exit(2);
+}
+const ROUNDS = args.length === 1 ? Number(args[0]) : 9;
+let createTelemetry;
+try {
+  ({ createTelemetry } = await import('../dist/telemetry.js'));
+} catch (err) {
+  if (err?.code !== 'ERR_MODULE_NOT_FOUND') throw err;
+  process.stderr.write('bench/telemetry-cost.js measures the built package: run `npm run build` first\n');
+  process.exit(1);
 }
 const PER_ROUND = 20_000;
 const CHUNK = 128;
@@ -29,11 +43,35 @@ const DECISION = Object.freeze({
   decisionId: 'd1',
 });
 
+/** A span that records and does nothing else: what agent-pep does for a sampled span, without an SDK. */
+class RecordingSpan {
+  static CONTEXT = Object.freeze({
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    spanId: 'b7ad6b7169203331',
+    traceFlags: 1,
+  });
+  spanContext() {
+    return RecordingSpan.CONTEXT;
+  }
+  isRecording() {
+    return true;
+  }
+  setAttributes() {
+    return this;
+  }
+  setStatus() {
+    return this;
+  }
+  end() {}
+}
+const recordingTracer = { startSpan: () => new RecordingSpan() };
+
 const otel = await telemetrySdk();
 const noopTracer = otel.api.trace.getTracer('bench');
 const noopMeter = otel.api.metrics.getMeter('bench');
 const setups = [
-  ['no-op tracer and meter (agent-pep alone)', noopTracer, noopMeter],
+  ['no-op tracer and meter (span not recording)', noopTracer, noopMeter],
+  ['recording span double, no-op meter', recordingTracer, noopMeter],
   ['SDK tracer at 1%, no-op meter', otel.sampledTracer, noopMeter],
   ['SDK tracer, no-op meter', otel.tracer, noopMeter],
   ['no-op tracer, SDK meter', noopTracer, otel.meter],
@@ -76,11 +114,13 @@ for (let r = 0; r < ROUNDS; r++) {
 await otel.shutdown();
 
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-const own = median(setups[0].ns);
+const first = median(setups[0].ns);
 process.stdout.write(
   `telemetry CPU time per decision, tight loop · node ${process.version} · ${ROUNDS} rounds of ${PER_ROUND}\n\n`,
 );
 for (const s of setups) {
   const ns = median(s.ns);
-  process.stdout.write(`${s.name.padEnd(42)} ${ns.toFixed(0).padStart(6)} ns  ${(ns / own).toFixed(1).padStart(5)}x\n`);
+  process.stdout.write(
+    `${s.name.padEnd(42)} ${ns.toFixed(0).padStart(6)} ns  ${(ns / first).toFixed(1).padStart(5)}x\n`,
+  );
 }
