@@ -9,6 +9,34 @@ import { makeOtel } from '../support/otel.js';
 
 const BASE = { pdpUrl: 'http://127.0.0.1:9', agentId: 'a', session: 's' };
 
+/**
+ * Runs `body` with a global context manager whose `with` is `withImpl` (the rest does nothing), and
+ * removes it after.
+ */
+async function underContextManager(
+  withImpl: (ctx: unknown, fn: (...a: unknown[]) => unknown, thisArg: unknown, ...args: unknown[]) => unknown,
+  body: () => Promise<void>,
+): Promise<void> {
+  const { context, ROOT_CONTEXT } = await import('@opentelemetry/api');
+  const manager = {
+    active: () => ROOT_CONTEXT,
+    with: withImpl,
+    bind: (_ctx: unknown, target: unknown) => target,
+    enable() {
+      return this;
+    },
+    disable() {
+      return this;
+    },
+  };
+  expect(context.setGlobalContextManager(manager as never)).toBe(true);
+  try {
+    await body();
+  } finally {
+    context.disable();
+  }
+}
+
 function optionOf(fn: () => unknown): string | undefined {
   try {
     fn();
@@ -196,30 +224,18 @@ describe('telemetry cannot change a decision: a span or context manager that fai
   });
 
   it('decides as without telemetry when the context manager throws after running the call', async () => {
-    const { context, ROOT_CONTEXT } = await import('@opentelemetry/api');
     const without = await decideWith();
-    const manager = {
-      active: () => ROOT_CONTEXT,
-      with(_ctx: unknown, fn: (...a: unknown[]) => unknown, thisArg: unknown, ...args: unknown[]): never {
+    await underContextManager(
+      (_ctx, fn, thisArg, ...args) => {
         fn.apply(thisArg, args);
         throw new Error('context manager bug');
       },
-      bind: (_ctx: unknown, target: unknown) => target,
-      enable() {
-        return this;
+      async () => {
+        const otel = makeOtel();
+        expect(await decideWith({ tracer: otel.tracer as never })).toBe(without);
+        await otel.shutdown();
       },
-      disable() {
-        return this;
-      },
-    };
-    expect(context.setGlobalContextManager(manager as never)).toBe(true);
-    try {
-      const otel = makeOtel();
-      expect(await decideWith({ tracer: otel.tracer as never })).toBe(without);
-      await otel.shutdown();
-    } finally {
-      context.disable();
-    }
+    );
   });
 });
 
@@ -272,35 +288,23 @@ describe("a decision's call runs once, with its own outcome, whatever the contex
   };
 
   it.each(Object.keys(cases))('a context manager that %s', async (name) => {
-    const { context, ROOT_CONTEXT } = await import('@opentelemetry/api');
     const behave = cases[name] as (fn: () => unknown) => unknown;
-    const manager = {
-      active: () => ROOT_CONTEXT,
-      with: (_ctx: unknown, fn: () => unknown) => behave(fn),
-      bind: (_ctx: unknown, target: unknown) => target,
-      enable() {
-        return this;
+    await underContextManager(
+      (_ctx, fn) => behave(fn as () => unknown),
+      async () => {
+        const otel = makeOtel();
+        const span = createTelemetry({ tracer: otel.tracer, meter: otel.meter }).start();
+        let runs = 0;
+        expect(span.run(() => ++runs)).toBe(1);
+        expect(runs).toBe(1);
+        const failure = new Error('the call failed');
+        expect(() =>
+          span.run(() => {
+            throw failure;
+          }),
+        ).toThrow(failure);
+        await otel.shutdown();
       },
-      disable() {
-        return this;
-      },
-    };
-    expect(context.setGlobalContextManager(manager as never)).toBe(true);
-    try {
-      const otel = makeOtel();
-      const span = createTelemetry({ tracer: otel.tracer, meter: otel.meter }).start();
-      let runs = 0;
-      expect(span.run(() => ++runs)).toBe(1);
-      expect(runs).toBe(1);
-      const failure = new Error('the call failed');
-      expect(() =>
-        span.run(() => {
-          throw failure;
-        }),
-      ).toThrow(failure);
-      await otel.shutdown();
-    } finally {
-      context.disable();
-    }
+    );
   });
 });
