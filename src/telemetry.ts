@@ -244,7 +244,7 @@ class Span implements DecisionSpan {
   /**
    * Runs `fn` once, in this span's context when the context manager lets it: `fn`'s own result or
    * error always stands. A context manager that throws (before or after running `fn`), never runs it,
-   * runs it twice or returns something else cannot change what the call does.
+   * runs it twice or later, or returns something else cannot change what the call does.
    */
   run<T>(fn: () => T): T {
     let ran = false;
@@ -268,7 +268,11 @@ class Span implements DecisionSpan {
     } catch {
       // the context manager's own failure: fn's outcome (or fn run without the context) stands
     }
-    if (!ran) return fn();
+    if (!ran) {
+      // run without the context, and never again through a call the context manager kept for later
+      ran = true;
+      return fn();
+    }
     if (failed) throw error;
     return result as T;
   }

@@ -285,6 +285,10 @@ describe("a decision's call runs once, with its own outcome, whatever the contex
       fn();
       throw new Error('context manager bug');
     },
+    'runs it later, after answering': (fn) => {
+      queueMicrotask(() => fn());
+      setTimeout(() => fn(), 0);
+    },
   };
 
   it.each(Object.keys(cases))('a context manager that %s', async (name) => {
@@ -296,6 +300,7 @@ describe("a decision's call runs once, with its own outcome, whatever the contex
         const span = createTelemetry({ tracer: otel.tracer, meter: otel.meter }).start();
         let runs = 0;
         expect(span.run(() => ++runs)).toBe(1);
+        await new Promise((resolve) => setTimeout(resolve, 5));
         expect(runs).toBe(1);
         const failure = new Error('the call failed');
         expect(() =>
