@@ -206,12 +206,20 @@ export function parseEvaluation(body: Uint8Array): MappedAnswer {
 
 /**
  * Decodes an `evaluations` answer and maps each item on its own: an item that fails is that item's
- * failure while the others stand. A count that differs from `expected` ties no answer to any call.
- * @throws AttemptFailure `invalid_response` (the body), `ambiguous_decision` (the count)
+ * failure while the others stand. A count that differs from `expected` ties no answer to any call, and
+ * an `error` member or a non-empty `errors` beside the items (section 3, rule 4) decides none of them.
+ * @throws AttemptFailure `invalid_response` (the body), `ambiguous_decision` (the count, an error reported)
  */
 export function parseEvaluations(body: Uint8Array, expected: number): (MappedAnswer | AttemptFailure)[] {
-  const result = EvaluationsResponseSchema.safeParse(decodeJsonObject(body));
+  const parsed = decodeJsonObject(body);
+  const result = EvaluationsResponseSchema.safeParse(parsed);
   if (!result.success) throw schemaFailure(result.error.issues, '');
+  // Section 3, rule 4, for the answer as a whole: a PDP that reports an error beside its evaluations
+  // has not decided any of them (its own members, or its `context`'s, as for one item).
+  const context = parsed.context;
+  const top = typeof context === 'object' && context !== null ? (context as Record<string, unknown>) : {};
+  if (Object.hasOwn(parsed, 'error') || Object.hasOwn(top, 'error')) throw ambiguous('the PDP reported an error');
+  if (reportsErrors(parsed.errors) || reportsErrors(top.errors)) throw ambiguous('the PDP reported errors');
   const items = result.data.evaluations;
   if (items.length !== expected) {
     throw ambiguous(`${items.length} evaluations answered for ${expected} asked`);

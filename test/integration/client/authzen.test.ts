@@ -452,6 +452,35 @@ describe('authorizeActions over AuthZEN', () => {
   });
 
   it.each([
+    ['an error member', { error: { code: 'internal', message: 'policy store unavailable' } }],
+    ['an error member that is null', { error: null }],
+    ['a non-empty errors array', { errors: ['policy store unavailable'] }],
+    ['errors that are not an array', { errors: { store: 'down' } }],
+  ])(
+    'a PDP that reports an error beside its evaluations has not decided (%s): BLOCK ambiguous_decision for every call',
+    async (_n, extra) => {
+      pdp.handler = (req, res) => {
+        if (req.path !== '/access/v1/evaluations') return answer(res, { decision: true });
+        const items = req.body.evaluations as unknown[];
+        answer(res, { ...extra, evaluations: items.map(() => ({ decision: true })) });
+      };
+      const ds = await client().authorizeActions(calls);
+      expect(ds.map((d) => d.synthesized?.code)).toEqual(Array(3).fill('ambiguous_decision'));
+      expect(ds.map((d) => d.verdict)).toEqual(Array(3).fill('BLOCK'));
+    },
+  );
+
+  it('an empty errors array beside the evaluations reports nothing: the answers stand', async () => {
+    pdp.handler = (req, res) => {
+      if (req.path !== '/access/v1/evaluations') return answer(res, { decision: true });
+      const items = req.body.evaluations as unknown[];
+      answer(res, { errors: [], evaluations: items.map(() => ({ decision: true })) });
+    };
+    const ds = await client().authorizeActions(calls);
+    expect(ds.map((d) => d.verdict)).toEqual(Array(3).fill('ALLOW'));
+  });
+
+  it.each([
     ['fewer', (items: unknown[]) => items.slice(1).map(() => ({ decision: true }))],
     ['more', (items: unknown[]) => [...items, items[0]].map(() => ({ decision: true }))],
     ['none', () => []],

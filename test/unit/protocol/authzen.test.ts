@@ -184,6 +184,20 @@ describe('parseEvaluations', () => {
     expect(codeOf(() => parseEvaluations(enc({ decision: true }), 1))).toBe('invalid_response');
     expect(codeOf(() => parseEvaluations(enc('{"evaluations":[],"evaluations":[]}'), 0))).toBe('invalid_response');
   });
+
+  it('an answer that reports an error beside its evaluations is ambiguous_decision as a whole (section 3, rule 4)', () => {
+    const two = [{ decision: true }, { decision: true }];
+    expect(codeOf(() => parseEvaluations(enc({ error: { code: 'internal' }, evaluations: two }), 2))).toBe(
+      'ambiguous_decision',
+    );
+    expect(codeOf(() => parseEvaluations(enc({ error: null, evaluations: two }), 2))).toBe('ambiguous_decision');
+    expect(codeOf(() => parseEvaluations(enc({ errors: ['down'], evaluations: two }), 2))).toBe('ambiguous_decision');
+    expect(codeOf(() => parseEvaluations(enc({ errors: 'down', evaluations: two }), 2))).toBe('ambiguous_decision');
+    expect(codeOf(() => parseEvaluations(enc({ context: { error: 'x' }, evaluations: two }), 2))).toBe(
+      'ambiguous_decision',
+    );
+    expect(codeOf(() => parseEvaluations(enc({ errors: [], evaluations: two }), 2))).toBeUndefined();
+  });
 });
 
 describe('parseConfiguration (AuthZEN 1.0 section 9)', () => {
