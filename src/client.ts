@@ -326,7 +326,7 @@ function bindClient(shared: Shared, session: string): Pep {
     deadlineAt: number,
     span: DecisionSpan | undefined,
   ): Promise<Outcome> {
-    const e = await endpoints(deadlineAt);
+    const e = await endpoints(deadlineAt, p.call.signal);
     if (!e.ok) return blockOutcome(p.sent, e.code, e.message, e.attempts, e.status);
     return sendTo(e.value.evaluation, p, headers, deadlineAt, span);
   }
@@ -344,7 +344,7 @@ function bindClient(shared: Shared, session: string): Pep {
     const batched: (true | undefined)[] = new Array(ps.length);
     const pending: Promise<void>[] = [];
     if (shared.endpoints && ps.length > 1) {
-      const e = await shared.endpoints(deadlineAt);
+      const e = await shared.endpoints(deadlineAt, signal);
       if (!e.ok) return ps.map((p) => blockOutcome(p.sent, e.code, e.message, e.attempts, e.status));
       const batchPath = e.value.evaluations;
       if (batchPath !== undefined) {

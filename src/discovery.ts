@@ -14,10 +14,51 @@ import {
   type Endpoints,
   parseConfiguration,
 } from './protocol/authzen.js';
+import { ABORT_CAUSES } from './transport/abort.js';
 import type { HttpResponse } from './transport/http.js';
 
-/** Resolves the endpoints for one decision, within its deadline. Never rejects. */
-export type EndpointSource = (deadlineAt: number) => Promise<Exchanged<Endpoints>>;
+/**
+ * Resolves the endpoints for one decision, within its deadline; `aborted` as soon as the caller's
+ * `signal` fires (the fetch itself goes on for the other decisions waiting on it). Never rejects.
+ */
+export type EndpointSource = (deadlineAt: number, signal?: AbortSignal) => Promise<Exchanged<Endpoints>>;
+
+const ABORTED: Exchanged<never> = Object.freeze({
+  ok: false,
+  code: ABORT_CAUSES.caller.code,
+  message: ABORT_CAUSES.caller.message,
+  attempts: 0,
+});
+
+/**
+ * `work`, or `aborted` when the caller's `signal` fires first. A signal that cannot be listened to
+ * fails closed (`invalid_request`), as in an exchange.
+ */
+function unlessAborted<T>(work: Promise<Exchanged<T>>, signal: AbortSignal | undefined): Promise<Exchanged<T>> {
+  if (signal === undefined) return work;
+  if (signal.aborted) return Promise.resolve(ABORTED);
+  return new Promise((resolve) => {
+    const onAbort = (): void => resolve(ABORTED);
+    try {
+      signal.addEventListener('abort', onAbort, { once: true });
+    } catch {
+      resolve({ ok: false, code: 'invalid_request', message: 'signal must be an AbortSignal', attempts: 0 });
+      return;
+    }
+    work
+      .then(resolve, () =>
+        // Unreachable by design (the fetch never rejects); a bug still fails closed.
+        resolve({ ok: false, code: 'pdp_unreachable', message: 'AuthZEN discovery failed', attempts: 0 }),
+      )
+      .finally(() => {
+        try {
+          signal.removeEventListener('abort', onAbort);
+        } catch {
+          // a signal that throws here cannot keep the decision from resolving
+        }
+      });
+  });
+}
 
 /** The AuthZEN paths under `base` (the path of `pdpUrl`). */
 export function fixedEndpoints(base: string): EndpointSource {
@@ -66,9 +107,10 @@ export function discoveredEndpoints(
     if (first.ok || first.status !== 404) return first;
     return get(`${base}${AUTHZEN_PATHS.configuration}`, deadlineAt);
   };
-  return async (deadlineAt) => {
+  return async (deadlineAt, signal) => {
     if (discarded !== undefined) return refused();
     if (known !== undefined) return { ok: true, value: known, attempts: 0 };
+    if (signal?.aborted) return ABORTED;
     pending ??= fetchDocument(deadlineAt).then((r) => {
       pending = undefined;
       if (r.ok) {
@@ -77,7 +119,7 @@ export function discoveredEndpoints(
       }
       return r;
     });
-    const r = await pending;
+    const r = await unlessAborted(pending, signal);
     if (!r.ok) return r;
     if (r.value instanceof DiscardedConfiguration) return refused();
     return { ok: true, value: r.value, attempts: r.attempts };

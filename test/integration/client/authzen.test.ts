@@ -337,6 +337,51 @@ describe('discovery', () => {
     ]);
   });
 
+  it("the caller's abort ends a decision waiting on the discovery document as aborted; the others still get it", async () => {
+    const held: ServerResponse[] = [];
+    const doc = { policy_decision_point: pdp.url, access_evaluation_endpoint: `${pdp.url}/access/v1/evaluation` };
+    pdp.handler = (req, res) => {
+      if (req.path === '/.well-known/authzen-configuration') return void held.push(res);
+      return allowAll(req, res, undefined as never);
+    };
+    const pep = client({ discover: true, timeoutMs: 2000 });
+    const ac = new AbortController();
+    const aborted = pep.authorizeAction('t', {}, { signal: ac.signal });
+    const batch = pep.authorizeActions(
+      [
+        { tool: 'a', args: {} },
+        { tool: 'b', args: {} },
+      ],
+      { signal: ac.signal },
+    );
+    const waiting = pep.checkInput('x');
+    await vi.waitFor(() => expect(held).toHaveLength(1));
+    ac.abort();
+    expect((await aborted).synthesized?.code).toBe('aborted');
+    expect((await batch).map((d) => d.synthesized?.code)).toEqual(['aborted', 'aborted']);
+    answer(held[0] as ServerResponse, doc);
+    expect((await waiting).verdict).toBe('ALLOW');
+    expect(pdp.received.map((r) => r.path)).toEqual(['/.well-known/authzen-configuration', '/access/v1/evaluation']);
+  });
+
+  it('a signal aborted before the call ends it as aborted without waiting on the discovery document', async () => {
+    pdp.handler = () => undefined;
+    const pep = client({ discover: true, timeoutMs: 2000 });
+    const signal = AbortSignal.abort();
+    expect((await pep.checkInput('x', { signal })).synthesized?.code).toBe('aborted');
+    expect(
+      (
+        await pep.authorizeActions(
+          [
+            { tool: 'a', args: {} },
+            { tool: 'b', args: {} },
+          ],
+          { signal },
+        )
+      ).map((d) => d.synthesized?.code),
+    ).toEqual(['aborted', 'aborted']);
+  });
+
   it('a discovery document that hangs ends at the deadline as pdp_timeout', async () => {
     pdp.handler = () => undefined;
     expect((await client({ discover: true, timeoutMs: 300 }).checkInput('x')).synthesized?.code).toBe('pdp_timeout');
