@@ -8,6 +8,7 @@
 import { isStage, type Stage } from './decision.js';
 import { deepFreeze, snapshotJsonObject } from './internal/json.js';
 import { isThenable } from './internal/thenable.js';
+import { type Snapshot, takeSnapshot } from './request.js';
 
 /** What an interceptor sees: the running value of one step, as a deeply frozen snapshot. */
 export interface Step {
@@ -132,7 +133,11 @@ export function chainsByStage(list: readonly CompiledInterceptor[]): Chains {
 
 /** How a `before` chain ended. @internal */
 export type BeforeOutcome =
-  | { kind: 'proceed'; args?: unknown; content?: unknown; replaced: boolean }
+  /**
+   * `args`: the replacement, read once when the interceptor answered (the frozen snapshot the later
+   * interceptors saw, or why it could not be read); never the interceptor's own object.
+   */
+  | { kind: 'proceed'; args?: Snapshot; content?: unknown; replaced: boolean }
   | { kind: 'deny'; name: string; reason: string }
   | { kind: 'substitute'; name: string; result: unknown }
   | { kind: 'failed'; name: string; why: string }
@@ -195,10 +200,14 @@ async function bounded<T>(value: T | Promise<T>, bounds: Bounds): Promise<T | ty
   });
 }
 
-function frozenStep(v: RunningValue): Step {
+/**
+ * The step an interceptor sees: a frozen copy of `v`, whose args are `frozenArgs` when given (a
+ * replacement already snapshotted and frozen), else a deeply frozen snapshot of `v.args`.
+ */
+function frozenStep(v: RunningValue, frozenArgs?: Record<string, unknown>): Step {
   const step: { -readonly [K in keyof Step]: Step[K] } = { stage: v.stage, session: v.session };
   if (v.tool !== undefined) step.tool = v.tool;
-  if (v.args !== undefined) step.args = deepFreeze(snapshotJsonObject(v.args));
+  if (v.args !== undefined) step.args = frozenArgs ?? deepFreeze(snapshotJsonObject(v.args));
   if (v.content !== undefined) step.content = v.content;
   return Object.freeze(step);
 }
@@ -299,9 +308,10 @@ async function runBeforeAsync(
 
 function proceedOutcome(state: ChainState): BeforeOutcome {
   const { running, replaced } = state;
-  return replaced
-    ? { kind: 'proceed', args: running.args, content: running.content, replaced }
-    : { kind: 'proceed', replaced };
+  if (!replaced) return { kind: 'proceed', replaced };
+  return running.stage === 'action'
+    ? { kind: 'proceed', args: { ok: true, args: running.args as Record<string, unknown> }, replaced }
+    : { kind: 'proceed', content: running.content, replaced };
 }
 
 /**
@@ -346,20 +356,22 @@ function judgeAnswer(
       if (running.stage === 'action' ? hasContent || !hasArgs : hasArgs || !hasContent) {
         return { kind: 'failed', name: it.name, why: 'a proceedWith without the running value of its stage' };
       }
-      if (hasArgs) running.args = answer.args as Record<string, unknown>;
-      if (hasContent) running.content = answer.content as string;
       state.replaced = true;
-      // A replacement that is not valid input ends the chain; the request builder names it.
-      if (hasArgs && !isObject(answer.args)) return { kind: 'proceed', args: answer.args, replaced: true };
-      if (hasContent && (typeof answer.content !== 'string' || !answer.content.isWellFormed())) {
-        return { kind: 'proceed', content: answer.content, replaced: true };
+      // The replacement is read once, here: what the later interceptors see is what the PDP is asked
+      // about and what a permit binds (section 7). A value that is not valid input ends the chain; the
+      // request builder names it (invalid_request), from this one reading.
+      if (hasArgs) {
+        const taken = takeSnapshot(answer.args);
+        if (!taken.ok) return { kind: 'proceed', args: taken, replaced: true };
+        const frozen = deepFreeze(taken.args);
+        running.args = frozen;
+        state.step = frozenStep(running, frozen);
+        return undefined;
       }
-      try {
-        state.step = frozenStep(running);
-      } catch {
-        // not cloneable: not JSON either, so the request builder refuses it
-        return { kind: 'proceed', args: running.args, replaced: true };
-      }
+      const content = answer.content;
+      running.content = content as string;
+      if (typeof content !== 'string' || !content.isWellFormed()) return { kind: 'proceed', content, replaced: true };
+      state.step = frozenStep(running);
       return undefined;
     }
     case 'deny':

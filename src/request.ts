@@ -155,12 +155,15 @@ export function prepare(
  * Puts an interceptor's `proceedWith` value in place of the running args or content (docs/interceptors.md): it must be valid input, as the caller's own would be.
  * @throws InvalidRequest when it is not
  */
-export function replaceRunningValue(p: Prepared, value: { args?: unknown; content?: unknown }): void {
+export function replaceRunningValue(p: Prepared, value: { args?: Snapshot | undefined; content?: unknown }): void {
   if (p.sent.stage === 'action') {
-    const taken = takeSnapshot(value.args);
+    const taken = value.args ?? { ok: false, error: new NotJsonError('args must be a plain object') };
     if (!taken.ok) throw new InvalidRequest(`an interceptor's replacement ${argsMessage(taken.error)}`);
-    p.req.args = p.sent.args = taken.args;
-    p.sent.argsJson = canonicalSnapshotJson(taken.args);
+    // A copy of the frozen snapshot the later interceptors saw (ours: reading it again reads the same),
+    // so that the args a tool runs with are not frozen.
+    const args = snapshotJsonObject(taken.args);
+    p.req.args = p.sent.args = args;
+    p.sent.argsJson = canonicalSnapshotJson(args);
   } else {
     p.req.content = checkContent(value.content);
   }

@@ -224,6 +224,102 @@ describe('registration order and the running value', () => {
     expect(pdp.received[0]?.body.args).toEqual({ orderId: 'o1', nested: { list: [1] } });
   });
 
+  /** A deny-list for system paths that answers later (so the interceptor before it can act meanwhile). */
+  const denyEtc = (seen: unknown[]): Interceptor => ({
+    name: 'no-system-paths',
+    stages: ['action'],
+    before: async (step) => {
+      seen.push(step.args?.path);
+      await new Promise((r) => setTimeout(r, 10));
+      return String(step.args?.path).startsWith('/etc/')
+        ? { action: 'deny', reason: 'system paths' }
+        : { action: 'proceed' };
+    },
+  });
+
+  it('a proceedWith value is read once: a change after answering reaches neither the later interceptors nor the PDP nor the permit', async () => {
+    const seen: unknown[] = [];
+    const pep = client([
+      {
+        name: 'rewrite',
+        stages: ['action'],
+        before: (step) => {
+          const args: Record<string, unknown> = { ...step.args, path: '/tmp/report.txt' };
+          setTimeout(() => {
+            args.path = '/etc/shadow';
+          }, 0);
+          return { action: 'proceedWith', args };
+        },
+      },
+      denyEtc(seen),
+    ]);
+    mintingPdp('ALLOW');
+    const execute = vi.fn((args: Record<string, unknown>, ctx: { permitId: string | undefined }) => ({ args, ctx }));
+    const out = await pep.guardTool('read_file', execute)({ path: '/home/u/x' });
+    expect(seen).toEqual(['/tmp/report.txt']);
+    expect(pdp.received.map((r) => r.body.args)).toEqual([{ path: '/tmp/report.txt' }]);
+    expect(out.args).toEqual({ path: '/tmp/report.txt' });
+    expect(decodeJwt(out.ctx.permitId as string).act_hash).toBe(actionHash('read_file', { path: '/tmp/report.txt' }));
+  });
+
+  it('a proceedWith value is read once: an accessor cannot show the later interceptors one value and the PDP another', async () => {
+    const seen: unknown[] = [];
+    let reads = 0;
+    const args: Record<string, unknown> = {};
+    Object.defineProperty(args, 'path', {
+      enumerable: true,
+      get: () => (reads++ === 0 ? '/tmp/report.txt' : '/etc/shadow'),
+    });
+    const pep = client([
+      { name: 'rewrite', stages: ['action'], before: () => ({ action: 'proceedWith', args }) },
+      denyEtc(seen),
+    ]);
+    mintingPdp('ALLOW');
+    const d = await pep.authorizeAction('read_file', { path: '/home/u/x' });
+    expect(seen).toEqual(['/tmp/report.txt']);
+    expect(pdp.received.map((r) => r.body.args)).toEqual([{ path: '/tmp/report.txt' }]);
+    expect(d.verdict).toBe('ALLOW');
+    expect(reads).toBe(1);
+  });
+
+  it('a proceedWith value that cannot be read is invalid_request, never read again (a getter that throws once)', async () => {
+    let reads = 0;
+    const args: Record<string, unknown> = {};
+    Object.defineProperty(args, 'path', {
+      enumerable: true,
+      get: () => {
+        if (reads++ === 0) throw new Error('secret-in-message');
+        return '/etc/shadow';
+      },
+    });
+    const seen: unknown[] = [];
+    const pep = client([
+      { name: 'rewrite', stages: ['action'], before: () => ({ action: 'proceedWith', args }) },
+      denyEtc(seen),
+    ]);
+    const d = await pep.authorizeAction('read_file', { path: '/home/u/x' });
+    expect(d.synthesized?.code).toBe('invalid_request');
+    expect(d.synthesized?.message).not.toContain('secret-in-message');
+    expect(pdp.received).toHaveLength(0);
+    expect(reads).toBe(1);
+  });
+
+  it('an answer whose args member is an accessor is read once', async () => {
+    let reads = 0;
+    const answer = { action: 'proceedWith' } as Record<string, unknown>;
+    Object.defineProperty(answer, 'args', {
+      enumerable: true,
+      get: () => (reads++ === 0 ? { path: '/tmp/report.txt' } : { path: '/etc/shadow' }),
+    });
+    const seen: unknown[] = [];
+    const pep = client([{ name: 'rewrite', stages: ['action'], before: () => answer as never }, denyEtc(seen)]);
+    mintingPdp('ALLOW');
+    await pep.authorizeAction('read_file', { path: '/home/u/x' });
+    expect(seen).toEqual(['/tmp/report.txt']);
+    expect(pdp.received.map((r) => r.body.args)).toEqual([{ path: '/tmp/report.txt' }]);
+    expect(reads).toBe(1);
+  });
+
   it('a replacement that is not valid input is invalid_request, with no PDP request', async () => {
     const pep = client([{ name: 'bad', before: () => ({ action: 'proceedWith', args: { n: 1n } as never }) }]);
     const d = await pep.authorizeAction('t', { a: 1 });
