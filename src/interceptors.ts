@@ -374,11 +374,13 @@ function judgeAnswer(
       state.step = frozenStep(running);
       return undefined;
     }
-    case 'deny':
-      if (typeof answer.reason !== 'string' || Object.keys(answer).length !== 2) {
+    case 'deny': {
+      const reason = answer.reason; // read once: what was checked is what the decision says
+      if (typeof reason !== 'string' || Object.keys(answer).length !== 2) {
         return { kind: 'failed', name: it.name, why: 'a deny without a string reason' };
       }
-      return { kind: 'deny', name: it.name, reason: answer.reason };
+      return { kind: 'deny', name: it.name, reason };
+    }
     case 'substitute':
       if (running.stage !== 'action') return { kind: 'failed', name: it.name, why: 'substitute on a text stage' };
       if (!Object.hasOwn(answer, 'result') || Object.keys(answer).length !== 2) {
@@ -430,11 +432,13 @@ export async function runAfter(
         }
         running = answer.result;
         break;
-      case 'deny':
-        if (typeof answer.reason !== 'string' || Object.keys(answer).length !== 2) {
+      case 'deny': {
+        const reason = answer.reason; // read once: what was checked is what the error says
+        if (typeof reason !== 'string' || Object.keys(answer).length !== 2) {
           return { kind: 'failed', name: it.name, why: 'a deny without a string reason' };
         }
-        return { kind: 'deny', name: it.name, reason: answer.reason };
+        return { kind: 'deny', name: it.name, reason };
+      }
       default:
         return { kind: 'failed', name: it.name, why: 'an unknown action' };
     }

@@ -355,6 +355,31 @@ describe('a monotonic chain', () => {
     expect(pdp.received).toHaveLength(0);
   });
 
+  it("a deny's reason is read once: an accessor that answers a string and then something else gives that string", async () => {
+    let reads = 0;
+    const deny = { action: 'deny' } as Record<string, unknown>;
+    Object.defineProperty(deny, 'reason', {
+      enumerable: true,
+      get: () => (reads++ === 0 ? 'system paths' : { not: 'a string' }),
+    });
+    const pep = client([{ name: 'n', before: () => deny as never }]);
+    const d = await pep.authorizeAction('read_file', { path: '/etc/passwd' });
+    expect([d.verdict, d.interceptor, d.reason]).toEqual(['BLOCK', 'n', 'system paths']);
+    expect(reads).toBe(1);
+    reads = 0;
+    const after = client([{ name: 'n', stages: ['action'], after: () => deny as never }]);
+    mintingPdp('ALLOW');
+    const err = await after
+      .guardTool(
+        'read_file',
+        () => 'out',
+      )({ path: '/tmp/x' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PolicyBlockedError);
+    expect((err as PolicyBlockedError).decision.reason).toBe('system paths');
+    expect(reads).toBe(1);
+  });
+
   it('a deny reads to the model in the PDP-BLOCK form, with its reason', async () => {
     const pep = client([{ name: 'n', before: () => ({ action: 'deny', reason: 'system paths' }) }]);
     const execute = vi.fn();
