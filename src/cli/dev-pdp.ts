@@ -102,8 +102,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   let policy: unknown;
   try {
     policy = JSON.parse(policyText);
-  } catch (error) {
-    usageExit(COMMAND, `the policy file ${policyPath} is not valid JSON${jsonPosition(error)}`);
+  } catch {
+    usageExit(COMMAND, `the policy file ${policyPath} is not valid JSON${jsonPosition(policyText)}`);
   }
   const apiKey = values['api-key'] ?? (io.env.PDP_API_KEY || undefined);
   const reviewerEnv = values['reviewer-key-env'];

@@ -150,8 +150,9 @@ function parseEvent(bytes: Buffer): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new HookEventError(`the hook event is not JSON${jsonPosition(error)}`);
+  } catch {
+    if (text.trim() === '') throw new HookEventError('the hook event is not JSON: stdin is empty');
+    throw new HookEventError(`the hook event is not JSON${jsonPosition(text)}`);
   }
   // I-JSON: a name given twice reads one way here (the last wins) and may read another way to the host
   if (hasDuplicateMemberNames(text)) throw new HookEventError('the hook event names a member twice');

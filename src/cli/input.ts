@@ -38,8 +38,8 @@ export async function readKeys(value: string | undefined): Promise<KeySource> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`the keys file ${value} is not valid JSON${jsonPosition(error)}`);
+  } catch {
+    throw new UsageError(`the keys file ${value} is not valid JSON${jsonPosition(text)}`);
   }
   if (typeof parsed === 'object' && parsed !== null) {
     if (Array.isArray((parsed as { keys?: unknown }).keys)) return parsed as JSONWebKeySet;
@@ -63,11 +63,8 @@ export function jsonObjectFlag(name: string, value: string): Record<string, unkn
   let parsed: unknown;
   try {
     parsed = JSON.parse(value);
-  } catch (error) {
-    const ended = error instanceof Error && /end of JSON/i.test(error.message);
-    throw new UsageError(
-      `--${name} is not valid JSON${ended ? ` at position ${value.length} (it ends early)` : jsonPosition(error)}`,
-    );
+  } catch {
+    throw new UsageError(`--${name} is not valid JSON${jsonPosition(value)}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new UsageError(`--${name} must be a JSON object`);

@@ -3,7 +3,9 @@
  * (docs/cli.md), the system's reason for a failed read, and the exit (a thrown {@link CliExit}).
  * @internal
  */
+
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { jsonErrorOffset } from './json-position.js';
 
 /** Exit codes shared by every command. */
 export const EXIT = Object.freeze({ ok: 0, failure: 1, usage: 2 });
@@ -50,10 +52,16 @@ export function systemReason(error: unknown): string {
   return typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,31}$/.test(code) ? code : 'unreadable';
 }
 
-/** The position a `JSON.parse` error names (`at position 12`), or `''`. */
-export function jsonPosition(error: unknown): string {
-  const m = error instanceof Error ? /position (\d+)/.exec(error.message) : null;
-  return m ? ` at position ${m[1]}` : '';
+/**
+ * Where `text`, which `JSON.parse` refused, stops being JSON: `' at position N'`, with
+ * `' (it ends early)'` when the text was cut short there, or `''` when no position can be named.
+ * Found by the grammar ({@link jsonErrorOffset}), never read from the parser's message (which may quote
+ * the text).
+ */
+export function jsonPosition(text: string): string {
+  const where = jsonErrorOffset(text);
+  if (where === undefined) return '';
+  return ` at position ${where.at}${where.ended ? ' (it ends early)' : ''}`;
 }
 
 /**

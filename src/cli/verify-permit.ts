@@ -112,7 +112,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       closeStore = () => store.close();
     } catch (error) {
       if (error instanceof TypeError) usageExit(COMMAND, `--redis: ${error.message}`);
-      exitWith(`cannot use the Redis replay store: ${(error as Error).message}`, EXIT.usage);
+      exitWith(redisStoreProblem(error), EXIT.usage);
     }
   }
 
@@ -142,4 +142,16 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   } finally {
     await closeStore?.();
   }
+}
+
+/**
+ * The one line for a Redis replay store that cannot be made: the package to install when `ioredis` (an
+ * optional peer dependency) is missing, else the error's own message. @internal
+ */
+export function redisStoreProblem(error: unknown): string {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (e?.code === 'ERR_MODULE_NOT_FOUND' && typeof e.message === 'string' && e.message.includes("'ioredis'")) {
+    return '--redis needs the package ioredis (an optional peer dependency): npm install ioredis';
+  }
+  return `cannot use the Redis replay store: ${typeof e?.message === 'string' ? e.message : 'unknown error'}`;
 }

@@ -365,14 +365,18 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
   });
 
   test.each([
-    ['malformed JSON', '{"hook_event_name": "PreToolUse", ', 'the hook event is not JSON at position 34'],
+    [
+      'malformed JSON',
+      '{"hook_event_name": "PreToolUse", ',
+      'the hook event is not JSON at position 34 (it ends early)',
+    ],
     ['not an object', '[1, 2]', 'the hook event is not a JSON object'],
     [
       'a member named twice (one parser reads Bash, another Read)',
       '{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_name":"Read","tool_input":{}}',
       'the hook event names a member twice',
     ],
-    ['empty stdin', '', 'the hook event is not JSON'],
+    ['empty stdin', '', 'the hook event is not JSON: stdin is empty'],
     ['unknown event kind', JSON.stringify(fixture('claude-code-stop')), 'unknown hook event kind'],
   ])('%s', async (_name, stdin, reason) => {
     const r = await hook(['claude-code', ...base()], stdin);

@@ -54,16 +54,12 @@ describe('systemReason and jsonPosition', () => {
     expect(systemReason(null)).toBe('unreadable');
   });
 
-  it('jsonPosition names the position JSON.parse reports, or nothing', () => {
-    let error: unknown;
-    try {
-      JSON.parse('{ agents');
-    } catch (e) {
-      error = e;
-    }
-    expect(jsonPosition(error)).toMatch(/^ at position \d+$/);
-    expect(jsonPosition(new Error('no position here'))).toBe('');
-    expect(jsonPosition('not an error')).toBe('');
+  it('jsonPosition names where the text stops being JSON, and when it ends early; never a piece of the text', () => {
+    expect(jsonPosition('{ agents')).toBe(' at position 2');
+    // JSON.parse names no position for these on Node 20 (and quotes the text for the first)
+    expect(jsonPosition('{"a":,}')).toBe(' at position 5');
+    expect(jsonPosition('{"agents":\n')).toBe(' at position 11 (it ends early)');
+    expect(jsonPosition('{"a":"sk_live_secret",}')).toBe(' at position 22');
   });
 });
 

@@ -1,0 +1,144 @@
+/**
+ * Where a JSON text stops being JSON (RFC 8259), for the one line of a usage error (CONTRACT.md
+ * section 11: "the JSON position"). `JSON.parse` names a position in only some of its messages, and
+ * they differ between Node versions; some quote the text itself, which a usage line must never repeat
+ * (it may be args or a policy). So the position is found here, by the grammar, never from the message.
+ * @internal
+ */
+
+/** Thrown inside the scan at the first offset that cannot continue a JSON text. */
+class Stop {
+  constructor(readonly at: number) {}
+}
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+const ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
+
+/**
+ * The offset (in UTF-16 code units, as `JSON.parse` counts) of the first character at which `text`
+ * cannot be a JSON text, and whether the text ended there (`ended`: a prefix of a valid text, cut short).
+ * @returns undefined when `text` is a JSON text (or nested too deeply to scan)
+ */
+export function jsonErrorOffset(text: string): { at: number; ended: boolean } | undefined {
+  let i = 0;
+  const n = text.length;
+  const stop = (): never => {
+    throw new Stop(i);
+  };
+  const ws = (): void => {
+    while (i < n && WS.has(text.charCodeAt(i))) i++;
+  };
+  const digits = (): void => {
+    const start = i;
+    while (i < n && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x39) i++;
+    if (i === start) stop();
+  };
+  const literal = (word: string): void => {
+    for (let k = 0; k < word.length; k++, i++) if (text[i] !== word[k]) stop();
+  };
+  const string = (): void => {
+    i++; // the opening quote
+    for (;;) {
+      if (i >= n) stop();
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        i++;
+        return;
+      }
+      if (c < 0x20) stop();
+      if (c === 0x5c) {
+        i++;
+        if (i >= n) stop();
+        const e = text[i] as string;
+        if (e === 'u') {
+          for (let k = 0; k < 4; k++) {
+            i++;
+            if (i >= n || !/[0-9A-Fa-f]/.test(text[i] as string)) stop();
+          }
+        } else if (!ESCAPES.has(e)) stop();
+      }
+      i++;
+    }
+  };
+  const number = (): void => {
+    if (text[i] === '-') i++;
+    if (text[i] === '0') i++;
+    else digits();
+    if (text[i] === '.') {
+      i++;
+      digits();
+    }
+    if (text[i] === 'e' || text[i] === 'E') {
+      i++;
+      if (text[i] === '+' || text[i] === '-') i++;
+      digits();
+    }
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') stop();
+        string();
+        ws();
+        if (text[i] !== ':') stop();
+        i++;
+        value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          return;
+        }
+        stop();
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (;;) {
+        value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          return;
+        }
+        stop();
+      }
+    }
+    if (c === '"') string();
+    else if (c === 't') literal('true');
+    else if (c === 'f') literal('false');
+    else if (c === 'n') literal('null');
+    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) number();
+    else stop();
+  };
+  try {
+    value();
+    ws();
+    if (i < n) stop();
+    return undefined;
+  } catch (e) {
+    if (e instanceof Stop) return { at: Math.min(e.at, n), ended: e.at >= n };
+    return undefined; // nested too deeply for the scan: no position
+  }
+}
