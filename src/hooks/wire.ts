@@ -111,11 +111,14 @@ export function readHookEvent(value: unknown): HookStep {
 const WITHHELD = '[withheld by policy]';
 
 /**
- * The text a model sees in place of a withheld tool result: every string leaf replaced, the shape kept
- * (to 64 levels; anything nested deeper is replaced whole, never passed on as it is).
+ * The output a model sees in place of a withheld tool result: every string replaced by the withheld
+ * text and every number by 0, the shape kept, since Claude Code ignores an `updatedToolOutput` that is
+ * not of the tool's output shape (to 64 levels; anything nested deeper is replaced whole, never passed
+ * on as it is). Booleans, null and object keys are kept: the keys are the shape.
  */
 export function withheld(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return WITHHELD;
+  if (typeof value === 'number') return 0;
   if (typeof value !== 'object' || value === null) return value;
   if (depth > 64) return WITHHELD;
   if (Array.isArray(value)) return value.map((v) => withheld(v, depth + 1));
