@@ -120,9 +120,13 @@ export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOp
         raw = await send(out);
         return raw;
       };
-      const guarded = checkResult
-        ? pep.guardTool(name, execute, { checkResult: resultText })
-        : pep.guardTool(name, execute);
+      // The result checked (after the `after` interceptors), to tell a WARN's text from a replacement.
+      let checked: unknown;
+      const check = (result: unknown): string => {
+        checked = result;
+        return resultText(result);
+      };
+      const guarded = checkResult ? pep.guardTool(name, execute, { checkResult: check }) : pep.guardTool(name, execute);
       const callOpts: CallOptions = {};
       const session = sessionOf((target.transport as { sessionId?: unknown } | undefined)?.sessionId);
       if (session !== undefined) callOpts.session = session;
@@ -130,8 +134,12 @@ export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOp
       const args = params.arguments ?? {};
       const out = await guarded(args as Record<string, unknown>, callOpts);
       if (!sent) return asToolResult(out);
-      // A string where the server answered an object: WARN's transformedContent for the result.
-      return typeof out === 'string' && typeof raw !== 'string' ? withText(raw, out) : out;
+      if (typeof out !== 'string') return out;
+      // A WARN's transformedContent in place of the result checked: its items that show no text stay.
+      // Else the string is an `after` interceptor's replacement: the whole result, nothing of the server's.
+      return out !== checked && typeof checked !== 'string' && checked !== undefined
+        ? withText(checked, out)
+        : asToolResult(out);
     } catch (err) {
       if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
       if (sent) throw err;

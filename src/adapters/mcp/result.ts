@@ -37,9 +37,10 @@ function asText(value: unknown): string {
 
 /**
  * The text of a tool result the PDP checks: text items, embedded resource texts, resource links,
- * structured content and a legacy `toolResult`.
+ * structured content and a legacy `toolResult`; a string (an `after` interceptor's replacement) as it is.
  */
 export function resultText(result: unknown): string {
+  if (typeof result === 'string') return result;
   if (!isObject(result) || !Array.isArray(result.content)) return JSON.stringify(result) ?? '';
   const parts: string[] = (result.content as unknown[]).flatMap(itemTexts);
   if (result.structuredContent !== undefined) parts.push(asText(result.structuredContent));

@@ -697,6 +697,40 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     expect(pdp.evidence().length).toBe(before);
   });
 
+  it.each([true, false])(
+    "checkResult %s: an after interceptor's replacement is the whole result (the original's images are not added back)",
+    async (checkResult) => {
+      const server = new McpServer({ name: 'browser', version: '1.0.0' });
+      server.registerTool('take_screenshot', { inputSchema: { url: z.string() } }, async () => ({
+        content: [
+          { type: 'text', text: 'here is the page' },
+          { type: 'image', data: Buffer.from('SECRET-PIXELS').toString('base64'), mimeType: 'image/png' },
+        ],
+      }));
+      const c = await connect(server);
+      const noScreenshots: Interceptor = {
+        name: 'no-screenshots',
+        stages: ['action'],
+        after: () => ({ action: 'proceedWith', result: 'screenshot withheld' }),
+      };
+      guardMcpClient(makePep({ interceptors: [noScreenshots] }), c, { checkResult });
+      const r = await c.callTool({ name: 'take_screenshot', arguments: { url: 'https://admin.example' } });
+      expect(r).toEqual({ content: [{ type: 'text', text: 'screenshot withheld' }] });
+    },
+  );
+
+  it("a WARN on an after interceptor's replacement gives the PDP's text alone", async () => {
+    const c = await connect(makeServer(ran));
+    const rewrite: Interceptor = {
+      name: 'rewrite',
+      stages: ['action'],
+      after: () => ({ action: 'proceedWith', result: 'call 555-123-4567 now' }),
+    };
+    guardMcpClient(makePep({ interceptors: [rewrite] }), c);
+    const r = await c.callTool({ name: 'customer_contact', arguments: { id: 'c1' } });
+    expect(r).toEqual({ content: [{ type: 'text', text: 'call [phone] now' }] });
+  });
+
   it('checkResult: false returns the result unchecked', async () => {
     const plain = await connect(makeServer(ran));
     guardMcpClient(makePep(), plain, { checkResult: false });
