@@ -54,10 +54,11 @@ export function decodePermit(
   const header = decodeJsonObject(h);
   if (header === undefined) throw refuse('permit_malformed', 'the protected header is not a base64url JSON object');
   if (!nonEmptyString(header.alg)) throw refuse('permit_malformed', 'the protected header has no alg');
-  if (!allowed.has(header.alg)) throw refuse('permit_alg_not_allowed', 'the alg is not in the allow-list');
+  // Check 2 (the header's shape) before check 3 (the allow-list), in the order docs/permits.md gives.
   if ('crit' in header || 'b64' in header || 'zip' in header) {
     throw refuse('permit_malformed', 'the protected header uses crit, b64 or zip, which permits never do');
   }
+  if (!allowed.has(header.alg)) throw refuse('permit_alg_not_allowed', 'the alg is not in the allow-list');
   if (!nonEmptyString(header.kid)) throw refuse('permit_malformed', 'the protected header has no kid');
   const claims = payload ?? decodeJsonObject(p);
   if (claims === undefined) throw refuse('permit_malformed', 'the payload is not a base64url JSON object');

@@ -77,6 +77,20 @@ describe('Decoding a permit before any key is touched: shape, alg allow-list, ki
     );
   });
 
+  it.each([
+    ['crit', { alg: 'none', kid: 'k1', typ: 'permit+jwt', crit: ['x'], x: 1 }],
+    ['b64', { alg: 'HS256', kid: 'k1', typ: 'permit+jwt', b64: false }],
+    ['zip', { alg: 'RS256', kid: 'k1', typ: 'permit+jwt', zip: 'DEF' }],
+  ])(
+    'a header with %s and an alg outside the allow-list: permit_malformed (check 2 comes before check 3)',
+    async (_n, header) => {
+      const [, p, s] = (await mint()).split('.') as [string, string, string];
+      expect(await permitCodeOf(verifier().verify(`${b64(header)}.${p}.${s}`, { tool: TOOL, args: ARGS }))).toBe(
+        'permit_malformed',
+      );
+    },
+  );
+
   it("alg 'none' (with and without kid): permit_alg_not_allowed", async () => {
     const payload = b64({
       iss: ISSUER,
