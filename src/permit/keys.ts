@@ -9,7 +9,7 @@ import { KeyObject } from 'node:crypto';
 // process starts faster. The types come from the index, erased at build.
 import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWSHeaderParameters } from 'jose';
 import { createLocalJWKSet } from 'jose/jwks/local';
-import { createRemoteJWKSet } from 'jose/jwks/remote';
+import { createRemoteJWKSet, customFetch } from 'jose/jwks/remote';
 import { optionError } from '../internal/option-error.js';
 import { joseCode, refuse, withDeadline } from './refuse.js';
 
@@ -36,7 +36,52 @@ export const KEY_SOURCE_DEFAULTS = Object.freeze({
   jwksFailureBackoffMs: 1000,
   /** Slack on top of `jwksTimeoutMs` for reading the body and importing the keys, in milliseconds. */
   jwksBodySlackMs: 500,
+  /**
+   * Largest JWKS body read, in bytes (256 KiB: thousands of keys; a provider's set is a few KiB). A
+   * larger one is not read further: the lookup is `permit_keys_unavailable`.
+   */
+  maxJwksBytes: 256 * 1024,
 });
+
+/**
+ * jose's fetch of a key set, with the body read up to {@link KEY_SOURCE_DEFAULTS}.maxJwksBytes: a
+ * larger body (by its `content-length`, or as it arrives) is abandoned, and the fetch rejects. jose
+ * itself reads `response.json()` whole, so a huge key set would be parsed and imported on the main
+ * thread, past the lookup's deadline.
+ */
+async function cappedFetch(
+  url: string,
+  init: { headers: Headers; method: 'GET'; redirect: 'manual'; signal: AbortSignal },
+): Promise<Response> {
+  const max = KEY_SOURCE_DEFAULTS.maxJwksBytes;
+  const res = await fetch(url, init);
+  // Not 200: jose refuses it by its status; the body is not needed.
+  if (res.status !== 200) {
+    await res.body?.cancel().catch(() => {});
+    return res;
+  }
+  const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+  if (declared > max) {
+    await res.body?.cancel().catch(() => {});
+    throw new Error(`the JWKS is larger than ${max} bytes`);
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  if (res.body) {
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > max) {
+        await reader.cancel().catch(() => {});
+        throw new Error(`the JWKS is larger than ${max} bytes`);
+      }
+      chunks.push(value);
+    }
+  }
+  return new Response(Buffer.concat(chunks), { status: 200, headers: { 'content-type': 'application/json' } });
+}
 
 /** Where the key source sits in the caller's options, for the option `TypeError`. */
 export interface KeySourceSetting {
@@ -119,7 +164,11 @@ export function createKeyResolver(keys: unknown, setting: KeySourceSetting): Key
  * endpoint sees at most one fetch a second however many permits arrive.
  */
 function remoteResolver(url: URL, timeoutMs: number, cooldownMs: number): KeyResolver {
-  const remote = createRemoteJWKSet(url, { timeoutDuration: timeoutMs, cooldownDuration: cooldownMs });
+  const remote = createRemoteJWKSet(url, {
+    timeoutDuration: timeoutMs,
+    cooldownDuration: cooldownMs,
+    [customFetch]: cappedFetch,
+  });
   // jose aborts the fetch after timeoutMs; the outer deadline also bounds body reads and key imports
   const bound = timeoutMs + KEY_SOURCE_DEFAULTS.jwksBodySlackMs;
   let failedAt = Number.NEGATIVE_INFINITY;

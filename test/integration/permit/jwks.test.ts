@@ -206,3 +206,58 @@ describe('a failing JWKS endpoint is fetched at most once a second', () => {
     expect(fetches).toBe(2);
   });
 });
+
+describe('a key set is read only up to 256 KiB (KEY_SOURCE_DEFAULTS.maxJwksBytes)', () => {
+  /** A key set of the right key after `decoys` copies of it under other kids, as JSON bytes. */
+  const keySet = (decoys: number): Buffer => {
+    const right = kit.jwks.keys[0] as Record<string, unknown>;
+    const keys = Array.from({ length: decoys }, (_, i) => ({ ...right, kid: `decoy-${i}` }));
+    return Buffer.from(JSON.stringify({ keys: [...keys, right] }));
+  };
+  const serve = async (body: Buffer, chunked: boolean): Promise<{ url: string; server: Server }> => {
+    const server = createServer((_req, res) => {
+      res.writeHead(
+        200,
+        chunked
+          ? { 'content-type': 'application/json' }
+          : {
+              'content-type': 'application/json',
+              'content-length': String(body.length),
+            },
+      );
+      if (!chunked) return void res.end(body);
+      // in 16 KiB pieces, without a content-length
+      for (let at = 0; at < body.length; at += 16_384) res.write(body.subarray(at, at + 16_384));
+      res.end();
+    });
+    return { url: await listen(server), server };
+  };
+
+  it.each([
+    ['with a content-length', false],
+    ['chunked, without one', true],
+  ])('a larger key set (%s) is permit_keys_unavailable, not read whole', async (_n, chunked) => {
+    const body = keySet(3000);
+    expect(body.length).toBeGreaterThan(256 * 1024);
+    const { url, server } = await serve(body, chunked);
+    try {
+      expect(
+        await permitCodeOf(verifier({ keys: `${url}/jwks.json` }).verify(await mint(), { tool: TOOL, args: ARGS })),
+      ).toBe('permit_keys_unavailable');
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('a key set just under the cap verifies', async () => {
+    const body = keySet(2000);
+    expect(body.length).toBeLessThan(256 * 1024);
+    const { url, server } = await serve(body, true);
+    try {
+      const claims = await verifier({ keys: `${url}/jwks.json` }).verify(await mint(), { tool: TOOL, args: ARGS });
+      expect(typeof claims.jti).toBe('string');
+    } finally {
+      await close(server);
+    }
+  });
+});
