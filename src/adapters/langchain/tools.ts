@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { ToolMessage } from '@langchain/core/messages';
+import { interopParseAsync, isInteropZodSchema } from '@langchain/core/utils/types';
 import { type Command, getConfig, interrupt, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import type { ToolCallHandler, ToolCallRequest } from 'langchain';
 import type { Pep } from '../../client.js';
@@ -43,6 +44,9 @@ export interface ToolSide {
 class ToolFailure {
   constructor(readonly error: unknown) {}
 }
+
+/** Thrown in the guarded execute when the tool's schema would change the args decided: not run. */
+class SchemaChanges {}
 
 /** The text of a result that replaced the tool's output (an interceptor's `proceedWith` or `substitute`). */
 function resultContent(result: unknown): string {
@@ -148,9 +152,34 @@ export function makeWrapToolCall(side: ToolSide) {
         approved = true;
       }
 
+      // The tool parses its args with its zod schema before its body runs (coercions, defaults,
+      // transforms): the PDP decides on what the body will get, not on what the model wrote.
+      const schema = (request.tool as { schema?: unknown } | undefined)?.schema;
+      const parse = schema !== undefined && isInteropZodSchema(schema) ? schema : undefined;
+      let decided: unknown = call.args;
+      if (parse !== undefined) {
+        try {
+          decided = await interopParseAsync(parse, call.args);
+        } catch {
+          // Args that do not fit: decided as written; the tool refuses them itself, and its body never runs.
+        }
+      }
+
       let ran = false;
       let produced: ToolMessage | Command | undefined;
       const guarded = pep.guardTool(name, async (args, ctx) => {
+        // The tool parses `args` again: they must come out as they are, or the body would run with args
+        // the permit is not bound to (a schema that changes them on every parse is refused). Args that do
+        // not fit are the tool's to refuse (its own error; the body does not run).
+        if (parse !== undefined) {
+          let again: unknown = args;
+          try {
+            again = await interopParseAsync(parse, args);
+          } catch {
+            // refused by the tool itself below
+          }
+          if (!isDeepStrictEqual(again, args)) throw new SchemaChanges();
+        }
         ran = true;
         let out: ToolMessage | Command;
         // The tool reads its permit (for the side-effecting service) at config.toolCall['agent-pep/permit'].
@@ -166,9 +195,13 @@ export function makeWrapToolCall(side: ToolSide) {
 
       let result: unknown;
       try {
-        result = await guarded(call.args as Record<string, unknown>, opts);
+        result = await guarded(decided as Record<string, unknown>, opts);
       } catch (err) {
         if (err instanceof ToolFailure) throw err;
+        if (err instanceof SchemaChanges) {
+          const blocked = synthesizeBlock('action', randomUUID(), 'invalid_request', 'schema changes args', 0);
+          return denial(sessionKey, name, toolCallId, toolMessage(blocked, name || 'unknown'));
+        }
         if (err instanceof PolicyEscalatedError && !approved && toolCallId !== '' && canInterrupt()) {
           const value = interruptValue(
             name,

@@ -4,6 +4,7 @@
  * from the SDK's `server/mcp.js` (the tool record, the `tools/call` handler, `validateToolInput`).
  * @internal
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Pep } from '../../client.js';
@@ -69,18 +70,42 @@ const guardedServers = new WeakSet<object>();
 class SchemaRefusal extends Error {}
 
 /**
+ * Whether `parsed` (an input schema's output) keeps every value of `sent`: members may be added (the
+ * schema's defaults) or dropped (unknown ones stripped), at any depth; no value sent may differ.
+ */
+function keepsSentValues(sent: unknown, parsed: unknown): boolean {
+  if (Array.isArray(sent) || Array.isArray(parsed)) {
+    return (
+      Array.isArray(sent) &&
+      Array.isArray(parsed) &&
+      sent.length === parsed.length &&
+      sent.every((v, i) => keepsSentValues(v, parsed[i]))
+    );
+  }
+  if (isObject(sent) && isObject(parsed)) {
+    for (const key of Object.keys(parsed)) {
+      if (Object.hasOwn(sent, key) && !keepsSentValues(sent[key], parsed[key])) return false;
+    }
+    return true;
+  }
+  return isDeepStrictEqual(sent, parsed);
+}
+
+/**
  * Guards every tool of an `McpServer` (`@modelcontextprotocol/sdk` 1.x): the tools registered before
  * this call and every tool registered after it (`registerTool`, the older `tool()` overloads, the
  * experimental task tools), including a callback swapped in later with `RegisteredTool.update({ callback })`
  * and a tool renamed with `update({ name })` (it is decided under its new name).
  *
  * Without a verifier, each `tools/call` goes through `pep.guardTool` with the tool name as registered
- * and the arguments as received: the PDP decides, the permit is verified, interceptors apply (a
+ * and the arguments as the tool's input schema parsed them (coercions and defaults applied: what the
+ * callback would get; a schema that would change them again is refused): the PDP decides, the permit is verified, interceptors apply (a
  * `substitute` answers without running the tool, `after` interceptors see the result), and the
  * callback runs with the PDP's `transformedArgs` on WARN (parsed by the tool's input schema first).
  * With `{ verifier }`, the server does not ask the PDP: it verifies the permit the client's PEP put in
  * `params._meta['agent-pep/permit']` against the tool name as registered and the arguments as
- * received, claims its `jti` (so a replayed request is refused), and only then runs the callback.
+ * received, claims its `jti` (so a replayed request is refused), and only then runs the callback (a
+ * schema that would change a value sent, such as a coercion, is refused: the permit binds the values sent).
  *
  * @param pep - the client that decides (`createPep`); it must be able to guard tools (`permits`
  *   configured, or `permits: false`) unless `opts.verifier` is given. Session: the MCP session id
@@ -266,6 +291,12 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
           return failedClosed(name, 'permit_invalid', 'no permit in params._meta');
         }
         if (!isObject(wire)) return failedClosed(name, 'permit_invalid', 'arguments are not an object');
+        // The permit binds the arguments as received; the callback gets them as the schema parses them.
+        // A schema may add what was not sent (its defaults, the server's own) or drop unknown members,
+        // never change a value that was sent (a coercion): the callback would run other args.
+        if (hasSchema && !keepsSentValues(wire, parsed)) {
+          return failedClosed(name, 'permit_invalid', 'the input schema changes arguments the permit binds');
+        }
         try {
           await verifier.verify(permit, { tool: name, args: wire });
         } catch (err) {
@@ -281,7 +312,8 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
       if (isObject(extra) && extra.signal instanceof AbortSignal) callOpts.signal = extra.signal;
       const guarded = pep.guardTool(name, async (effective) => {
         // The args that will run (WARN's transformedArgs, an interceptor's replacement) go through the
-        // tool's input schema as the SDK would put them; args that do not fit are refused, not run.
+        // tool's input schema as the SDK would put them; args that do not fit, or that the schema would
+        // change again (the callback would run args the permit is not bound to), are refused, not run.
         let args: unknown;
         if (hasSchema) {
           try {
@@ -289,10 +321,13 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
           } catch {
             throw new SchemaRefusal();
           }
+          if (!isDeepStrictEqual(args, effective)) throw new SchemaRefusal();
         }
         return invoke(args);
       });
-      const out = await guarded(wire as Record<string, unknown>, callOpts);
+      // The PDP decides on the args the callback would get: as the input schema parsed them (its
+      // coercions and defaults applied), not as sent.
+      const out = await guarded((hasSchema && got !== undefined ? parsed : wire) as Record<string, unknown>, callOpts);
       return bodyRan ? out : asToolResult(out);
     } catch (err) {
       if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);

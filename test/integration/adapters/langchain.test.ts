@@ -13,12 +13,13 @@ import {
 } from '@langchain/core/messages';
 import { FakeStreamingChatModel } from '@langchain/core/utils/testing';
 import { Command, MemorySaver } from '@langchain/langgraph';
+import { decodeJwt } from 'jose';
 import { createAgent, fakeModel, tool } from 'langchain';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type PepToolCall, pepMiddleware } from '../../../src/adapters/langchain.js';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { createPep, type Interceptor, type Pep } from '../../../src/index.js';
+import { actionHash, createPep, type Interceptor, type Pep } from '../../../src/index.js';
 import { PHONE_REDACTION, REFUND_REVIEW } from '../../support/policies.js';
 
 const POLICY = {
@@ -328,6 +329,71 @@ describe('action: wrapToolCall', () => {
     const denial = toolMessages(result.messages)[0];
     expect(denial?.status).toBe('error');
     expect(denial?.content).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+  });
+});
+
+describe("action: the PDP decides on the args the tool's schema makes (coercions, defaults)", () => {
+  /** A refund tool whose schema changes what the model sent; records each body run. */
+  function refundWith(schema: z.ZodTypeAny) {
+    const runs: { args: Record<string, unknown>; permit: string | undefined }[] = [];
+    const t = tool(
+      async (args: Record<string, unknown>, config: { toolCall?: PepToolCall }) => {
+        runs.push({ args, permit: config.toolCall?.['agent-pep/permit'] });
+        return `refunded ${String(args.amount)}`;
+      },
+      { name: 'refund_payment', description: 'Refund an order', schema: schema as never },
+    );
+    return { t, runs };
+  }
+  const lastAction = () =>
+    pdp
+      .evidence()
+      .filter((r) => r.stage === 'action')
+      .at(-1);
+
+  it.each([
+    [
+      'a coercion ("900" becomes 900)',
+      { orderId: 'o1', amount: '900' },
+      z.object({ orderId: z.string(), amount: z.coerce.number() }),
+    ],
+    [
+      'a default (no amount becomes 900)',
+      { orderId: 'o1' },
+      z.object({ orderId: z.string(), amount: z.number().default(900) }),
+    ],
+  ])('%s: the PDP sees 900 and holds the call; the body never runs', async (_n, args, schema) => {
+    const { t, runs } = refundWith(schema);
+    const model = fakeModel()
+      .respondWithTools([{ name: 'refund_payment', args, id: 'c1' }])
+      .respond(new AIMessage('ok'));
+    await agentWith(model, [t] as never).invoke(user('refund o1'), config());
+    expect(runs).toHaveLength(0);
+    expect(lastAction()?.verdict).toBe('ESCALATE');
+  });
+
+  it('under the limit, the body runs with the parsed args, and the permit binds exactly them', async () => {
+    const { t, runs } = refundWith(z.object({ orderId: z.string(), amount: z.coerce.number() }));
+    const model = fakeModel()
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o1', amount: '129' }, id: 'c1' }])
+      .respond(new AIMessage('ok'));
+    await agentWith(model, [t] as never).invoke(user('refund o1'), config());
+    expect(runs.map((r) => r.args)).toEqual([{ orderId: 'o1', amount: 129 }]);
+    expect(decodeJwt(runs[0]?.permit as string).act_hash).toBe(
+      actionHash('refund_payment', { orderId: 'o1', amount: 129 }),
+    );
+  });
+
+  it('a schema that changes the args again on each parse is refused: the args that would run are not the ones decided', async () => {
+    const { t, runs } = refundWith(z.object({ orderId: z.string(), amount: z.number().transform((n) => n + 1) }));
+    const model = fakeModel()
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o1', amount: 10 }, id: 'c1' }])
+      .respond(new AIMessage('ok'));
+    await agentWith(model, [t] as never).invoke(user('refund o1'), config());
+    expect(runs).toHaveLength(0);
+    const denial = toolMessages(model.calls[1]?.messages ?? [])[0];
+    expect(denial?.status).toBe('error');
+    expect(String(denial?.content)).toContain("ERROR: Tool 'refund_payment' was not run");
   });
 });
 

@@ -149,6 +149,45 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     expect(decisions('action')).toBe(before + 1);
   });
 
+  it.each([
+    ['a coercion ("900" becomes 900)', { orderId: 'o1', amount: '900' }, { amount: z.coerce.number() }],
+    ['a default (no amount becomes 900)', { orderId: 'o1' }, { amount: z.number().default(900) }],
+  ])(
+    '%s: the PDP decides on the args the schema makes, and holds the call; the body never runs',
+    async (_n, args, shape) => {
+      const server = new McpServer({ name: 'payments', version: '1.0.0' });
+      const got: unknown[] = [];
+      const inputSchema = { orderId: z.string(), ...shape } as { orderId: z.ZodString; amount: z.ZodType<number> };
+      server.registerTool('refund_payment', { inputSchema }, async (a) => {
+        got.push(a);
+        return { content: [{ type: 'text', text: 'refunded' }] };
+      });
+      guardMcpServer(makePep(), server);
+      const c = await connect(server);
+      const r = await c.callTool({ name: 'refund_payment', arguments: args });
+      expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review");
+      expect(got).toEqual([]);
+    },
+  );
+
+  it('a schema that changes the args again on each parse is refused, not run', async () => {
+    const server = new McpServer({ name: 'payments', version: '1.0.0' });
+    const got: unknown[] = [];
+    server.registerTool(
+      'refund_payment',
+      { inputSchema: { orderId: z.string(), amount: z.number().transform((n) => n + 1) } },
+      async (a) => {
+        got.push(a);
+        return { content: [{ type: 'text', text: 'refunded' }] };
+      },
+    );
+    guardMcpServer(makePep(), server);
+    const c = await connect(server);
+    const r = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'o1', amount: 10 } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+    expect(got).toEqual([]);
+  });
+
   it('answers a PDP BLOCK with the isError denial text; the body does not run', async () => {
     const r = await client.callTool({ name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } });
     expect(r).toEqual({
@@ -803,6 +842,23 @@ describe('end to end: the server verifies the permit from _meta and never asks t
     const r = await client.callTool({ name: 'list_orders', arguments: { query: 'late' } });
     expect(textOf(r)).toBe('listed');
     expect(got).toEqual({ query: 'late', limit: 5 });
+  });
+
+  it('refuses a call whose arguments the input schema changes (a coercion): the permit is bound to others', async () => {
+    server.registerTool(
+      'refund_coerced',
+      { inputSchema: { orderId: z.string(), amount: z.coerce.number() } },
+      async (args) => {
+        ran.push({ tool: 'refund_coerced', args, meta: undefined });
+        return { content: [{ type: 'text', text: 'refunded' }] };
+      },
+    );
+    const client = await connect(server);
+    guardMcpClient(makePep(), client);
+    // The client's PDP saw the string "900" (a latch on amount > 500 never holds for a string).
+    const r = await client.callTool({ name: 'refund_coerced', arguments: { orderId: 'ord_1', amount: '900' } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_coerced' was not run: the policy check failed (permit_invalid)");
+    expect(ran).toHaveLength(0);
   });
 
   it('refuses the same request sent twice with the same permit (the replay claim)', async () => {
