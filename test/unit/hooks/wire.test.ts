@@ -175,7 +175,10 @@ describe('answerFor: a withheld output keeps nothing of the original', () => {
 
 describe('withheld: a blocked output keeps its shape and none of its data', () => {
   test('strings and numbers are withheld (a number reads 0, so the shape the host checks holds); booleans, null and keys are kept', () => {
-    const response = { customer: { name: 'Jane', card: 4111111111111111, vip: true, note: null }, rows: [1.5, -2, 'x'] };
+    const response = {
+      customer: { name: 'Jane', card: 4111111111111111, vip: true, note: null },
+      rows: [1.5, -2, 'x'],
+    };
     const step: HookStep = { event: 'PostToolUse', session: 's', tool: 'mcp__crm__lookup', response, content: 'c' };
     const a = answerFor('claude-code', step, d('BLOCK', { stage: 'context_egress' }), ask);
     expect(JSON.stringify(a.stdout)).not.toContain('4111111111111111');
