@@ -117,3 +117,26 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/**
+ * `value` with the members whose value is `undefined` left out of every plain object, at any depth, as
+ * `JSON.stringify` leaves them out (a schema's output may hold them: `z.string().optional()`). Anything
+ * else is returned as it is (the snapshot then refuses what is not JSON). Never mutates `value`.
+ */
+export function withoutUndefinedMembers(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutUndefinedMembers);
+  if (typeof value !== 'object' || value === null || !isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    // defineProperty: a member named __proto__ stays a member
+    Object.defineProperty(out, key, {
+      value: withoutUndefinedMembers(v),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}

@@ -14,6 +14,7 @@ import type { ToolCallHandler, ToolCallRequest } from 'langchain';
 import type { Pep } from '../../client.js';
 import { synthesizeBlock } from '../../decision.js';
 import { PolicyEnforcementError, PolicyEscalatedError, toolMessage } from '../../errors.js';
+import { withoutUndefinedMembers } from '../../internal/json.js';
 import type { CallOptions } from '../../options.js';
 import {
   interruptValue,
@@ -154,36 +155,47 @@ export function makeWrapToolCall(side: ToolSide) {
 
       // The tool parses its args with its zod schema before its body runs (coercions, defaults,
       // transforms): the PDP decides on what the body will get, not on what the model wrote.
+      // A tool without an object schema (a `DynamicTool`, a string input) is decided on the args as written.
       const schema = (request.tool as { schema?: unknown } | undefined)?.schema;
-      const parse = schema !== undefined && isInteropZodSchema(schema) ? schema : undefined;
+      let parse = schema !== undefined && isInteropZodSchema(schema) ? schema : undefined;
       let decided: unknown = call.args;
       if (parse !== undefined) {
         try {
-          decided = await interopParseAsync(parse, call.args);
+          const parsed = await interopParseAsync(parse, call.args);
+          if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+            decided = withoutUndefinedMembers(parsed); // as JSON has it: what a permit can bind
+          } else parse = undefined;
         } catch {
           // Args that do not fit: decided as written; the tool refuses them itself, and its body never runs.
+          parse = undefined;
         }
       }
 
       let ran = false;
       let produced: ToolMessage | Command | undefined;
       const guarded = pep.guardTool(name, async (args, ctx) => {
-        // The tool parses `args` again: they must come out as they are, or the body would run with args
-        // the permit is not bound to (a schema that changes them on every parse is refused). Args that do
+        // What the tool is given, which it parses again before its body runs. The args decided: the call
+        // as the model wrote it (its parse makes exactly them). Others (a WARN's transformedArgs, an
+        // interceptor's): themselves, which the parse must leave as they are, or the body would run args
+        // the permit does not bind (a schema that changes them on every parse is refused); args that do
         // not fit are the tool's to refuse (its own error; the body does not run).
+        let toolArgs: unknown = args;
         if (parse !== undefined) {
-          let again: unknown = args;
-          try {
-            again = await interopParseAsync(parse, args);
-          } catch {
-            // refused by the tool itself below
+          if (isDeepStrictEqual(args, decided)) toolArgs = call.args;
+          else {
+            let again: unknown = args;
+            try {
+              again = withoutUndefinedMembers(await interopParseAsync(parse, args));
+            } catch {
+              // refused by the tool itself below
+            }
+            if (!isDeepStrictEqual(again, args)) throw new SchemaChanges();
           }
-          if (!isDeepStrictEqual(again, args)) throw new SchemaChanges();
         }
         ran = true;
         let out: ToolMessage | Command;
         // The tool reads its permit (for the side-effecting service) at config.toolCall['agent-pep/permit'].
-        const toolCall = { ...call, args, [PERMIT_KEY]: ctx.permitId } as PepToolCall;
+        const toolCall = { ...call, args: toolArgs, [PERMIT_KEY]: ctx.permitId } as PepToolCall;
         try {
           out = await handler({ ...request, toolCall });
         } catch (error) {

@@ -9,6 +9,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Pep } from '../../client.js';
 import { PolicyEnforcementError } from '../../errors.js';
+import { withoutUndefinedMembers } from '../../internal/json.js';
 import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
 import type { CallOptions } from '../../options.js';
 import { normalizeToolName } from '../../permit/normalize.js';
@@ -70,21 +71,22 @@ const guardedServers = new WeakSet<object>();
 class SchemaRefusal extends Error {}
 
 /**
- * Whether `parsed` (an input schema's output) keeps every value of `sent`: members may be added (the
- * schema's defaults) or dropped (unknown ones stripped), at any depth; no value sent may differ.
+ * Whether `parsed` (an input schema's output, its `undefined` members left out) is `sent` with at most
+ * some members dropped (unknown ones stripped), at any depth: nothing added (a default) and no value
+ * changed (a coercion, a transform).
  */
-function keepsSentValues(sent: unknown, parsed: unknown): boolean {
+function onlyDropsMembers(sent: unknown, parsed: unknown): boolean {
   if (Array.isArray(sent) || Array.isArray(parsed)) {
     return (
       Array.isArray(sent) &&
       Array.isArray(parsed) &&
       sent.length === parsed.length &&
-      sent.every((v, i) => keepsSentValues(v, parsed[i]))
+      sent.every((v, i) => onlyDropsMembers(v, parsed[i]))
     );
   }
   if (isObject(sent) && isObject(parsed)) {
     for (const key of Object.keys(parsed)) {
-      if (Object.hasOwn(sent, key) && !keepsSentValues(sent[key], parsed[key])) return false;
+      if (!Object.hasOwn(sent, key) || !onlyDropsMembers(sent[key], parsed[key])) return false;
     }
     return true;
   }
@@ -99,13 +101,14 @@ function keepsSentValues(sent: unknown, parsed: unknown): boolean {
  *
  * Without a verifier, each `tools/call` goes through `pep.guardTool` with the tool name as registered
  * and the arguments as the tool's input schema parsed them (coercions and defaults applied: what the
- * callback would get; a schema that would change them again is refused): the PDP decides, the permit is verified, interceptors apply (a
+ * callback gets; args the PDP changed that the schema would change are refused): the PDP decides, the permit is verified, interceptors apply (a
  * `substitute` answers without running the tool, `after` interceptors see the result), and the
  * callback runs with the PDP's `transformedArgs` on WARN (parsed by the tool's input schema first).
  * With `{ verifier }`, the server does not ask the PDP: it verifies the permit the client's PEP put in
  * `params._meta['agent-pep/permit']` against the tool name as registered and the arguments as
  * received, claims its `jti` (so a replayed request is refused), and only then runs the callback (a
- * schema that would change a value sent, such as a coercion, is refused: the permit binds the values sent).
+ * schema whose parse adds a member, such as a default, or changes a value sent, such as a coercion, is
+ * refused: the permit binds the arguments sent).
  *
  * @param pep - the client that decides (`createPep`); it must be able to guard tools (`permits`
  *   configured, or `permits: false`) unless `opts.verifier` is given. Session: the MCP session id
@@ -292,10 +295,10 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
         }
         if (!isObject(wire)) return failedClosed(name, 'permit_invalid', 'arguments are not an object');
         // The permit binds the arguments as received; the callback gets them as the schema parses them.
-        // A schema may add what was not sent (its defaults, the server's own) or drop unknown members,
-        // never change a value that was sent (a coercion): the callback would run other args.
-        if (hasSchema && !keepsSentValues(wire, parsed)) {
-          return failedClosed(name, 'permit_invalid', 'the input schema changes arguments the permit binds');
+        // A schema may drop unknown members, never add one (a default the client did not send) or change
+        // a value (a coercion, a transform): the callback would run args the permit does not bind.
+        if (hasSchema && !onlyDropsMembers(wire, withoutUndefinedMembers(parsed))) {
+          return failedClosed(name, 'permit_invalid', 'the input schema changes the arguments the permit binds');
         }
         try {
           await verifier.verify(permit, { tool: name, args: wire });
@@ -310,24 +313,29 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
       const session = isObject(extra) ? sessionOf(extra.sessionId) : undefined;
       if (session !== undefined) callOpts.session = session;
       if (isObject(extra) && extra.signal instanceof AbortSignal) callOpts.signal = extra.signal;
+      // The PDP decides on the args the callback would get: as the input schema parsed them (its
+      // coercions and defaults applied, its `undefined` members left out as JSON does), not as sent.
+      const decided = hasSchema && isObject(parsed) && !Array.isArray(parsed) ? withoutUndefinedMembers(parsed) : wire;
       const guarded = pep.guardTool(name, async (effective) => {
-        // The args that will run (WARN's transformedArgs, an interceptor's replacement) go through the
-        // tool's input schema as the SDK would put them; args that do not fit, or that the schema would
-        // change again (the callback would run args the permit is not bound to), are refused, not run.
+        // The args decided run as the SDK parsed them. Others (WARN's transformedArgs, an interceptor's
+        // replacement) go through the tool's input schema as the SDK would put them; args that do not
+        // fit, or that the schema would change (the callback would run args the permit does not bind),
+        // are refused, not run.
         let args: unknown;
         if (hasSchema) {
-          try {
-            args = await internals.validateToolInput(tool, effective, name);
-          } catch {
-            throw new SchemaRefusal();
+          if (isDeepStrictEqual(effective, decided)) args = parsed;
+          else {
+            try {
+              args = await internals.validateToolInput(tool, effective, name);
+            } catch {
+              throw new SchemaRefusal();
+            }
+            if (!isDeepStrictEqual(withoutUndefinedMembers(args), effective)) throw new SchemaRefusal();
           }
-          if (!isDeepStrictEqual(args, effective)) throw new SchemaRefusal();
         }
         return invoke(args);
       });
-      // The PDP decides on the args the callback would get: as the input schema parsed them (its
-      // coercions and defaults applied), not as sent.
-      const out = await guarded((hasSchema && got !== undefined ? parsed : wire) as Record<string, unknown>, callOpts);
+      const out = await guarded(decided as Record<string, unknown>, callOpts);
       return bodyRan ? out : asToolResult(out);
     } catch (err) {
       if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);

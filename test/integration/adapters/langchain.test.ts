@@ -11,6 +11,7 @@ import {
   HumanMessage,
   ToolMessage,
 } from '@langchain/core/messages';
+import { DynamicTool } from '@langchain/core/tools';
 import { FakeStreamingChatModel } from '@langchain/core/utils/testing';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { decodeJwt } from 'jose';
@@ -384,16 +385,78 @@ describe("action: the PDP decides on the args the tool's schema makes (coercions
     );
   });
 
-  it('a schema that changes the args again on each parse is refused: the args that would run are not the ones decided', async () => {
+  it.each([
+    [
+      'a schemaless tool()',
+      (fn: (s: string) => Promise<string>) => tool(fn, { name: 'search_docs', description: 'search' }),
+    ],
+    [
+      'a DynamicTool',
+      (fn: (s: string) => Promise<string>) => new DynamicTool({ name: 'search_docs', description: 'search', func: fn }),
+    ],
+    [
+      'a zod tool whose schema makes undefined members (null to undefined)',
+      (fn: (s: string) => Promise<string>) =>
+        tool(async (a: { input: string; note?: string }) => fn(a.input), {
+          name: 'search_docs',
+          description: 'search',
+          schema: z.object({
+            input: z.string(),
+            note: z
+              .string()
+              .nullable()
+              .transform((v) => v ?? undefined),
+          }),
+        }),
+    ],
+  ])('%s that the PDP allows runs once', async (_n, make) => {
+    const runs: unknown[] = [];
+    const t = make(async (s: string) => {
+      runs.push(s);
+      return `found ${s}`;
+    });
+    const model = fakeModel()
+      .respondWithTools([{ name: 'search_docs', args: { input: 'pep', note: null }, id: 'c1' }])
+      .respond(new AIMessage('ok'));
+    const result = await agentWith(model, [t] as never).invoke(user('search'), config());
+    expect(toolMessages(result.messages)[0]?.content).toBe('found pep');
+    expect(runs).toEqual(['pep']);
+  });
+
+  it("a transform applies once: the PDP decides on what the parse of the model's args makes, and the body gets exactly that", async () => {
     const { t, runs } = refundWith(z.object({ orderId: z.string(), amount: z.number().transform((n) => n + 1) }));
     const model = fakeModel()
       .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o1', amount: 10 }, id: 'c1' }])
       .respond(new AIMessage('ok'));
     await agentWith(model, [t] as never).invoke(user('refund o1'), config());
+    expect(runs.map((r) => r.args)).toEqual([{ orderId: 'o1', amount: 11 }]);
+    expect(decodeJwt(runs[0]?.permit as string).act_hash).toBe(
+      actionHash('refund_payment', { orderId: 'o1', amount: 11 }),
+    );
+  });
+
+  it('args the PDP changed (WARN) that the schema would change again are refused: the body would run args the permit does not bind', async () => {
+    const runs: unknown[] = [];
+    const lookup = tool(
+      async (args: Record<string, unknown>) => {
+        runs.push(args);
+        return 'orders';
+      },
+      {
+        name: 'lookup_orders',
+        description: 'Look up orders',
+        schema: z.object({ customer: z.string(), limit: z.number().transform((n) => n + 1) }),
+      },
+    );
+    // limit 20 parses to 21; the PDP caps it at 10 (WARN); the tool would parse 10 to 11.
+    const model = fakeModel()
+      .respondWithTools([{ name: 'lookup_orders', args: { customer: 'c1', limit: 20 }, id: 'c1' }])
+      .respond(new AIMessage('ok'));
+    await agentWith(model, [lookup] as never).invoke(user('look up'), config());
     expect(runs).toHaveLength(0);
     const denial = toolMessages(model.calls[1]?.messages ?? [])[0];
     expect(denial?.status).toBe('error');
-    expect(String(denial?.content)).toContain("ERROR: Tool 'refund_payment' was not run");
+    expect(String(denial?.content)).toContain("ERROR: Tool 'lookup_orders' was not run");
   });
 });
 

@@ -170,7 +170,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     },
   );
 
-  it('a schema that changes the args again on each parse is refused, not run', async () => {
+  it('a transform applies once: the PDP decides on what the parse makes, and the callback gets exactly that', async () => {
     const server = new McpServer({ name: 'payments', version: '1.0.0' });
     const got: unknown[] = [];
     server.registerTool(
@@ -183,9 +183,57 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     );
     guardMcpServer(makePep(), server);
     const c = await connect(server);
+    // 500 parses to 501: the refund-review latch (amount > 500) holds it.
+    const held = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'o1', amount: 500 } });
+    expect(textOf(held)).toBe("ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review");
     const r = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'o1', amount: 10 } });
-    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+    expect(textOf(r)).toBe('refunded');
+    expect(got).toEqual([{ orderId: 'o1', amount: 11 }]);
+  });
+
+  it('args the PDP changed (WARN) that the schema would change again are refused, not run', async () => {
+    const server = new McpServer({ name: 'shop', version: '1.0.0' });
+    const got: unknown[] = [];
+    server.registerTool(
+      'search_orders',
+      { inputSchema: { query: z.string(), limit: z.number().transform((n) => n + 1) } },
+      async (a) => {
+        got.push(a);
+        return { content: [{ type: 'text', text: 'found' }] };
+      },
+    );
+    guardMcpServer(makePep(), server);
+    const c = await connect(server);
+    // 20 parses to 21; the PDP caps it at 10 (WARN); the schema would make 11 of that.
+    const r = await c.callTool({ name: 'search_orders', arguments: { query: 'late', limit: 20 } });
+    expect(textOf(r)).toBe("ERROR: Tool 'search_orders' was not run: the policy check failed (invalid_request)");
     expect(got).toEqual([]);
+  });
+
+  it('a schema whose output holds undefined members (null to undefined) runs when the PDP allows', async () => {
+    const server = new McpServer({ name: 'docs', version: '1.0.0' });
+    const got: unknown[] = [];
+    server.registerTool(
+      'search_docs',
+      {
+        inputSchema: {
+          q: z.string(),
+          note: z
+            .string()
+            .nullable()
+            .transform((v) => v ?? undefined),
+        },
+      },
+      async (a) => {
+        got.push(a);
+        return { content: [{ type: 'text', text: 'found' }] };
+      },
+    );
+    guardMcpServer(makePep(), server);
+    const c = await connect(server);
+    const r = await c.callTool({ name: 'search_docs', arguments: { q: 'pep', note: null } });
+    expect(textOf(r)).toBe('found');
+    expect(got).toHaveLength(1);
   });
 
   it('answers a PDP BLOCK with the isError denial text; the body does not run', async () => {
@@ -826,22 +874,26 @@ describe('end to end: the server verifies the permit from _meta and never asks t
     expect(decisions('action')).toBe(before + 1);
   });
 
-  it('verifies the permit against the args as received; the body gets them as its schema parses them', async () => {
-    let got: unknown;
+  it('a schema default the client did not send is refused: the callback would run args the permit does not bind', async () => {
+    const got: unknown[] = [];
     server.registerTool(
       'list_orders',
       { inputSchema: { query: z.string(), limit: z.number().default(5) } },
       async (args) => {
-        got = args;
+        got.push(args);
         return { content: [{ type: 'text', text: 'listed' }] };
       },
     );
     const client = await connect(server);
     guardMcpClient(makePep(), client);
-    // The client's PDP saw { query } (no limit); the schema's default is the server's own.
+    // The client's PDP saw { query } (no limit): the default would run unseen.
     const r = await client.callTool({ name: 'list_orders', arguments: { query: 'late' } });
-    expect(textOf(r)).toBe('listed');
-    expect(got).toEqual({ query: 'late', limit: 5 });
+    expect(textOf(r)).toBe("ERROR: Tool 'list_orders' was not run: the policy check failed (permit_invalid)");
+    // Sent whole, the same call runs with exactly the args its permit binds.
+    expect(textOf(await client.callTool({ name: 'list_orders', arguments: { query: 'late', limit: 5 } }))).toBe(
+      'listed',
+    );
+    expect(got).toEqual([{ query: 'late', limit: 5 }]);
   });
 
   it('refuses a call whose arguments the input schema changes (a coercion): the permit is bound to others', async () => {
