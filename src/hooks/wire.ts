@@ -110,11 +110,15 @@ export function readHookEvent(value: unknown): HookStep {
 
 const WITHHELD = '[withheld by policy]';
 
+/** A key a tool's output shape uses (`stdout`, `filePath`, `is_error`), not data. */
+const SHAPE_KEY = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
+
 /**
  * The output a model sees in place of a withheld tool result: every string replaced by the withheld
  * text and every number by 0, the shape kept, since Claude Code ignores an `updatedToolOutput` that is
  * not of the tool's output shape (to 64 levels; anything nested deeper is replaced whole, never passed
- * on as it is). Booleans, null and object keys are kept: the keys are the shape.
+ * on as it is). Booleans and null are kept; so are keys that are identifiers (the shape); any other key
+ * (a card number, an e-mail, a path) is withheld too, numbered to stay distinct.
  */
 export function withheld(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return WITHHELD;
@@ -122,7 +126,18 @@ export function withheld(value: unknown, depth = 0): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (depth > 64) return WITHHELD;
   if (Array.isArray(value)) return value.map((v) => withheld(v, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withheld(v, depth + 1)]));
+  let n = 0;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const key = SHAPE_KEY.test(k) ? k : `${WITHHELD} ${++n}`;
+    Object.defineProperty(out, key, {
+      value: withheld(v, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 function preToolUse(

@@ -189,6 +189,24 @@ describe('withheld: a blocked output keeps its shape and none of its data', () =
   });
 });
 
+describe('withheld: keys that carry data', () => {
+  test('a key that is not an identifier (a card number, an e-mail) is withheld too; identifier keys stay (the shape)', () => {
+    const response = {
+      cards: { '4111111111111111': { holder: 'Jane' } },
+      byEmail: { 'jane@example.com': 3, 'joe@example.com': 4 },
+    };
+    const step: HookStep = { event: 'PostToolUse', session: 's', tool: 'mcp__crm__lookup', response, content: 'c' };
+    const a = answerFor('claude-code', step, d('BLOCK', { stage: 'context_egress' }), ask);
+    const text = JSON.stringify(a.stdout);
+    expect(text).not.toContain('4111111111111111');
+    expect(text).not.toContain('example.com');
+    expect((a.stdout.hookSpecificOutput as { updatedToolOutput: unknown }).updatedToolOutput).toEqual({
+      cards: { '[withheld by policy] 1': { holder: '[withheld by policy]' } },
+      byEmail: { '[withheld by policy] 1': 0, '[withheld by policy] 2': 0 },
+    });
+  });
+});
+
 describe('failureAnswer', () => {
   test('a deny in the event form when its kind is known, else a generic block; always exit 2 with stderr', () => {
     const a = failureAnswer('claude-code', 'PreToolUse', 'the hook deadline passed');
