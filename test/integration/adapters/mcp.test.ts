@@ -149,61 +149,47 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     expect(decisions('action')).toBe(before + 1);
   });
 
+  /** A guarded server with one tool of `inputSchema`, and a client: `got` records each body run. */
+  async function oneTool(name: string, inputSchema: z.ZodRawShape) {
+    const server = new McpServer({ name: 'one', version: '1.0.0' });
+    const got: unknown[] = [];
+    server.registerTool(name, { inputSchema }, async (a: unknown) => {
+      got.push(a);
+      return { content: [{ type: 'text' as const, text: 'done' }] };
+    });
+    guardMcpServer(makePep(), server);
+    return { got, client: await connect(server) };
+  }
+  const HELD = "ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review";
+
   it.each([
     ['a coercion ("900" becomes 900)', { orderId: 'o1', amount: '900' }, { amount: z.coerce.number() }],
     ['a default (no amount becomes 900)', { orderId: 'o1' }, { amount: z.number().default(900) }],
   ])(
     '%s: the PDP decides on the args the schema makes, and holds the call; the body never runs',
     async (_n, args, shape) => {
-      const server = new McpServer({ name: 'payments', version: '1.0.0' });
-      const got: unknown[] = [];
-      const inputSchema = { orderId: z.string(), ...shape } as { orderId: z.ZodString; amount: z.ZodType<number> };
-      server.registerTool('refund_payment', { inputSchema }, async (a) => {
-        got.push(a);
-        return { content: [{ type: 'text', text: 'refunded' }] };
-      });
-      guardMcpServer(makePep(), server);
-      const c = await connect(server);
-      const r = await c.callTool({ name: 'refund_payment', arguments: args });
-      expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review");
+      const { got, client: c } = await oneTool('refund_payment', { orderId: z.string(), ...shape });
+      expect(textOf(await c.callTool({ name: 'refund_payment', arguments: args }))).toBe(HELD);
       expect(got).toEqual([]);
     },
   );
 
   it('a transform applies once: the PDP decides on what the parse makes, and the callback gets exactly that', async () => {
-    const server = new McpServer({ name: 'payments', version: '1.0.0' });
-    const got: unknown[] = [];
-    server.registerTool(
-      'refund_payment',
-      { inputSchema: { orderId: z.string(), amount: z.number().transform((n) => n + 1) } },
-      async (a) => {
-        got.push(a);
-        return { content: [{ type: 'text', text: 'refunded' }] };
-      },
-    );
-    guardMcpServer(makePep(), server);
-    const c = await connect(server);
+    const { got, client: c } = await oneTool('refund_payment', {
+      orderId: z.string(),
+      amount: z.number().transform((n) => n + 1),
+    });
     // 500 parses to 501: the refund-review latch (amount > 500) holds it.
-    const held = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'o1', amount: 500 } });
-    expect(textOf(held)).toBe("ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review");
-    const r = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'o1', amount: 10 } });
-    expect(textOf(r)).toBe('refunded');
+    expect(textOf(await c.callTool({ name: 'refund_payment', arguments: { orderId: 'o1', amount: 500 } }))).toBe(HELD);
+    expect(textOf(await c.callTool({ name: 'refund_payment', arguments: { orderId: 'o1', amount: 10 } }))).toBe('done');
     expect(got).toEqual([{ orderId: 'o1', amount: 11 }]);
   });
 
   it('args the PDP changed (WARN) that the schema would change again are refused, not run', async () => {
-    const server = new McpServer({ name: 'shop', version: '1.0.0' });
-    const got: unknown[] = [];
-    server.registerTool(
-      'search_orders',
-      { inputSchema: { query: z.string(), limit: z.number().transform((n) => n + 1) } },
-      async (a) => {
-        got.push(a);
-        return { content: [{ type: 'text', text: 'found' }] };
-      },
-    );
-    guardMcpServer(makePep(), server);
-    const c = await connect(server);
+    const { got, client: c } = await oneTool('search_orders', {
+      query: z.string(),
+      limit: z.number().transform((n) => n + 1),
+    });
     // 20 parses to 21; the PDP caps it at 10 (WARN); the schema would make 11 of that.
     const r = await c.callTool({ name: 'search_orders', arguments: { query: 'late', limit: 20 } });
     expect(textOf(r)).toBe("ERROR: Tool 'search_orders' was not run: the policy check failed (invalid_request)");
@@ -211,28 +197,14 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
   });
 
   it('a schema whose output holds undefined members (null to undefined) runs when the PDP allows', async () => {
-    const server = new McpServer({ name: 'docs', version: '1.0.0' });
-    const got: unknown[] = [];
-    server.registerTool(
-      'search_docs',
-      {
-        inputSchema: {
-          q: z.string(),
-          note: z
-            .string()
-            .nullable()
-            .transform((v) => v ?? undefined),
-        },
-      },
-      async (a) => {
-        got.push(a);
-        return { content: [{ type: 'text', text: 'found' }] };
-      },
-    );
-    guardMcpServer(makePep(), server);
-    const c = await connect(server);
-    const r = await c.callTool({ name: 'search_docs', arguments: { q: 'pep', note: null } });
-    expect(textOf(r)).toBe('found');
+    const { got, client: c } = await oneTool('search_docs', {
+      q: z.string(),
+      note: z
+        .string()
+        .nullable()
+        .transform((v) => v ?? undefined),
+    });
+    expect(textOf(await c.callTool({ name: 'search_docs', arguments: { q: 'pep', note: null } }))).toBe('done');
     expect(got).toHaveLength(1);
   });
 
