@@ -74,17 +74,26 @@ export function jsonErrorOffset(text: string): { at: number; ended: boolean } | 
       digits();
     }
   };
+  /** Past the opener of a container: true (and past it) when `closer` comes at once (it is empty). */
+  const opens = (closer: string): boolean => {
+    i++;
+    ws();
+    if (text[i] !== closer) return false;
+    i++;
+    return true;
+  };
+  /** After a member or an element: false past a comma, true past `closer` (the container ends). */
+  const ends = (closer: string): boolean => {
+    ws();
+    if (text[i] !== ',' && text[i] !== closer) stop();
+    return text[i++] === closer;
+  };
   const value = (): void => {
     ws();
     const c = text[i];
     if (c === '{') {
-      i++;
-      ws();
-      if (text[i] === '}') {
-        i++;
-        return;
-      }
-      for (;;) {
+      if (opens('}')) return;
+      do {
         ws();
         if (text[i] !== '"') stop();
         string();
@@ -92,38 +101,14 @@ export function jsonErrorOffset(text: string): { at: number; ended: boolean } | 
         if (text[i] !== ':') stop();
         i++;
         value();
-        ws();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === '}') {
-          i++;
-          return;
-        }
-        stop();
-      }
+      } while (!ends('}'));
+      return;
     }
     if (c === '[') {
-      i++;
-      ws();
-      if (text[i] === ']') {
-        i++;
-        return;
-      }
-      for (;;) {
-        value();
-        ws();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === ']') {
-          i++;
-          return;
-        }
-        stop();
-      }
+      if (opens(']')) return;
+      do value();
+      while (!ends(']'));
+      return;
     }
     if (c === '"') string();
     else if (c === 't') literal('true');
