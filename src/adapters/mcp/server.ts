@@ -101,9 +101,9 @@ function onlyDropsMembers(sent: unknown, parsed: unknown): boolean {
  *
  * Without a verifier, each `tools/call` goes through `pep.guardTool` with the tool name as registered
  * and the arguments as the tool's input schema parsed them (coercions and defaults applied: what the
- * callback gets; args the PDP changed that the schema would change are refused): the PDP decides, the permit is verified, interceptors apply (a
- * `substitute` answers without running the tool, `after` interceptors see the result), and the
- * callback runs with the PDP's `transformedArgs` on WARN (parsed by the tool's input schema first).
+ * callback gets): the PDP decides, the permit is verified, interceptors apply (a `substitute` answers
+ * without running the tool, `after` interceptors see the result), and the callback runs with the PDP's
+ * `transformedArgs` on WARN (parsed by the tool's input schema first; args it would change are refused).
  * With `{ verifier }`, the server does not ask the PDP: it verifies the permit the client's PEP put in
  * `params._meta['agent-pep/permit']` against the tool name as registered and the arguments as
  * received, claims its `jti` (so a replayed request is refused), and only then runs the callback (a
