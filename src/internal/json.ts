@@ -11,7 +11,8 @@ export class NotJsonError extends TypeError {
   override readonly name = 'NotJsonError';
 }
 
-function isPlainObject(value: object): boolean {
+/** True for an object whose prototype is `Object.prototype` or null. */
+export function isPlainObject(value: object): boolean {
   const proto = Object.getPrototypeOf(value) as unknown;
   return proto === Object.prototype || proto === null;
 }

@@ -8,13 +8,15 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { ToolMessage } from '@langchain/core/messages';
-import { interopParseAsync, isInteropZodSchema } from '@langchain/core/utils/types';
+import { StructuredTool, Tool } from '@langchain/core/tools';
+import { type InteropZodType, interopParseAsync, isInteropZodSchema } from '@langchain/core/utils/types';
 import { type Command, getConfig, interrupt, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import type { ToolCallHandler, ToolCallRequest } from 'langchain';
+import { z } from 'zod';
 import type { Pep } from '../../client.js';
 import { synthesizeBlock } from '../../decision.js';
 import { PolicyEnforcementError, PolicyEscalatedError, toolMessage } from '../../errors.js';
-import { withoutUndefinedMembers } from '../../internal/json.js';
+import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
 import type { CallOptions } from '../../options.js';
 import {
   interruptValue,
@@ -94,6 +96,75 @@ function reviewResumePending(): boolean {
  * Builds the `wrapToolCall` hook.
  * @internal
  */
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null;
+}
+
+/** A zod schema that hands its input on as it is: what the body runs with is already parsed. */
+const AS_PARSED = z.custom<unknown>(() => true);
+
+/** Whether a tool object is a LangChain `StructuredTool` (it parses with `this.schema`, then `_call`). */
+function isStructuredTool(tool: unknown): tool is StructuredTool {
+  return tool instanceof StructuredTool;
+}
+
+/**
+ * How a tool call's args are decided:
+ * - `asWritten`: no zod schema, or LangChain's string tool (its schema hands on `args.input`);
+ * - `parsed`: the schema's output, a plain object (`decided` as JSON has it); `tool`, when the tool is a
+ *   `StructuredTool`, a view of it that takes `parsed` as parsed (no second parse, which may differ);
+ * - `unfit`: the args do not fit; `tool`, a view whose body refuses to run;
+ * - `refused`: the schema makes something a permit cannot bind (not an object).
+ */
+type ArgsPlan =
+  | { kind: 'asWritten' }
+  | {
+      kind: 'parsed';
+      schema: InteropZodType;
+      parsed: Record<string, unknown>;
+      decided: Record<string, unknown>;
+      tool: StructuredTool | undefined;
+    }
+  | { kind: 'unfit'; tool: StructuredTool | undefined }
+  | { kind: 'refused'; why: string };
+
+async function planArgs(tool: unknown, args: unknown): Promise<ArgsPlan> {
+  const schema = isObject(tool) ? tool.schema : undefined;
+  if (schema === undefined || !isInteropZodSchema(schema)) return { kind: 'asWritten' };
+  let parsed: unknown;
+  try {
+    parsed = await interopParseAsync(schema, args);
+  } catch {
+    if (!isStructuredTool(tool)) return { kind: 'refused', why: 'args do not fit the tool schema' };
+    // The tool's own parse refuses them; were it to pass, `_call` refuses to run.
+    const refusing = Object.create(tool, {
+      _call: {
+        value: () => {
+          throw new SchemaChanges();
+        },
+      },
+    }) as StructuredTool;
+    return { kind: 'unfit', tool: refusing };
+  }
+  if (isObject(parsed) && !Array.isArray(parsed) && isPlainObject(parsed)) {
+    const view = isStructuredTool(tool)
+      ? (Object.create(tool, { schema: { value: AS_PARSED } }) as StructuredTool)
+      : undefined;
+    return {
+      kind: 'parsed',
+      schema,
+      parsed,
+      decided: withoutUndefinedMembers(parsed) as Record<string, unknown>,
+      tool: view,
+    };
+  }
+  // LangChain's string tools (`DynamicTool`, a schemaless `tool()`) hand on `args.input` as it is.
+  if (tool instanceof Tool && typeof parsed === 'string' && isObject(args) && parsed === args.input) {
+    return { kind: 'asWritten' };
+  }
+  return { kind: 'refused', why: 'the tool schema does not make an object of the args' };
+}
+
 export function makeWrapToolCall(side: ToolSide) {
   const { pep, seen } = side;
   /** Held calls of this process, by session and tool call id, with the value they interrupted with. */
@@ -155,49 +226,57 @@ export function makeWrapToolCall(side: ToolSide) {
 
       // The tool parses its args with its zod schema before its body runs (coercions, defaults,
       // transforms): the PDP decides on what the body will get, not on what the model wrote.
-      // A tool without an object schema (a `DynamicTool`, a string input) is decided on the args as written.
-      const schema = (request.tool as { schema?: unknown } | undefined)?.schema;
-      let parse = schema !== undefined && isInteropZodSchema(schema) ? schema : undefined;
-      let decided: unknown = call.args;
-      if (parse !== undefined) {
+      const plan = await planArgs(request.tool, call.args);
+      if (plan.kind === 'refused') {
+        const blocked = synthesizeBlock('action', randomUUID(), 'invalid_request', plan.why, 0);
+        return denial(sessionKey, name, toolCallId, toolMessage(blocked, name || 'unknown'));
+      }
+      if (plan.kind === 'unfit') {
+        // The model's args do not fit: the tool refuses them with its own error (the model can retry).
+        // Its body is swapped out, so that a parse that passes this time runs nothing undecided.
         try {
-          const parsed = await interopParseAsync(parse, call.args);
-          if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
-            decided = withoutUndefinedMembers(parsed); // as JSON has it: what a permit can bind
-          } else parse = undefined;
-        } catch {
-          // Args that do not fit: decided as written; the tool refuses them itself, and its body never runs.
-          parse = undefined;
+          return await handler({ ...request, tool: plan.tool as typeof request.tool });
+        } catch (error) {
+          if (error instanceof SchemaChanges) {
+            const blocked = synthesizeBlock('action', randomUUID(), 'invalid_request', 'schema changes args', 0);
+            return denial(sessionKey, name, toolCallId, toolMessage(blocked, name || 'unknown'));
+          }
+          throw new ToolFailure(error); // the tool's own error: the framework's to handle
         }
       }
+      const decided = plan.kind === 'parsed' ? plan.decided : call.args;
 
       let ran = false;
       let produced: ToolMessage | Command | undefined;
       const guarded = pep.guardTool(name, async (args, ctx) => {
-        // What the tool is given, which it parses again before its body runs. The args decided: the call
-        // as the model wrote it (its parse makes exactly them). Others (a WARN's transformedArgs, an
-        // interceptor's): themselves, which the parse must leave as they are, or the body would run args
-        // the permit does not bind (a schema that changes them on every parse is refused); args that do
-        // not fit are the tool's to refuse (its own error; the body does not run).
+        // What the body runs with. The args decided: the parse the PDP was asked about, handed over as
+        // it is (the tool does not parse it again). Others (a WARN's transformedArgs, an interceptor's):
+        // parsed once more, which must leave them as they are, or the body would run args the permit
+        // does not bind (refused).
         let toolArgs: unknown = args;
-        if (parse !== undefined) {
-          if (isDeepStrictEqual(args, decided)) toolArgs = call.args;
-          else {
-            let again: unknown = args;
+        let tool: typeof request.tool = request.tool;
+        if (plan.kind === 'parsed') {
+          let parsed = plan.parsed;
+          if (!isDeepStrictEqual(args, decided)) {
             try {
-              again = withoutUndefinedMembers(await interopParseAsync(parse, args));
+              parsed = await interopParseAsync(plan.schema, args);
             } catch {
-              // refused by the tool itself below
+              throw new SchemaChanges();
             }
-            if (!isDeepStrictEqual(again, args)) throw new SchemaChanges();
+            if (!isObject(parsed) || !isDeepStrictEqual(withoutUndefinedMembers(parsed), args))
+              throw new SchemaChanges();
           }
+          if (plan.tool !== undefined) {
+            tool = plan.tool as typeof request.tool;
+            toolArgs = parsed;
+          } else if (isDeepStrictEqual(args, decided)) toolArgs = call.args;
         }
         ran = true;
         let out: ToolMessage | Command;
         // The tool reads its permit (for the side-effecting service) at config.toolCall['agent-pep/permit'].
         const toolCall = { ...call, args: toolArgs, [PERMIT_KEY]: ctx.permitId } as PepToolCall;
         try {
-          out = await handler({ ...request, toolCall });
+          out = await handler({ ...request, tool, toolCall });
         } catch (error) {
           throw new ToolFailure(error);
         }

@@ -3,6 +3,7 @@
  * model (`fakeModel()`), real tools whose body runs are counted, a `MemorySaver` for interrupts, and
  * the real dev PDP on 127.0.0.1 (CONTRACT.md section 8).
  */
+import { randomUUID } from 'node:crypto';
 import {
   AIMessage,
   type BaseMessage,
@@ -432,6 +433,65 @@ describe("action: the PDP decides on the args the tool's schema makes (coercions
     expect(runs.map((r) => r.args)).toEqual([{ orderId: 'o1', amount: 11 }]);
     expect(decodeJwt(runs[0]?.permit as string).act_hash).toBe(
       actionHash('refund_payment', { orderId: 'o1', amount: 11 }),
+    );
+  });
+
+  it('a schema whose parse differs each time (a counter default) runs the body with the parse the PDP decided, not a second one', async () => {
+    let n = 0;
+    const { t, runs } = refundWith(z.object({ orderId: z.string(), amount: z.number().default(() => ++n * 400) }));
+    const model = fakeModel()
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o1' }, id: 'c1' }])
+      .respond(new AIMessage('ok'));
+    await agentWith(model, [t] as never).invoke(user('refund o1'), config());
+    expect(lastAction()?.verdict).toBe('ALLOW');
+    expect(runs.map((r) => r.args)).toEqual([{ orderId: 'o1', amount: 400 }]);
+    expect(decodeJwt(runs[0]?.permit as string).act_hash).toBe(
+      actionHash('refund_payment', { orderId: 'o1', amount: 400 }),
+    );
+  });
+
+  it('a default made per parse (an idempotency key): the permit binds exactly the args the body runs with', async () => {
+    const { t, runs } = refundWith(
+      z.object({ orderId: z.string(), amount: z.number(), key: z.string().default(() => randomUUID()) }),
+    );
+    const model = fakeModel()
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o1', amount: 10 }, id: 'c1' }])
+      .respond(new AIMessage('ok'));
+    await agentWith(model, [t] as never).invoke(user('refund o1'), config());
+    expect(runs).toHaveLength(1);
+    expect(decodeJwt(runs[0]?.permit as string).act_hash).toBe(actionHash('refund_payment', runs[0]?.args ?? {}));
+  });
+
+  it("args that fail the adapter's parse are never decided as written: a refinement that passes the second time runs nothing", async () => {
+    let n = 0;
+    const { t, runs } = refundWith(
+      z.object({ orderId: z.string(), amount: z.coerce.number() }).refine(async () => ++n > 1, 'transient'),
+    );
+    const model = fakeModel()
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o1', amount: '900' }, id: 'c1' }])
+      .respond(new AIMessage('ok'));
+    const before = pdp.evidence().length;
+    await agentWith(model, [t] as never).invoke(user('refund o1'), config());
+    expect(runs).toHaveLength(0);
+    expect(pdp.evidence().filter((r) => r.stage === 'action').length).toBe(
+      pdp
+        .evidence()
+        .slice(0, before)
+        .filter((r) => r.stage === 'action').length,
+    );
+  });
+
+  it('a schema that makes something other than an object of the args is refused, not decided as written', async () => {
+    const { t, runs } = refundWith(
+      z.object({ orderId: z.string(), amount: z.coerce.number() }).transform((o) => [o.orderId, o.amount]),
+    );
+    const model = fakeModel()
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o1', amount: '900' }, id: 'c1' }])
+      .respond(new AIMessage('ok'));
+    await agentWith(model, [t] as never).invoke(user('refund o1'), config());
+    expect(runs).toHaveLength(0);
+    expect(String(toolMessages(model.calls[1]?.messages ?? [])[0]?.content)).toContain(
+      "ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)",
     );
   });
 
