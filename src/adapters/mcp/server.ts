@@ -9,7 +9,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Pep } from '../../client.js';
 import { PolicyEnforcementError } from '../../errors.js';
-import { withoutUndefinedMembers } from '../../internal/json.js';
+import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
 import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
 import type { CallOptions } from '../../options.js';
 import { normalizeToolName } from '../../permit/normalize.js';
@@ -85,6 +85,8 @@ function onlyDropsMembers(sent: unknown, parsed: unknown): boolean {
     );
   }
   if (isObject(sent) && isObject(parsed)) {
+    // A Map, a Date or a class instance shows no own keys to compare: never the args sent.
+    if (!isPlainObject(sent) || !isPlainObject(parsed)) return false;
     for (const key of Object.keys(parsed)) {
       if (!Object.hasOwn(sent, key) || !onlyDropsMembers(sent[key], parsed[key])) return false;
     }
@@ -315,7 +317,11 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
       if (isObject(extra) && extra.signal instanceof AbortSignal) callOpts.signal = extra.signal;
       // The PDP decides on the args the callback would get: as the input schema parsed them (its
       // coercions and defaults applied, its `undefined` members left out as JSON does), not as sent.
-      const decided = hasSchema && isObject(parsed) && !Array.isArray(parsed) ? withoutUndefinedMembers(parsed) : wire;
+      // A schema that makes something other than an object of the arguments: nothing a permit can bind.
+      if (hasSchema && got !== undefined && !(isObject(parsed) && isPlainObject(parsed))) {
+        return failedClosed(name, 'invalid_request', 'the input schema does not make an object of the arguments');
+      }
+      const decided = hasSchema && isObject(parsed) ? withoutUndefinedMembers(parsed) : wire;
       const guarded = pep.guardTool(name, async (effective) => {
         // The args decided run as the SDK parsed them. Others (WARN's transformedArgs, an interceptor's
         // replacement) go through the tool's input schema as the SDK would put them; args that do not

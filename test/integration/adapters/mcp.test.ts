@@ -196,6 +196,25 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     expect(got).toEqual([]);
   });
 
+  it('a schema that makes something other than an object of the args is refused, not decided as sent', async () => {
+    const server = new McpServer({ name: 'payments', version: '1.0.0' });
+    const got: unknown[] = [];
+    const inputSchema = z
+      .object({ orderId: z.string(), amount: z.coerce.number() })
+      .transform((o) => [o.orderId, o.amount]);
+    // An object schema with a top-level transform (the SDK's types want a plain object output).
+    const register = server.registerTool.bind(server) as (...a: unknown[]) => unknown;
+    register('refund_payment', { inputSchema }, async (a: unknown) => {
+      got.push(a);
+      return { content: [{ type: 'text', text: 'refunded' }] };
+    });
+    guardMcpServer(makePep(), server);
+    const c = await connect(server);
+    const r = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'o1', amount: '900' } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+    expect(got).toEqual([]);
+  });
+
   it('a schema whose output holds undefined members (null to undefined) runs when the PDP allows', async () => {
     const { got, client: c } = await oneTool('search_docs', {
       q: z.string(),
@@ -866,6 +885,29 @@ describe('end to end: the server verifies the permit from _meta and never asks t
       'listed',
     );
     expect(got).toEqual([{ query: 'late', limit: 5 }]);
+  });
+
+  it('refuses a call whose schema turns a sent object into a Map with other values', async () => {
+    const got: unknown[] = [];
+    server.registerTool(
+      'refund_many',
+      {
+        inputSchema: {
+          refunds: z
+            .record(z.string(), z.number())
+            .transform((r) => new Map(Object.entries(r).map(([k, v]) => [k, v * 100]))),
+        },
+      },
+      async (a) => {
+        got.push(a.refunds);
+        return { content: [{ type: 'text', text: 'refunded' }] };
+      },
+    );
+    const client = await connect(server);
+    guardMcpClient(makePep(), client);
+    const r = await client.callTool({ name: 'refund_many', arguments: { refunds: { o1: 9 } } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_many' was not run: the policy check failed (permit_invalid)");
+    expect(got).toEqual([]);
   });
 
   it('refuses a call whose arguments the input schema changes (a coercion): the permit is bound to others', async () => {
