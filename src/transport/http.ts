@@ -6,6 +6,7 @@
  * what is retried.
  * @internal
  */
+import { Readable } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
 import { AttemptFailure } from '../internal/failure.js';
 import { ABORT_CAUSES, type AbortLike, abortCauseOf } from './abort.js';
@@ -102,6 +103,21 @@ function resent(context: unknown): AttemptFailure {
 }
 
 /** Sends one attempt and reads the whole response. */
+/**
+ * A request body a caller's dispatcher can send once only. undici's retry interceptor re-sends a body
+ * it can send again, and a 200 cut off mid-body it resumes with a second request (`range: bytes=N-`)
+ * without starting the request anew for its handler, so the handler's check of a second start cannot
+ * see it; its bytes would be spliced into the first answer. A stream is disturbed by its first send,
+ * so the interceptor passes the error on instead: the attempt fails, and the PEP's own retries
+ * decide. Sets `content-length` (a stream is sent chunked otherwise). The client's own pool has no
+ * such interceptor: it sends the string as it is.
+ */
+function oneShot(body: string, headers: Record<string, string>): Readable {
+  const bytes = Buffer.from(body, 'utf8');
+  headers['content-length'] = String(bytes.length);
+  return Readable.from([bytes], { objectMode: false });
+}
+
 export class HttpTransport {
   readonly #dispatcher: Dispatcher;
   readonly #owned: Pool | undefined;
@@ -283,7 +299,7 @@ export class HttpTransport {
           path,
           method: body === undefined ? 'GET' : 'POST',
           headers,
-          body: body ?? null,
+          body: body === undefined ? null : this.#owned ? body : oneShot(body, headers),
           maxRedirections: 0,
         };
         this.#dispatcher.dispatch(options, handler);
