@@ -21,7 +21,7 @@ import { hasDuplicateMemberNames } from '../internal/ijson.js';
 import type { PepOptions } from '../options.js';
 import { apiKeyFromEnv, protocolFlag } from './input.js';
 import type { CliIo } from './io.js';
-import { integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
+import { EXIT, integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep hook claude-code|codex --pdp URL --agent ID [options]
 
@@ -192,7 +192,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     if (done) return;
     done = true;
     if (answer.stderr !== undefined) io.stderr.write(`${answer.stderr}\n`);
-    io.stdout.write(`${JSON.stringify(answer.stdout)}\n`, () => answered(answer.exitCode));
+    // An answer that could not be written (the host closed the pipe) was not given: the hook's own
+    // error, exit 2, which both hosts read as a block (an allow is no allow unless it was read).
+    io.stdout.write(`${JSON.stringify(answer.stdout)}\n`, (error) => answered(error ? EXIT.usage : answer.exitCode));
   };
   const fail = (error: unknown): void => {
     const reason = error instanceof HookEventError ? error.message : 'internal error';

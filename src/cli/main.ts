@@ -15,6 +15,9 @@ const argv = process.argv.slice(2);
 // answer), and a hook that crashes (even before it could load) exits 2 with the reason on stderr,
 // which both hosts read as a block.
 const isHook = argv[0] === 'hook';
+// A reader that went away (EPIPE) loses the output, never the exit code (`check`: 3 BLOCK, 4
+// ESCALATE); the hook turns an answer it could not write into exit 2 itself.
+process.stdout.on('error', () => {});
 
 runCli(argv, processIo()).then(
   (code) => {
