@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, readFile, stat, unlink } from 'node:fs/promises';
 import { type EvidenceRecord, evidenceRecordHash, type UnsignedEvidenceRecord } from '../evidence/record.js';
 import { type SigningKey, signText } from './signing.js';
 
@@ -26,27 +26,37 @@ export class EvidenceLog {
   #seq = 0;
   #failure: unknown;
 
-  private constructor(key: SigningKey, file: FileHandle | undefined) {
+  /** The lock file that claims the evidence file for this log, removed on close. */
+  #lock: string | undefined;
+
+  private constructor(key: SigningKey, file: FileHandle | undefined, lock: string | undefined) {
     this.#key = key;
     this.#file = file;
+    this.#lock = lock;
   }
 
   /**
-   * Opens a log. With `path`, the file must be new or empty: one file holds one chain.
-   * @throws Error when the file cannot be opened or already holds records
+   * Opens a log. With `path`, the file must be new or empty: one file holds one chain. The file is
+   * claimed with `<path>.lock` (created exclusively, holding this process's pid) until `close()`: a
+   * second log on the same file, in this process or another, is refused while the first runs, since
+   * two chains in one file read as tampered. A lock whose process is gone is taken over.
+   * @throws Error when the file cannot be opened, already holds records, or is held by a running log
    */
   static async open(key: SigningKey, path?: string): Promise<EvidenceLog> {
-    if (path === undefined) return new EvidenceLog(key, undefined);
-    const file = await open(path, 'a');
+    if (path === undefined) return new EvidenceLog(key, undefined, undefined);
+    const lock = await claim(`${path}.lock`);
+    let file: FileHandle | undefined;
     try {
+      file = await open(path, 'a');
       const { size } = await file.stat();
       if (size > 0)
         throw new Error('evidencePath already holds records; use a new or empty file (one file, one chain)');
     } catch (error) {
-      await file.close();
+      await file?.close();
+      await unlink(lock).catch(() => {});
       throw error;
     }
-    return new EvidenceLog(key, file);
+    return new EvidenceLog(key, file, lock);
   }
 
   /** base64url HMAC-SHA-256 of the content under the secret evidence key. */
@@ -104,11 +114,53 @@ export class EvidenceLog {
     return structuredClone(this.#records);
   }
 
-  /** Waits for pending appends, then closes the file. Idempotent. */
+  /** Waits for pending appends, then closes the file and releases its lock. Idempotent. */
   async close(): Promise<void> {
     await this.#tail;
     const file = this.#file;
     this.#file = undefined;
     if (file) await file.close();
+    const lock = this.#lock;
+    this.#lock = undefined;
+    if (lock !== undefined) await unlink(lock).catch(() => {});
+  }
+}
+
+/** Whether process `pid` runs (one we may not signal runs too). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'EPERM';
+  }
+}
+
+/**
+ * Creates `lock` exclusively with this process's pid; a lock left by a process that is gone is taken
+ * over (once: a race lost to another log is a refusal).
+ * @returns `lock`
+ * @throws Error when a running log holds it, or it cannot be created
+ */
+async function claim(lock: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const handle = await open(lock, 'wx');
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return lock;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+      const pid = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10);
+      // No pid yet: another log is between creating the lock and writing it, unless the lock is old.
+      const fresh =
+        !Number.isInteger(pid) && Date.now() - ((await stat(lock).catch(() => undefined))?.mtimeMs ?? 0) < 5_000;
+      if (attempt > 0 || fresh || (Number.isInteger(pid) && pid > 0 && running(pid))) {
+        throw new Error(
+          `evidencePath is held by a running dev PDP${Number.isInteger(pid) ? ` (pid ${pid})` : ''}: one file, one chain`,
+        );
+      }
+      await unlink(lock).catch(() => {});
+    }
   }
 }

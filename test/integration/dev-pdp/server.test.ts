@@ -658,6 +658,30 @@ describe('evidence', () => {
     await expect(startDevPdp({ policy: POLICY, evidencePath: path })).rejects.toThrow();
   });
 
+  test('one file, one chain: a second PDP cannot take the evidence file a running one holds; once it closes, the lock goes', async () => {
+    const path = join(dir, 'shared.jsonl');
+    const first = await startDevPdp({ policy: POLICY, evidencePath: path, log: false });
+    try {
+      await expect(startDevPdp({ policy: POLICY, evidencePath: path, log: false })).rejects.toThrow(
+        /held by a running dev PDP \(pid \d+\)/,
+      );
+    } finally {
+      await first.close();
+    }
+    await expect(readFile(`${path}.lock`, 'utf8')).rejects.toThrow();
+    // the file is still empty: a new PDP may take it now
+    const next = await startDevPdp({ policy: POLICY, evidencePath: path, log: false });
+    await next.close();
+  });
+
+  test('a lock left by a process that is gone is taken over', async () => {
+    const path = join(dir, 'stale.jsonl');
+    await writeFile(`${path}.lock`, '2147483646'); // no such process
+    const pdp2 = await startDevPdp({ policy: POLICY, evidencePath: path, log: false });
+    expect(await readFile(`${path}.lock`, 'utf8')).toBe(String(process.pid));
+    await pdp2.close();
+  });
+
   test('the chain verifies with a JWKS URL, a JWKS object and a public key', async () => {
     const live = await start();
     await post(live, act('refund_payment', { amount: 1 }));
