@@ -34,6 +34,11 @@ export const DEV_PDP_DEFAULTS = Object.freeze({
   maxEvaluations: 64,
   /** Longest regex source in a policy, in characters. */
   maxRegexLength: 4096,
+  /**
+   * Largest count of a counted repetition (`{n}`, `{n,m}`, `{n,}`) in a policy regex: a count repeats
+   * its part that many times in the compiled program, and multiplies the time every text takes.
+   */
+  maxRegexRepeat: 200,
   /** Default trickle rate of the `slow` fault, bytes per second. */
   slowBytesPerSecond: 16,
 });

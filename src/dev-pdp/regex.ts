@@ -55,7 +55,55 @@ export function compileLinearRegex(source: string): CompiledRegex {
   return compiled;
 }
 
+/**
+ * The largest count of a counted repetition in `source` (RE2 syntax: `{n}`, `{n,}`, `{n,m}` after an
+ * atom), or 0. Braces that are not one are skipped: escaped (`\{`), in a class (`[{]`), the argument of
+ * `\x{...}`, `\p{...}` or `\P{...}`, or not of that form (`a{,5}` and `x{` are literals in RE2).
+ */
+export function largestRepeat(source: string): number {
+  let largest = 0;
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') {
+      const next = source[i + 1];
+      i++;
+      if ((next === 'x' || next === 'p' || next === 'P') && source[i + 1] === '{') {
+        const end = source.indexOf('}', i + 1);
+        if (end > 0) i = end;
+      }
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+      // a `]` first in the class (after `^`) is a literal
+      if (source[i + 1] === '^') i++;
+      if (source[i + 1] === ']') i++;
+      continue;
+    }
+    if (c === '{') {
+      const m = /^\{(\d+)(?:,(\d*))?\}/.exec(source.slice(i, i + 24));
+      if (m) {
+        largest = Math.max(largest, Number(m[1]), m[2] ? Number(m[2]) : 0);
+        i += m[0].length - 1;
+      }
+    }
+  }
+  return largest;
+}
+
 function compile(source: string): { ok: true; regex: LinearRegex } | RegexRefusal {
+  const repeat = largestRepeat(source);
+  if (repeat > DEV_PDP_DEFAULTS.maxRegexRepeat) {
+    return {
+      ok: false,
+      reason: `a repetition count over ${DEV_PDP_DEFAULTS.maxRegexRepeat} ({${repeat}}): it repeats its part that many times, and every text takes that much longer`,
+    };
+  }
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(source);

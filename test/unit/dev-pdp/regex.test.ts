@@ -107,3 +107,31 @@ describe('a policy regex is compiled once per source, in a bounded cache', () =>
     expect(again.regex.test('xx evicted-first xx')).toBe(true);
   });
 });
+
+describe('counted repetitions are bounded (DEV_PDP_DEFAULTS.maxRegexRepeat, 200)', () => {
+  test('refuses a repetition count over 200: it multiplies the time every text takes (a {1000} held the PDP 35 s on 1 MiB)', () => {
+    expect(DEV_PDP_DEFAULTS.maxRegexRepeat).toBe(200);
+    for (const source of ['[\\w\\s]{1000}$', 'a{201}', 'a{5,201}', 'a{201,}', '(?:ab){300}', '[{]{300}']) {
+      const compiled = compileLinearRegex(source);
+      expect(compiled.ok, source).toBe(false);
+      if (!compiled.ok) expect(compiled.reason).toMatch(/repetition count over 200/);
+    }
+  });
+
+  test('keeps counts up to 200, and braces that are not a repetition (escapes, classes, \\x{...}, \\p{...})', () => {
+    for (const source of [
+      '\\d{16}',
+      'a{200}',
+      'a{2,200}',
+      '[\\s\\S]{0,160}',
+      '\\x{1000}',
+      '\\p{Lu}+',
+      '[{]1000[}]',
+      '\\{1000\\}',
+      'a{,1000}',
+      'x{',
+    ]) {
+      expect(compileLinearRegex(source).ok, source).toBe(true);
+    }
+  });
+});
