@@ -12,7 +12,6 @@ import { StructuredTool, Tool } from '@langchain/core/tools';
 import { type InteropZodType, interopParseAsync, isInteropZodSchema } from '@langchain/core/utils/types';
 import { type Command, getConfig, interrupt, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import type { ToolCallHandler, ToolCallRequest } from 'langchain';
-import { z } from 'zod';
 import type { Pep } from '../../client.js';
 import { synthesizeBlock } from '../../decision.js';
 import { PolicyEnforcementError, PolicyEscalatedError, toolMessage } from '../../errors.js';
@@ -100,9 +99,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
 }
 
-/** A zod schema that hands its input on as it is: what the body runs with is already parsed. */
-const AS_PARSED = z.custom<unknown>(() => true);
-
 /** Whether a tool object is a LangChain `StructuredTool` (it parses with `this.schema`, then `_call`). */
 function isStructuredTool(tool: unknown): tool is StructuredTool {
   return tool instanceof StructuredTool;
@@ -111,22 +107,39 @@ function isStructuredTool(tool: unknown): tool is StructuredTool {
 /**
  * How a tool call's args are decided:
  * - `asWritten`: no zod schema, or LangChain's string tool (its schema hands on `args.input`);
- * - `parsed`: the schema's output, a plain object (`decided` as JSON has it); `tool`, when the tool is a
- *   `StructuredTool`, a view of it that takes `parsed` as parsed (no second parse, which may differ);
- * - `unfit`: the args do not fit; `tool`, a view whose body refuses to run;
- * - `refused`: the schema makes something a permit cannot bind (not an object).
+ * - `parsed`: the schema's output, a plain object, as JSON has it (`decided`): what the body gets, since
+ *   the schema was seen to parse the args to it twice;
+ * - `unfit`: the args do not fit; `tool`, a view of the tool whose body refuses to run (its parse
+ *   refuses them with LangChain's own error; were it to pass, nothing undecided runs);
+ * - `refused`: the schema makes something a permit cannot bind, or parses the same args differently.
  */
 type ArgsPlan =
   | { kind: 'asWritten' }
-  | {
-      kind: 'parsed';
-      schema: InteropZodType;
-      parsed: Record<string, unknown>;
-      decided: Record<string, unknown>;
-      tool: StructuredTool | undefined;
-    }
-  | { kind: 'unfit'; tool: StructuredTool | undefined }
+  | { kind: 'parsed'; schema: InteropZodType; decided: Record<string, unknown> }
+  | { kind: 'unfit'; tool: StructuredTool }
   | { kind: 'refused'; why: string };
+
+/**
+ * `schema`'s parse of `args`, as JSON has it, when it is a plain object and a second parse gives the same:
+ * the tool parses the args once more before its body runs, and a schema that parses them differently
+ * each time (a counter, a default made per parse such as a fresh id) would run args the permit does
+ * not bind. Undefined otherwise.
+ * @throws what the first parse throws (the args do not fit)
+ */
+async function stableParse(schema: InteropZodType, args: unknown): Promise<Record<string, unknown> | undefined> {
+  const first = await interopParseAsync(schema, args);
+  if (!isObject(first) || Array.isArray(first) || !isPlainObject(first)) return undefined;
+  let second: unknown;
+  try {
+    second = await interopParseAsync(schema, args);
+  } catch {
+    return undefined;
+  }
+  const decided = withoutUndefinedMembers(first);
+  return isObject(second) && isDeepStrictEqual(withoutUndefinedMembers(second), decided)
+    ? (decided as Record<string, unknown>)
+    : undefined;
+}
 
 async function planArgs(tool: unknown, args: unknown): Promise<ArgsPlan> {
   const schema = isObject(tool) ? tool.schema : undefined;
@@ -146,23 +159,13 @@ async function planArgs(tool: unknown, args: unknown): Promise<ArgsPlan> {
     }) as StructuredTool;
     return { kind: 'unfit', tool: refusing };
   }
-  if (isObject(parsed) && !Array.isArray(parsed) && isPlainObject(parsed)) {
-    const view = isStructuredTool(tool)
-      ? (Object.create(tool, { schema: { value: AS_PARSED } }) as StructuredTool)
-      : undefined;
-    return {
-      kind: 'parsed',
-      schema,
-      parsed,
-      decided: withoutUndefinedMembers(parsed) as Record<string, unknown>,
-      tool: view,
-    };
-  }
   // LangChain's string tools (`DynamicTool`, a schemaless `tool()`) hand on `args.input` as it is.
   if (tool instanceof Tool && typeof parsed === 'string' && isObject(args) && parsed === args.input) {
     return { kind: 'asWritten' };
   }
-  return { kind: 'refused', why: 'the tool schema does not make an object of the args' };
+  const decided = await stableParse(schema, args).catch(() => undefined);
+  if (decided !== undefined) return { kind: 'parsed', schema, decided };
+  return { kind: 'refused', why: 'the tool schema makes no object of the args, or parses them differently each time' };
 }
 
 export function makeWrapToolCall(side: ToolSide) {
@@ -249,34 +252,24 @@ export function makeWrapToolCall(side: ToolSide) {
       let ran = false;
       let produced: ToolMessage | Command | undefined;
       const guarded = pep.guardTool(name, async (args, ctx) => {
-        // What the body runs with. The args decided: the parse the PDP was asked about, handed over as
-        // it is (the tool does not parse it again). Others (a WARN's transformedArgs, an interceptor's):
-        // parsed once more, which must leave them as they are, or the body would run args the permit
-        // does not bind (refused).
+        // What the tool is given, which it parses once more before its body runs. The args decided: the
+        // call as the model wrote it (seen to parse to them twice). Others (a WARN's transformedArgs, an
+        // interceptor's): themselves, which must parse to themselves twice, or the body would run args
+        // the permit does not bind (refused).
         let toolArgs: unknown = args;
-        let tool: typeof request.tool = request.tool;
         if (plan.kind === 'parsed') {
-          let parsed = plan.parsed;
-          if (!isDeepStrictEqual(args, decided)) {
-            try {
-              parsed = await interopParseAsync(plan.schema, args);
-            } catch {
-              throw new SchemaChanges();
-            }
-            if (!isObject(parsed) || !isDeepStrictEqual(withoutUndefinedMembers(parsed), args))
-              throw new SchemaChanges();
+          if (isDeepStrictEqual(args, decided)) toolArgs = call.args;
+          else {
+            const again = await stableParse(plan.schema, args).catch(() => undefined);
+            if (again === undefined || !isDeepStrictEqual(again, args)) throw new SchemaChanges();
           }
-          if (plan.tool !== undefined) {
-            tool = plan.tool as typeof request.tool;
-            toolArgs = parsed;
-          } else if (isDeepStrictEqual(args, decided)) toolArgs = call.args;
         }
         ran = true;
         let out: ToolMessage | Command;
         // The tool reads its permit (for the side-effecting service) at config.toolCall['agent-pep/permit'].
         const toolCall = { ...call, args: toolArgs, [PERMIT_KEY]: ctx.permitId } as PepToolCall;
         try {
-          out = await handler({ ...request, tool, toolCall });
+          out = await handler({ ...request, toolCall });
         } catch (error) {
           throw new ToolFailure(error);
         }

@@ -12,7 +12,8 @@ import {
   HumanMessage,
   ToolMessage,
 } from '@langchain/core/messages';
-import { DynamicTool } from '@langchain/core/tools';
+import { RunnableLambda } from '@langchain/core/runnables';
+import { DynamicTool, StructuredTool } from '@langchain/core/tools';
 import { FakeStreamingChatModel } from '@langchain/core/utils/testing';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { decodeJwt } from 'jose';
@@ -436,30 +437,74 @@ describe("action: the PDP decides on the args the tool's schema makes (coercions
     );
   });
 
-  it('a schema whose parse differs each time (a counter default) runs the body with the parse the PDP decided, not a second one', async () => {
+  it.each([
+    [
+      'a counter default',
+      () => {
+        let n = 0;
+        return z.object({ orderId: z.string(), amount: z.number().default(() => ++n * 400) });
+      },
+      { orderId: 'o1' },
+    ],
+    [
+      'a default made per parse (an idempotency key)',
+      () => z.object({ orderId: z.string(), amount: z.number(), key: z.string().default(() => randomUUID()) }),
+      { orderId: 'o1', amount: 10 },
+    ],
+  ])(
+    'a schema that parses the same args differently each time (%s) is refused: the permit could not bind what runs',
+    async (_n, make, args) => {
+      const { t, runs } = refundWith(make());
+      const model = fakeModel()
+        .respondWithTools([{ name: 'refund_payment', args, id: 'c1' }])
+        .respond(new AIMessage('ok'));
+      await agentWith(model, [t] as never).invoke(user('refund o1'), config());
+      expect(runs).toHaveLength(0);
+      expect(String(toolMessages(model.calls[1]?.messages ?? [])[0]?.content)).toContain(
+        "ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)",
+      );
+    },
+  );
+
+  it('a RunnableToolLike (runnable.asTool) whose schema parses differently each time is refused too', async () => {
     let n = 0;
-    const { t, runs } = refundWith(z.object({ orderId: z.string(), amount: z.number().default(() => ++n * 400) }));
+    const runs: unknown[] = [];
+    const t = RunnableLambda.from(async (args: Record<string, unknown>) => {
+      runs.push(args);
+      return 'refunded';
+    }).asTool({
+      name: 'refund_payment',
+      description: 'Refund',
+      schema: z.object({ orderId: z.string(), amount: z.number().default(() => ++n * 400) }),
+    });
     const model = fakeModel()
       .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o1' }, id: 'c1' }])
       .respond(new AIMessage('ok'));
     await agentWith(model, [t] as never).invoke(user('refund o1'), config());
-    expect(lastAction()?.verdict).toBe('ALLOW');
-    expect(runs.map((r) => r.args)).toEqual([{ orderId: 'o1', amount: 400 }]);
-    expect(decodeJwt(runs[0]?.permit as string).act_hash).toBe(
-      actionHash('refund_payment', { orderId: 'o1', amount: 400 }),
-    );
+    expect(runs).toHaveLength(0);
   });
 
-  it('a default made per parse (an idempotency key): the permit binds exactly the args the body runs with', async () => {
-    const { t, runs } = refundWith(
-      z.object({ orderId: z.string(), amount: z.number(), key: z.string().default(() => randomUUID()) }),
-    );
+  it('a StructuredTool subclass runs as itself: its private fields and its own state work', async () => {
+    class Refunds extends StructuredTool {
+      name = 'refund_payment';
+      description = 'Refund an order';
+      schema = z.object({ orderId: z.string(), amount: z.coerce.number() });
+      readonly #client = { refund: (a: number) => `refunded ${a}` };
+      used = 0;
+      async _call(args: { orderId: string; amount: number }): Promise<string> {
+        if (this.used >= 1) return 'budget exhausted';
+        this.used++;
+        return this.#client.refund(args.amount);
+      }
+    }
+    const t = new Refunds();
     const model = fakeModel()
-      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o1', amount: 10 }, id: 'c1' }])
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o1', amount: '10' }, id: 'c1' }])
+      .respondWithTools([{ name: 'refund_payment', args: { orderId: 'o2', amount: 20 }, id: 'c2' }])
       .respond(new AIMessage('ok'));
-    await agentWith(model, [t] as never).invoke(user('refund o1'), config());
-    expect(runs).toHaveLength(1);
-    expect(decodeJwt(runs[0]?.permit as string).act_hash).toBe(actionHash('refund_payment', runs[0]?.args ?? {}));
+    const result = await agentWith(model, [t] as never).invoke(user('refund o1 and o2'), config());
+    expect(toolMessages(result.messages).map((m) => m.content)).toEqual(['refunded 10', 'budget exhausted']);
+    expect(t.used).toBe(1);
   });
 
   it("args that fail the adapter's parse are never decided as written: a refinement that passes the second time runs nothing", async () => {
