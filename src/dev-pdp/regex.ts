@@ -56,22 +56,33 @@ export function compileLinearRegex(source: string): CompiledRegex {
 }
 
 /**
- * The largest count of a counted repetition in `source` (RE2 syntax: `{n}`, `{n,}`, `{n,m}` after an
- * atom), or 0. Braces that are not one are skipped: escaped (`\{`), in a class (`[{]`), the argument of
- * `\x{...}`, `\p{...}` or `\P{...}`, or not of that form (`a{,5}` and `x{` are literals in RE2).
+ * The largest product of nested counted repetitions in `source` (RE2 syntax: `{n}`, `{n,}`, `{n,m}`
+ * after an atom, a group included: `(?:a{200}){5}` repeats `a` 1000 times), or 1 when there is none.
+ * What is not one is skipped: an escape (`\{`), a class (`[{]`), the argument of `\x{...}`, `\p{...}`
+ * or `\P{...}`, quoted text (`\Q...\E`), braces not of that form (`a{,5}` and `x{` are literals in RE2).
  */
 export function largestRepeat(source: string): number {
-  let largest = 0;
+  // the largest product inside each open group, innermost last
+  const frames: number[] = [1];
+  let largest = 1;
+  // the largest product inside the atom just read (a group's, else 1): what a count after it multiplies
+  let atom = 1;
   let inClass = false;
   for (let i = 0; i < source.length; i++) {
     const c = source[i];
     if (c === '\\') {
       const next = source[i + 1];
-      i++;
-      if ((next === 'x' || next === 'p' || next === 'P') && source[i + 1] === '{') {
-        const end = source.indexOf('}', i + 1);
-        if (end > 0) i = end;
+      if (!inClass && next === 'Q') {
+        const end = source.indexOf('\\E', i + 2);
+        i = end < 0 ? source.length : end + 1;
+      } else {
+        i++;
+        if ((next === 'x' || next === 'p' || next === 'P') && source[i + 1] === '{') {
+          const end = source.indexOf('}', i + 1);
+          if (end > 0) i = end;
+        }
       }
+      if (!inClass) atom = 1;
       continue;
     }
     if (inClass) {
@@ -80,17 +91,28 @@ export function largestRepeat(source: string): number {
     }
     if (c === '[') {
       inClass = true;
+      atom = 1;
       // a `]` first in the class (after `^`) is a literal
       if (source[i + 1] === '^') i++;
       if (source[i + 1] === ']') i++;
-      continue;
-    }
-    if (c === '{') {
+    } else if (c === '(') {
+      frames.push(1);
+    } else if (c === ')') {
+      atom = frames.length > 1 ? (frames.pop() as number) : 1;
+      const top = frames.length - 1;
+      frames[top] = Math.max(frames[top] as number, atom);
+    } else if (c === '{') {
       const m = /^\{(\d+)(?:,(\d*))?\}/.exec(source.slice(i, i + 24));
       if (m) {
-        largest = Math.max(largest, Number(m[1]), m[2] ? Number(m[2]) : 0);
+        const product = atom * Math.max(Number(m[1]), m[2] ? Number(m[2]) : 0);
+        const top = frames.length - 1;
+        frames[top] = Math.max(frames[top] as number, product);
+        largest = Math.max(largest, product);
+        atom = product;
         i += m[0].length - 1;
-      }
+      } else atom = 1;
+    } else if (c !== '*' && c !== '+' && c !== '?') {
+      atom = 1;
     }
   }
   return largest;
@@ -101,7 +123,7 @@ function compile(source: string): { ok: true; regex: LinearRegex } | RegexRefusa
   if (repeat > DEV_PDP_DEFAULTS.maxRegexRepeat) {
     return {
       ok: false,
-      reason: `a repetition count over ${DEV_PDP_DEFAULTS.maxRegexRepeat} ({${repeat}}): it repeats its part that many times, and every text takes that much longer`,
+      reason: `a repetition count over ${DEV_PDP_DEFAULTS.maxRegexRepeat} (${repeat}, nested counts multiplied): it repeats its part that many times, and every text takes that much longer`,
     };
   }
   let compiled: RE2JS;

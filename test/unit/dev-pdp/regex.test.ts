@@ -111,7 +111,18 @@ describe('a policy regex is compiled once per source, in a bounded cache', () =>
 describe('counted repetitions are bounded (DEV_PDP_DEFAULTS.maxRegexRepeat, 200)', () => {
   test('refuses a repetition count over 200: it multiplies the time every text takes (a {1000} held the PDP 35 s on 1 MiB)', () => {
     expect(DEV_PDP_DEFAULTS.maxRegexRepeat).toBe(200);
-    for (const source of ['[\\w\\s]{1000}$', 'a{201}', 'a{5,201}', 'a{201,}', '(?:ab){300}', '[{]{300}']) {
+    for (const source of [
+      '[\\w\\s]{1000}$',
+      'a{201}',
+      'a{5,201}',
+      'a{201,}',
+      '(?:ab){300}',
+      '[{]{300}',
+      '(?:[\\w\\s]{200}){5}$',
+      '(?:(?:a{10}){10}){10}',
+      '\\Q[\\E(?:\\w|\\s){1000}$',
+      '(?i:[\\w\\s]{1000})',
+    ]) {
       const compiled = compileLinearRegex(source);
       expect(compiled.ok, source).toBe(false);
       if (!compiled.ok) expect(compiled.reason).toMatch(/repetition count over 200/);
@@ -124,6 +135,9 @@ describe('counted repetitions are bounded (DEV_PDP_DEFAULTS.maxRegexRepeat, 200)
       'a{200}',
       'a{2,200}',
       '[\\s\\S]{0,160}',
+      '(?:a{10}){20}',
+      '\\Q{1000}\\E',
+      '(a{100})(b{100})',
       '\\x{1000}',
       '\\p{Lu}+',
       '[{]1000[}]',
