@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { type FileHandle, open, readFile, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, open, readFile, unlink } from 'node:fs/promises';
 import { type EvidenceRecord, evidenceRecordHash, type UnsignedEvidenceRecord } from '../evidence/record.js';
 import { type SigningKey, signText } from './signing.js';
 
@@ -27,9 +27,13 @@ export class EvidenceLog {
   #failure: unknown;
 
   /** The lock file that claims the evidence file for this log, removed on close. */
-  #lock: string | undefined;
+  #lock: { path: string; token: string } | undefined;
 
-  private constructor(key: SigningKey, file: FileHandle | undefined, lock: string | undefined) {
+  private constructor(
+    key: SigningKey,
+    file: FileHandle | undefined,
+    lock: { path: string; token: string } | undefined,
+  ) {
     this.#key = key;
     this.#file = file;
     this.#lock = lock;
@@ -39,7 +43,7 @@ export class EvidenceLog {
    * Opens a log. With `path`, the file must be new or empty: one file holds one chain. The file is
    * claimed with `<path>.lock` (created exclusively, holding this process's pid) until `close()`: a
    * second log on the same file, in this process or another, is refused while the first runs, since
-   * two chains in one file read as tampered. A lock whose process is gone is taken over.
+   * two chains in one file read as tampered; so is a lock left by a log that never closed.
    * @throws Error when the file cannot be opened, already holds records, or is held by a running log
    */
   static async open(key: SigningKey, path?: string): Promise<EvidenceLog> {
@@ -53,7 +57,7 @@ export class EvidenceLog {
         throw new Error('evidencePath already holds records; use a new or empty file (one file, one chain)');
     } catch (error) {
       await file?.close();
-      await unlink(lock).catch(() => {});
+      await unlink(lock.path).catch(() => {});
       throw error;
     }
     return new EvidenceLog(key, file, lock);
@@ -122,7 +126,10 @@ export class EvidenceLog {
     if (file) await file.close();
     const lock = this.#lock;
     this.#lock = undefined;
-    if (lock !== undefined) await unlink(lock).catch(() => {});
+    // only our own lock (one an operator replaced is theirs)
+    if (lock !== undefined && (await readFile(lock.path, 'utf8').catch(() => '')) === lock.token) {
+      await unlink(lock.path).catch(() => {});
+    }
   }
 }
 
@@ -137,30 +144,31 @@ function running(pid: number): boolean {
 }
 
 /**
- * Creates `lock` exclusively with this process's pid; a lock left by a process that is gone is taken
- * over (once: a race lost to another log is a refusal).
- * @returns `lock`
- * @throws Error when a running log holds it, or it cannot be created
+ * Creates `lock` exclusively, holding this process's pid and a token of this log (what `close()`
+ * checks before removing it). A lock already there is never taken over, even one whose process is
+ * gone (after a crash): two PDPs taking a stale lock at once could both get the file. The operator
+ * removes it.
+ * @returns the lock's path and token
+ * @throws Error naming the lock and whether its process runs, or why it cannot be created
  */
-async function claim(lock: string): Promise<string> {
-  for (let attempt = 0; ; attempt++) {
+async function claim(lock: string): Promise<{ path: string; token: string }> {
+  const token = `${process.pid} ${randomBytes(12).toString('hex')}`;
+  try {
+    const handle = await open(lock, 'wx');
     try {
-      const handle = await open(lock, 'wx');
-      await handle.writeFile(String(process.pid));
+      await handle.writeFile(token);
+    } finally {
       await handle.close();
-      return lock;
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
-      const pid = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10);
-      // No pid yet: another log is between creating the lock and writing it, unless the lock is old.
-      const fresh =
-        !Number.isInteger(pid) && Date.now() - ((await stat(lock).catch(() => undefined))?.mtimeMs ?? 0) < 5_000;
-      if (attempt > 0 || fresh || (Number.isInteger(pid) && pid > 0 && running(pid))) {
-        throw new Error(
-          `evidencePath is held by a running dev PDP${Number.isInteger(pid) ? ` (pid ${pid})` : ''}: one file, one chain`,
-        );
-      }
-      await unlink(lock).catch(() => {});
     }
+    return { path: lock, token };
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+    const pid = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10);
+    if (Number.isInteger(pid) && pid > 0 && running(pid)) {
+      throw new Error(`evidencePath is held by a running dev PDP (pid ${pid}): one file, one chain`);
+    }
+    throw new Error(
+      `evidencePath has a lock, ${lock}, whose dev PDP is not running (it stopped without closing): remove the lock if no dev PDP writes the file`,
+    );
   }
 }

@@ -674,12 +674,13 @@ describe('evidence', () => {
     await next.close();
   });
 
-  test('a lock left by a process that is gone is taken over', async () => {
+  test('a lock left by a process that is gone is refused too, naming it: taking it over could let two PDPs in', async () => {
     const path = join(dir, 'stale.jsonl');
-    await writeFile(`${path}.lock`, '2147483646'); // no such process
-    const pdp2 = await startDevPdp({ policy: POLICY, evidencePath: path, log: false });
-    expect(await readFile(`${path}.lock`, 'utf8')).toBe(String(process.pid));
-    await pdp2.close();
+    await writeFile(`${path}.lock`, '2147483646 x'); // no such process
+    await expect(startDevPdp({ policy: POLICY, evidencePath: path, log: false })).rejects.toThrow(
+      /stale\.jsonl\.lock, whose dev PDP is not running .*remove the lock/,
+    );
+    expect(await readFile(`${path}.lock`, 'utf8')).toBe('2147483646 x');
   });
 
   test('the chain verifies with a JWKS URL, a JWKS object and a public key', async () => {
