@@ -68,45 +68,30 @@ describe('a cut-off 200 resumed with a range request', () => {
   });
   afterAll(() => resuming.close());
 
-  it('is a re-send the PEP never sees start again: the body is sent once, so the interceptor cannot resume it; the decision fails closed', async () => {
+  /** One `checkInput` through the retry dispatcher with `retries`: its decision, and the requests it made. */
+  async function decideThrough(retries: number) {
     heads.length = 0;
-    const pep = createPep({
-      pdpUrl: resuming.url,
-      agentId: 'a',
-      session: 's',
-      timeoutMs: 2000,
-      retries: 0,
-      dispatcher,
-    });
+    const before = resuming.requests;
+    const pep = createPep({ pdpUrl: resuming.url, agentId: 'a', session: 's', timeoutMs: 2000, retries, dispatcher });
     try {
-      const d = await pep.checkInput('hello');
-      expect(d.verdict).toBe('BLOCK');
-      expect(d.synthesized?.code).toBe('pdp_unreachable');
-      expect(resuming.requests).toBe(1);
-      expect(heads.some((h) => /^range:/im.test(h))).toBe(false);
+      return { d: await pep.checkInput('hello'), requests: resuming.requests - before };
     } finally {
       await pep.close();
     }
+  }
+
+  it('is a re-send the PEP never sees start again: the body is sent once, so the interceptor cannot resume it; the decision fails closed', async () => {
+    const { d, requests } = await decideThrough(0);
+    expect(d.verdict).toBe('BLOCK');
+    expect(d.synthesized?.code).toBe('pdp_unreachable');
+    expect(requests).toBe(1);
+    expect(heads.some((h) => /^range:/im.test(h))).toBe(false);
   });
 
   it("with the PEP's own retries, each attempt is one request and none is a range request", async () => {
-    heads.length = 0;
-    const before = resuming.requests;
-    const pep = createPep({
-      pdpUrl: resuming.url,
-      agentId: 'a',
-      session: 's',
-      timeoutMs: 2000,
-      retries: 2,
-      dispatcher,
-    });
-    try {
-      const d = await pep.checkInput('hello');
-      expect(d.synthesized?.code).toBe('pdp_unreachable');
-      expect(resuming.requests - before).toBe(3);
-      expect(heads.some((h) => /^range:/im.test(h))).toBe(false);
-    } finally {
-      await pep.close();
-    }
+    const { d, requests } = await decideThrough(2);
+    expect(d.synthesized?.code).toBe('pdp_unreachable');
+    expect(requests).toBe(3);
+    expect(heads.some((h) => /^range:/im.test(h))).toBe(false);
   });
 });
