@@ -124,10 +124,15 @@ type ArgsPlan =
  * the tool parses the args once more before its body runs, and a schema that parses them differently
  * each time (a counter, a default made per parse such as a fresh id) would run args the permit does
  * not bind. Undefined otherwise.
+ * @param first - the first parse, when the caller already made it
  * @throws what the first parse throws (the args do not fit)
  */
-async function stableParse(schema: InteropZodType, args: unknown): Promise<Record<string, unknown> | undefined> {
-  const first = await interopParseAsync(schema, args);
+async function stableParse(
+  schema: InteropZodType,
+  args: unknown,
+  first: unknown = undefined,
+): Promise<Record<string, unknown> | undefined> {
+  if (first === undefined) first = await interopParseAsync(schema, args);
   if (!isObject(first) || Array.isArray(first) || !isPlainObject(first)) return undefined;
   let second: unknown;
   try {
@@ -163,7 +168,7 @@ async function planArgs(tool: unknown, args: unknown): Promise<ArgsPlan> {
   if (tool instanceof Tool && typeof parsed === 'string' && isObject(args) && parsed === args.input) {
     return { kind: 'asWritten' };
   }
-  const decided = await stableParse(schema, args).catch(() => undefined);
+  const decided = await stableParse(schema, args, parsed).catch(() => undefined);
   if (decided !== undefined) return { kind: 'parsed', schema, decided };
   return { kind: 'refused', why: 'the tool schema makes no object of the args, or parses them differently each time' };
 }
@@ -205,6 +210,14 @@ export function makeWrapToolCall(side: ToolSide) {
     if (session !== undefined) opts.session = session;
     const signal = request.runtime?.signal;
     if (signal !== undefined) opts.signal = signal;
+    /** A call the adapter refuses itself: not run, the `was not run` text with `invalid_request`. */
+    const refused = (why: string): ToolMessage =>
+      denial(
+        sessionKey,
+        name,
+        toolCallId,
+        toolMessage(synthesizeBlock('action', randomUUID(), 'invalid_request', why, 0), name || 'unknown'),
+      );
 
     try {
       let approved = false;
@@ -230,20 +243,14 @@ export function makeWrapToolCall(side: ToolSide) {
       // The tool parses its args with its zod schema before its body runs (coercions, defaults,
       // transforms): the PDP decides on what the body will get, not on what the model wrote.
       const plan = await planArgs(request.tool, call.args);
-      if (plan.kind === 'refused') {
-        const blocked = synthesizeBlock('action', randomUUID(), 'invalid_request', plan.why, 0);
-        return denial(sessionKey, name, toolCallId, toolMessage(blocked, name || 'unknown'));
-      }
+      if (plan.kind === 'refused') return refused(plan.why);
       if (plan.kind === 'unfit') {
         // The model's args do not fit: the tool refuses them with its own error (the model can retry).
         // Its body is swapped out, so that a parse that passes this time runs nothing undecided.
         try {
           return await handler({ ...request, tool: plan.tool as typeof request.tool });
         } catch (error) {
-          if (error instanceof SchemaChanges) {
-            const blocked = synthesizeBlock('action', randomUUID(), 'invalid_request', 'schema changes args', 0);
-            return denial(sessionKey, name, toolCallId, toolMessage(blocked, name || 'unknown'));
-          }
+          if (error instanceof SchemaChanges) return refused('schema changes args');
           throw new ToolFailure(error); // the tool's own error: the framework's to handle
         }
       }
@@ -282,10 +289,7 @@ export function makeWrapToolCall(side: ToolSide) {
         result = await guarded(decided as Record<string, unknown>, opts);
       } catch (err) {
         if (err instanceof ToolFailure) throw err;
-        if (err instanceof SchemaChanges) {
-          const blocked = synthesizeBlock('action', randomUUID(), 'invalid_request', 'schema changes args', 0);
-          return denial(sessionKey, name, toolCallId, toolMessage(blocked, name || 'unknown'));
-        }
+        if (err instanceof SchemaChanges) return refused('schema changes args');
         if (err instanceof PolicyEscalatedError && !approved && toolCallId !== '' && canInterrupt()) {
           const value = interruptValue(
             name,
@@ -324,8 +328,7 @@ export function makeWrapToolCall(side: ToolSide) {
       if (err instanceof ToolFailure) throw err.error; // the tool's own error: the framework's to handle
       if (isGraphInterrupt(err)) throw err;
       // Any error of the adapter itself: the tool did not run (or its output is withheld).
-      const blocked = synthesizeBlock('action', randomUUID(), 'invalid_request', 'adapter error', 0);
-      return denial(sessionKey, name, toolCallId, toolMessage(blocked, name || 'unknown'));
+      return refused('adapter error');
     }
   };
 }
