@@ -153,14 +153,9 @@ function running(pid: number): boolean {
  */
 async function claim(lock: string): Promise<{ path: string; token: string }> {
   const token = `${process.pid} ${randomBytes(12).toString('hex')}`;
+  let handle: FileHandle;
   try {
-    const handle = await open(lock, 'wx');
-    try {
-      await handle.writeFile(token);
-    } finally {
-      await handle.close();
-    }
-    return { path: lock, token };
+    handle = await open(lock, 'wx');
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
     const pid = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10);
@@ -171,4 +166,14 @@ async function claim(lock: string): Promise<{ path: string; token: string }> {
       `evidencePath has a lock, ${lock}, whose dev PDP is not running (it stopped without closing): remove the lock if no dev PDP writes the file`,
     );
   }
+  try {
+    await handle.writeFile(token);
+  } catch (error) {
+    // a lock we made but could not fill is not left behind
+    await unlink(lock).catch(() => {});
+    throw error;
+  } finally {
+    await handle.close();
+  }
+  return { path: lock, token };
 }
