@@ -8,7 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { ABORT_CAUSES, blockOutcome, type DecisionContext, decide, decideBatch, type Outcome } from './decide.js';
 import { type PolicyDecision, type Stage, synthesizeBlock, type TextStage } from './decision.js';
 import { discoveredEndpoints, type EndpointSource, fixedEndpoints } from './discovery.js';
-import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecutionContext } from './guard.js';
+import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecutionContext } from './enforce/guard.js';
+import { makeKernel } from './enforce/kernel.js';
+import { registerKernel } from './enforce/registry.js';
 import { type BeforeOutcome, type Chains, chainsByStage, runBefore } from './interceptors.js';
 import { Inflight } from './internal/inflight.js';
 import { observe } from './observe.js';
@@ -31,7 +33,7 @@ import { createTelemetry, type DecisionSpan, type Telemetry } from './telemetry.
 import { HttpTransport } from './transport/http.js';
 import { VERSION } from './version.js';
 
-export type { GuardedTool, GuardToolOptions, ToolExecutionContext } from './guard.js';
+export type { GuardedTool, GuardToolOptions, ToolExecutionContext } from './enforce/guard.js';
 
 /** The PEP client returned by {@link createPep}. */
 export interface Pep {
@@ -487,7 +489,7 @@ function bindClient(shared: Shared, session: string): Pep {
   const run = async (stage: Stage, payload: Payload, rawOpts: unknown): Promise<PolicyDecision> =>
     (await runStep(stage, payload, rawOpts)).decision;
 
-  const guards = makeGuards({
+  const kernel = makeKernel({
     agentId: opts.agentId,
     session,
     timeoutMs: opts.timeoutMs,
@@ -506,8 +508,9 @@ function bindClient(shared: Shared, session: string): Pep {
     },
     after: chains.action.after,
   });
+  const guards = makeGuards(kernel);
 
-  return {
+  const pep: Pep = {
     authorizeAction: (tool, args, o) => run('action', { tool, args }, o),
     authorizeActions: (calls, o) => decideAll(calls, o),
     checkInput: (content, o) => run('input', { content }, o),
@@ -528,4 +531,6 @@ function bindClient(shared: Shared, session: string): Pep {
       await ctx.transport.close();
     },
   };
+  registerKernel(pep, kernel);
+  return pep;
 }

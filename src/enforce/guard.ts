@@ -1,0 +1,106 @@
+/**
+ * The enforcement helpers (docs/api.md and docs/interceptors.md) over the enforcement layer:
+ * `guardTool` runs a tool only on a verified action, then its `after` interceptors and the optional
+ * result check; `guardText` resolves with the text to use. A refusal throws a {@link PolicyEnforcementError}.
+ * @internal
+ */
+import { isTextStage, type PolicyDecision, type TextStage } from '../decision.js';
+import { PolicyBlockedError, type PolicyEnforcementError, PolicyEscalatedError } from '../errors.js';
+import { optionError } from '../internal/option-error.js';
+import type { CallOptions } from '../options.js';
+import { checkToolName } from '../request.js';
+import type { Kernel } from './kernel.js';
+import type { Refused } from './results.js';
+
+/** What `guardTool`'s `execute` receives besides the args. */
+export interface ToolExecutionContext {
+  /** The verified permit to present to the side-effecting service (undefined only with `permits: false`). */
+  permitId: string | undefined;
+  /** The PDP's decision (ALLOW or WARN). */
+  decision: PolicyDecision;
+  /** The caller's signal, if any. */
+  signal: AbortSignal | undefined;
+}
+
+/** A tool wrapped by `guardTool`: authorizes, verifies the permit, then executes. */
+export type GuardedTool<R> = (args: Record<string, unknown>, opts?: CallOptions) => Promise<R>;
+
+/** Options of `guardTool`. */
+export interface GuardToolOptions<R> {
+  /**
+   * Check the tool's result at `context_egress` (with `tool: name`) before it is returned, after the
+   * `after` interceptors: `true` sends it as the text a model reads (a string as is, anything else as
+   * its JSON followed by every string in it that holds a line break, docs/adapters.md), a function
+   * turns it into the text to check. WARN returns `transformedContent` in place of the result; BLOCK
+   * and ESCALATE throw. This is where a tool output carrying an injected instruction or a secret is
+   * stopped before it reaches the model. @defaultValue false
+   */
+  checkResult?: boolean | ((result: R) => string);
+}
+
+/** The error a refusal throws from a guard helper. */
+export function refusalError(r: Refused): PolicyEnforcementError {
+  const options = r.cause !== undefined ? { cause: r.cause } : undefined;
+  return r.decision.verdict === 'ESCALATE'
+    ? new PolicyEscalatedError(r.decision, r.tool)
+    : new PolicyBlockedError(r.decision, r.tool, options);
+}
+
+function checkGuardToolArgs(name: unknown, execute: unknown, options: unknown): void {
+  if (typeof name !== 'string') throw new TypeError('guardTool: name must be a string');
+  try {
+    checkToolName(name);
+  } catch {
+    throw new TypeError('guardTool: name must be a tool name of at most 256 characters that normalizes to something');
+  }
+  if (typeof execute !== 'function') throw new TypeError('guardTool: execute must be a function');
+  if (options !== undefined && (typeof options !== 'object' || options === null)) {
+    throw new TypeError('guardTool: options must be an object');
+  }
+  for (const key of Object.keys(options ?? {})) {
+    if (key !== 'checkResult') optionError('guardTool', key, `unknown option ${JSON.stringify(key.slice(0, 40))}`);
+  }
+  const checkResult = (options as { checkResult?: unknown } | undefined)?.checkResult;
+  if (checkResult !== undefined && typeof checkResult !== 'boolean' && typeof checkResult !== 'function') {
+    optionError('guardTool', 'checkResult', 'expected a boolean or a function');
+  }
+}
+
+/**
+ * Builds `guardTool` and `guardText` over one client's enforcement layer.
+ * @internal
+ */
+export function makeGuards(kernel: Kernel): {
+  guardTool<R>(
+    name: string,
+    execute: (args: Record<string, unknown>, ctx: ToolExecutionContext) => R | Promise<R>,
+    options?: GuardToolOptions<R>,
+  ): GuardedTool<R>;
+  guardText(stage: TextStage, content: string, opts?: CallOptions): Promise<string>;
+} {
+  return {
+    guardTool(name, execute, options) {
+      checkGuardToolArgs(name, execute, options);
+      kernel.requirePermits('guardTool');
+      const check = options?.checkResult ?? false;
+      return async (args, callOpts) => {
+        const decided = await kernel.decideAction(name, args, callOpts);
+        if (decided.kind === 'substituted') return decided.result as never;
+        if (decided.kind === 'refused') throw refusalError(decided);
+        const { args: run, permitId, decision, signal } = decided;
+        const result = await execute(run, { permitId, decision, signal });
+        const finished = await kernel.finishAction(name, decided, result, check as boolean);
+        if (finished.kind === 'refused') throw refusalError(finished);
+        return finished.result as never;
+      };
+    },
+
+    async guardText(stage, content, o) {
+      if (!isTextStage(stage))
+        throw new TypeError('guardText: stage must be input, context_egress, output or delivery');
+      const r = await kernel.decideText(stage, content, o);
+      if (r.kind === 'refused') throw refusalError(r);
+      return r.text;
+    },
+  };
+}

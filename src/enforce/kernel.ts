@@ -1,0 +1,298 @@
+/**
+ * THE enforcement layer (docs/adapters.md): every guard helper and adapter decides through it, so that
+ * a rule holds the same everywhere. It returns results, never throws: an action is verified (run these
+ * args with this verified permit), substituted, or refused; a text passes or is refused. The simulated
+ * rule, the args-that-run rule (`transformedArgs ?? snapshot`), the text that continues
+ * (`transformedContent ?? original`), the `after` chain, the result check, refusal texts and the
+ * observer and telemetry call for every refusal of its own live here once.
+ * @internal
+ */
+import { ABORT_CAUSES, type Outcome } from '../decide.js';
+import { type FailClosedCode, type PolicyDecision, type Stage, synthesizeBlock, type TextStage } from '../decision.js';
+import { toolMessage } from '../errors.js';
+import { type CompiledInterceptor, runAfter } from '../interceptors.js';
+import type { CallOptions, EgressCallOptions } from '../options.js';
+import type { PermitChecker, PermitExpectation } from '../permit/verifier.js';
+import { checkToolName, isAbortSignal, isSessionId, type Payload, type Snapshot, takeSnapshot } from '../request.js';
+import {
+  type ActionResult,
+  codeOf,
+  type FinishResult,
+  type RefusalSite,
+  type Refused,
+  type TextResult,
+  type Verified,
+} from './results.js';
+import { resultText } from './text.js';
+
+/** What the kernel needs from the client that made it. */
+export interface KernelDeps {
+  readonly agentId: string;
+  readonly session: string;
+  readonly timeoutMs: number;
+  /** `undefined` when `permits` is not configured, `false` when explicitly off. */
+  readonly permits: 'on' | 'off' | undefined;
+  checker(): PermitChecker;
+  /** One observed decision, with the args that were sent after the interceptors. */
+  run(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<Outcome>;
+  /** Records a decision the kernel made itself (telemetry and `onDecision`), and returns it. */
+  observe(outcome: Outcome, started: number, tool: string | undefined): PolicyDecision;
+  readonly after: readonly CompiledInterceptor[];
+}
+
+/** How a tool's result is checked at context_egress: not at all, as the model reads it, or through a function. */
+export type ResultCheck = boolean | ((result: never) => string);
+
+/** The enforcement layer of one client. Nothing here rejects. */
+export interface Kernel {
+  /** Decides an action and, on ALLOW or WARN, verifies its permit against the args that will run. */
+  decideAction(name: string, args: unknown, opts?: unknown): Promise<ActionResult>;
+  /** After the tool ran: the `after` interceptors, then the result check. */
+  finishAction(name: string, verified: Verified, result: unknown, check?: ResultCheck): Promise<FinishResult>;
+  /** Decides a text at a stage; `opts` may carry `tool` at context_egress. */
+  decideText(stage: TextStage, text: string, opts?: unknown): Promise<TextResult>;
+  /** A refusal the adapter makes itself (the step never reached a decision): observed like any synthesized BLOCK. */
+  refuse(site: RefusalSite, code: FailClosedCode, message: string, cause?: unknown): Refused;
+  /** Whether `guardTool` may be made (a client without `permits` throws TypeError). */
+  requirePermits(scope: string): void;
+}
+
+const SIMULATED = 'a simulated decision can never be enforced';
+
+/** A refusal of `decision` as it is (a PDP or interceptor BLOCK, an ESCALATE, or a synthesized BLOCK already observed). */
+export function refusedBy(decision: PolicyDecision, tool: string | undefined, cause?: unknown): Refused {
+  const r: Refused = {
+    kind: 'refused',
+    decision,
+    code: codeOf(decision),
+    toolMessage: toolMessage(decision, tool),
+    tool,
+  };
+  if (cause !== undefined) r.cause = cause;
+  return r;
+}
+
+/** The caller's signal and session as the decision read them (an invalid one was already a BLOCK). */
+function readCall(callOpts: unknown, fallback: string): { signal: AbortSignal | undefined; session: string } {
+  try {
+    const o = callOpts as CallOptions | undefined;
+    const s = o?.signal;
+    const session = o?.session;
+    return { signal: isAbortSignal(s) ? s : undefined, session: isSessionId(session) ? session : fallback };
+  } catch {
+    return { signal: undefined, session: fallback };
+  }
+}
+
+const CALLER_ABORTED = Symbol('caller aborted');
+
+/** `check`, or a rejection with {@link CALLER_ABORTED} as soon as `signal` fires. */
+function untilAborted<T>(check: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    check.catch(() => undefined);
+    return Promise.reject(CALLER_ABORTED);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(CALLER_ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    check.then(resolve, reject).finally(() => {
+      try {
+        signal.removeEventListener('abort', onAbort);
+      } catch {
+        // a caller's signal that throws here changes nothing
+      }
+    });
+  });
+}
+
+/** The text the result check sends: `check`'s own text, else the result as a model reads it. */
+function checkedText(result: unknown, check: true | ((result: never) => string)): string {
+  if (typeof check === 'function') {
+    const text = check(result as never);
+    if (typeof text !== 'string') throw new TypeError('checkResult must return a string');
+    return text;
+  }
+  return resultText(result);
+}
+
+/**
+ * Builds the enforcement layer over one client.
+ * @internal
+ */
+export function makeKernel(deps: KernelDeps): Kernel {
+  /** A BLOCK the kernel makes from a decision it refuses to enforce; observers see it after the PDP's. */
+  function refuseFrom(
+    decision: PolicyDecision,
+    code: FailClosedCode,
+    message: string,
+    started: number,
+    tool: string | undefined,
+    extra: { interceptor?: string; cause?: unknown } = {},
+  ): Refused {
+    const blocked = synthesizeBlock(decision.stage, decision.requestId, code, message, 0);
+    if (decision.decisionId !== undefined) blocked.decisionId = decision.decisionId;
+    if (decision.latches !== undefined) blocked.latches = decision.latches;
+    if (decision.simulated) blocked.simulated = true;
+    if (extra.interceptor !== undefined) blocked.interceptor = extra.interceptor;
+    return refusedBy(deps.observe({ decision: blocked, attempts: 0 }, started, tool), tool, extra.cause);
+  }
+
+  /** A refusal for anything but an enforceable ALLOW or WARN, else undefined. */
+  function unenforceable(decision: PolicyDecision, started: number, tool: string | undefined): Refused | undefined {
+    if (decision.verdict === 'ESCALATE' || decision.verdict === 'BLOCK') return refusedBy(decision, tool);
+    if (decision.simulated) return refuseFrom(decision, 'simulated', SIMULATED, started, tool);
+    return undefined;
+  }
+
+  async function verifyPermit(
+    name: string,
+    v: Verified,
+    bound: unknown,
+    started: number,
+  ): Promise<Refused | undefined> {
+    if (deps.permits !== 'on') return undefined;
+    try {
+      const permit = v.decision.permitId as string;
+      const expected: PermitExpectation = { tool: name, args: v.args, subject: deps.agentId, session: v.session };
+      // What rule 5 decoded and hashed, when it was this permit and these very args (the checker
+      // compares both again); the signature and every claim are still checked.
+      const b = bound as PermitExpectation['bound'];
+      if (b !== undefined && b.permit === permit && b.args === v.args) expected.bound = b;
+      const check = deps.checker().check(permit, expected);
+      await (v.signal ? untilAborted(check, v.signal) : check);
+      return undefined;
+    } catch (cause) {
+      if (cause === CALLER_ABORTED)
+        return refuseFrom(v.decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
+      const code = (cause as { code?: unknown } | null)?.code;
+      const message = `permit failed verification (${String(code ?? 'error')})`;
+      return refuseFrom(v.decision, 'permit_invalid', message, started, name, { cause });
+    }
+  }
+
+  async function decideAction(name: string, args: unknown, callOpts?: unknown): Promise<ActionResult> {
+    const started = performance.now();
+    try {
+      // One read of the args: a failed snapshot is answered invalid_request without a network call.
+      const snapshot = takeSnapshot(args);
+      const { decision, args: sentArgs, bound } = await deps.run('action', { tool: name, args }, callOpts, snapshot);
+      // An interceptor's substitute: its result, without running the tool or asking the PDP (docs/interceptors.md).
+      if (decision.substitute !== undefined && decision.interceptor !== undefined) {
+        return { kind: 'substituted', result: decision.substitute.result, decision };
+      }
+      const refused = unenforceable(decision, started, name);
+      if (refused) return refused;
+      // The args that run, and that the permit binds: transformedArgs, else what was sent.
+      const effective = decision.transformedArgs ?? sentArgs;
+      if (effective === undefined) return refusedBy(decision, name);
+      const { signal, session } = readCall(callOpts, deps.session);
+      const verified: Verified = {
+        kind: 'verified',
+        args: effective,
+        permitId: decision.permitId,
+        decision,
+        session,
+        signal,
+      };
+      const failed = await verifyPermit(name, verified, bound, started);
+      if (failed) return failed;
+      if (signal?.aborted) return refuseFrom(decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
+      return verified;
+    } catch (cause) {
+      return refuse({ stage: 'action', tool: name }, 'invalid_request', 'internal error', cause);
+    }
+  }
+
+  async function runAfterChain(name: string, v: Verified, result: unknown): Promise<FinishResult> {
+    if (deps.after.length === 0) return { kind: 'released', result };
+    const started = performance.now();
+    const out = await runAfter(
+      deps.after,
+      { stage: 'action', session: v.session, tool: checkToolName(name), args: v.args, content: undefined },
+      result,
+      { deadlineAt: started + deps.timeoutMs, signal: undefined },
+    );
+    if (out.kind === 'deny') {
+      const denied: PolicyDecision = {
+        verdict: 'BLOCK',
+        stage: 'action',
+        requestId: v.decision.requestId,
+        reason: out.reason,
+        interceptor: out.name,
+      };
+      if (v.decision.decisionId !== undefined) denied.decisionId = v.decision.decisionId;
+      return refusedBy(deps.observe({ decision: denied, attempts: 0 }, started, name), name);
+    }
+    if (out.kind === 'failed') {
+      const message = `interceptor '${out.name}' ${out.why}`;
+      return refuseFrom(v.decision, 'interceptor_failed', message, started, name, { interceptor: out.name });
+    }
+    return { kind: 'released', result: out.result };
+  }
+
+  async function finishAction(
+    name: string,
+    v: Verified,
+    result: unknown,
+    check: ResultCheck = false,
+  ): Promise<FinishResult> {
+    const started = performance.now();
+    try {
+      const after = await runAfterChain(name, v, result);
+      if (after.kind === 'refused' || check === false) return after;
+      let text: string;
+      try {
+        text = checkedText(after.result, check);
+      } catch (cause) {
+        const message = 'the tool result could not be turned into text to check';
+        return refuseFrom(v.decision, 'invalid_request', message, started, name, { cause });
+      }
+      const opts: EgressCallOptions = { session: v.session, tool: name };
+      if (v.signal !== undefined) opts.signal = v.signal;
+      const checked = await decideTextAs('context_egress', text, opts, name);
+      if (checked.kind === 'refused') return checked;
+      return { kind: 'released', result: checked.text === text ? after.result : checked.text };
+    } catch (cause) {
+      return refuse({ stage: 'action', tool: name }, 'invalid_request', 'internal error', cause);
+    }
+  }
+
+  async function decideTextAs(
+    stage: TextStage,
+    text: string,
+    opts: unknown,
+    tool: string | undefined,
+  ): Promise<TextResult> {
+    const started = performance.now();
+    try {
+      const { decision } = await deps.run(stage, { content: text }, opts);
+      const refused = unenforceable(decision, started, tool);
+      if (refused) return refused;
+      // What continues is exactly what was decided: an interceptor's replacement, or the PDP's WARN text.
+      return { kind: 'passed', text: decision.transformedContent ?? text, decision };
+    } catch (cause) {
+      return refuse({ stage, tool }, 'invalid_request', 'internal error', cause);
+    }
+  }
+
+  function refuse(site: RefusalSite, code: FailClosedCode, message: string, cause?: unknown): Refused {
+    const started = performance.now();
+    const decision = synthesizeBlock(site.stage, crypto.randomUUID(), code, message, 0);
+    const tool = site.stage === 'action' ? site.tool : undefined;
+    return refusedBy(deps.observe({ decision, attempts: 0 }, started, site.tool), tool, cause);
+  }
+
+  return {
+    decideAction,
+    finishAction,
+    decideText: (stage, text, opts) => decideTextAs(stage, text, opts, undefined),
+    refuse,
+    requirePermits(scope) {
+      if (deps.permits === undefined) {
+        throw new TypeError(
+          `${scope}: configure \`permits\` (or pass \`permits: false\` explicitly to skip verification)`,
+        );
+      }
+    },
+  };
+}
