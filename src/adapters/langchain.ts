@@ -5,7 +5,7 @@
  */
 import { createMiddleware } from 'langchain';
 import type { Pep } from '../client.js';
-import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
+import { enforcementOf, RULES, readOptions, requirePermits } from './kit.js';
 import { SeenMessages, threadSession } from './langchain/seen.js';
 import { makeTextHooks } from './langchain/text.js';
 import { makeWrapToolCall } from './langchain/tools.js';
@@ -19,8 +19,6 @@ export interface PepMiddlewareOptions {
   /** The middleware's name (LangChain requires names to be unique within one agent). @defaultValue 'agent-pep' */
   name?: string;
 }
-
-const KNOWN = new Set(['name']);
 
 /**
  * Creates a LangChain `createAgent` middleware that puts every step of the agent before the PDP.
@@ -65,21 +63,14 @@ const KNOWN = new Set(['name']);
  * ```
  */
 export function pepMiddleware(pep: Pep, opts?: PepMiddlewareOptions) {
-  if (typeof pep !== 'object' || pep === null || typeof pep.guardTool !== 'function') {
-    throw new TypeError('pepMiddleware: expected a Pep from createPep');
-  }
-  if (opts !== undefined && (typeof opts !== 'object' || opts === null)) {
-    optionError('pepMiddleware', 'opts', 'expected an object');
-  }
-  refuseUnknownKeys('pepMiddleware', opts ?? {}, KNOWN);
-  const name = opts?.name ?? 'agent-pep';
-  if (typeof name !== 'string' || name.trim() === '')
-    optionError('pepMiddleware', 'name', 'expected a non-empty string');
+  const enforcement = enforcementOf(pep, 'pepMiddleware');
+  const o = readOptions<PepMiddlewareOptions>('pepMiddleware', opts, { name: RULES.nonEmptyString });
+  const name = o.name ?? 'agent-pep';
   // guardTool refuses a client without `permits` at creation: so does the middleware, now, not at the first call.
-  pep.guardTool('agent_pep_probe', () => undefined);
+  requirePermits(pep, 'pepMiddleware');
 
   const seen = new SeenMessages();
-  const side = { pep, seen, session: threadSession };
+  const side = { pep, enforcement, seen, session: threadSession };
   const { wrapModelCall, afterAgent } = makeTextHooks(side);
   return createMiddleware({
     name,

@@ -47,8 +47,11 @@ export type ResultCheck = boolean | ((result: never) => string);
 export interface Kernel {
   /** Decides an action and, on ALLOW or WARN, verifies its permit against the args that will run. */
   decideAction(name: string, args: unknown, opts?: unknown): Promise<ActionResult>;
-  /** After the tool ran: the `after` interceptors, then the result check. */
-  finishAction(name: string, verified: Verified, result: unknown, check?: ResultCheck): Promise<FinishResult>;
+  /**
+   * After the tool ran: the `after` interceptors, then the result check. `ran` is the verified action,
+   * or (a host that runs the tool itself, such as a PostToolUse hook) the session and args it ran with.
+   */
+  finishAction(name: string, ran: Ran, result: unknown, check?: ResultCheck): Promise<FinishResult>;
   /** Decides a text at a stage; `opts` may carry `tool` at context_egress. */
   decideText(stage: TextStage, text: string, opts?: unknown): Promise<TextResult>;
   /** A refusal the adapter makes itself (the step never reached a decision): observed like any synthesized BLOCK. */
@@ -56,6 +59,9 @@ export interface Kernel {
   /** Whether `guardTool` may be made (a client without `permits` throws TypeError). */
   requirePermits(scope: string): void;
 }
+
+/** What ran: a verified action, or the session and args a host ran a tool with. */
+export type Ran = Pick<Verified, 'args' | 'session' | 'signal'> & { decision?: PolicyDecision | undefined };
 
 const SIMULATED = 'a simulated decision can never be enforced';
 
@@ -120,6 +126,9 @@ function checkedText(result: unknown, check: true | ((result: never) => string))
  * @internal
  */
 export function makeKernel(deps: KernelDeps): Kernel {
+  /** The action a refusal after a host's own run is about (no decision of ours preceded it). */
+  const placeholder = (): PolicyDecision => ({ verdict: 'ALLOW', stage: 'action', requestId: crypto.randomUUID() });
+
   /** A BLOCK the kernel makes from a decision it refuses to enforce; observers see it after the PDP's. */
   function refuseFrom(
     decision: PolicyDecision,
@@ -203,7 +212,7 @@ export function makeKernel(deps: KernelDeps): Kernel {
     }
   }
 
-  async function runAfterChain(name: string, v: Verified, result: unknown): Promise<FinishResult> {
+  async function runAfterChain(name: string, v: Ran, result: unknown): Promise<FinishResult> {
     if (deps.after.length === 0) return { kind: 'released', result };
     const started = performance.now();
     const out = await runAfter(
@@ -212,20 +221,21 @@ export function makeKernel(deps: KernelDeps): Kernel {
       result,
       { deadlineAt: started + deps.timeoutMs, signal: undefined },
     );
+    const ranAfter = v.decision ?? placeholder();
     if (out.kind === 'deny') {
       const denied: PolicyDecision = {
         verdict: 'BLOCK',
         stage: 'action',
-        requestId: v.decision.requestId,
+        requestId: ranAfter.requestId,
         reason: out.reason,
         interceptor: out.name,
       };
-      if (v.decision.decisionId !== undefined) denied.decisionId = v.decision.decisionId;
+      if (ranAfter.decisionId !== undefined) denied.decisionId = ranAfter.decisionId;
       return refusedBy(deps.observe({ decision: denied, attempts: 0 }, started, name), name);
     }
     if (out.kind === 'failed') {
       const message = `interceptor '${out.name}' ${out.why}`;
-      return refuseFrom(v.decision, 'interceptor_failed', message, started, name, { interceptor: out.name });
+      return refuseFrom(ranAfter, 'interceptor_failed', message, started, name, { interceptor: out.name });
     }
     return { kind: 'released', result: out.result };
   }
@@ -245,7 +255,7 @@ export function makeKernel(deps: KernelDeps): Kernel {
         text = checkedText(after.result, check);
       } catch (cause) {
         const message = 'the tool result could not be turned into text to check';
-        return refuseFrom(v.decision, 'invalid_request', message, started, name, { cause });
+        return refuseFrom(v.decision ?? placeholder(), 'invalid_request', message, started, name, { cause });
       }
       const opts: EgressCallOptions = { session: v.session, tool: name };
       if (v.signal !== undefined) opts.signal = v.signal;

@@ -6,6 +6,7 @@
  */
 
 import { createHash } from 'node:crypto';
+import { threadSession as hostThreadSession } from '../kit.js';
 
 /**
  * What was decided for one message, and for which text (`text`, a digest): a message whose id is
@@ -75,10 +76,7 @@ export class SeenMessages {
 export function threadSession(configurable: unknown): string | undefined {
   try {
     if (typeof configurable !== 'object' || configurable === null) return undefined;
-    const id = (configurable as { thread_id?: unknown }).thread_id;
-    if (typeof id === 'string' && id.trim() !== '') return id;
-    if (typeof id === 'number' && Number.isFinite(id)) return String(id);
-    return undefined;
+    return hostThreadSession((configurable as { thread_id?: unknown }).thread_id);
   } catch {
     return undefined;
   }

@@ -16,15 +16,15 @@ import {
   SystemMessage,
   ToolMessage,
 } from '@langchain/core/messages';
-import type { Pep } from '../../client.js';
-import { type PolicyDecision, synthesizeBlock, type TextStage } from '../../decision.js';
+import type { PolicyDecision, TextStage } from '../../decision.js';
 import { toolMessage } from '../../errors.js';
-import type { CallOptions, EgressCallOptions } from '../../options.js';
+import type { CallOptions } from '../../options.js';
+import { type Enforcement, callOptions as kitCallOptions, type TextResult } from '../kit.js';
 import { type Seen, SeenMessages } from './seen.js';
 
 /** What the text side needs from the middleware. */
 export interface TextSide {
-  pep: Pep;
+  enforcement: Enforcement;
   seen: SeenMessages;
   session(configurable: unknown): string | undefined;
 }
@@ -88,6 +88,42 @@ function textOf(message: BaseMessage): string {
   return typeof t === 'string' ? t : '';
 }
 
+/** What stands for reasoning a provider sent opaque (`redacted_thinking`): never checkable, so never kept. */
+const WITHHELD_REASONING = '[reasoning that cannot be read]';
+
+/** Block types and `additional_kwargs` members that carry a model's reasoning or thinking. */
+const REASONING_BLOCKS: Record<string, string> = { reasoning: 'reasoning', thinking: 'thinking' };
+const OPAQUE_REASONING = new Set(['redacted_thinking', 'redacted_reasoning']);
+
+/**
+ * The reasoning or thinking a message carries, as one text (blocks `reasoning`/`thinking`, the
+ * `additional_kwargs.reasoning_content` some providers use, and OpenAI's reasoning summaries), or
+ * undefined when it carries none. Opaque reasoning (`redacted_thinking`) reads as a marker that never
+ * passes unchanged, so it is withheld.
+ */
+function reasoningOf(message: BaseMessage): string | undefined {
+  const texts: string[] = [];
+  const content: unknown = message.content;
+  if (Array.isArray(content)) {
+    for (const b of content) {
+      const type = (b as { type?: unknown } | null)?.type;
+      if (typeof type !== 'string') continue;
+      const field = REASONING_BLOCKS[type];
+      const value = field === undefined ? undefined : (b as Record<string, unknown>)[field];
+      if (typeof value === 'string') texts.push(value);
+      else if (OPAQUE_REASONING.has(type) || field !== undefined) texts.push(WITHHELD_REASONING);
+    }
+  }
+  const kwargs = (message as { additional_kwargs?: Record<string, unknown> }).additional_kwargs ?? {};
+  if (typeof kwargs.reasoning_content === 'string') texts.push(kwargs.reasoning_content);
+  const summary = (kwargs.reasoning as { summary?: unknown } | undefined)?.summary;
+  if (Array.isArray(summary)) {
+    for (const s of summary)
+      if (typeof (s as { text?: unknown })?.text === 'string') texts.push((s as { text: string }).text);
+  }
+  return texts.length > 0 ? texts.join('\n') : undefined;
+}
+
 /** The same message with other content (a WARN's transformed text, or a denial in a later request). */
 function withContent(message: BaseMessage, content: string): BaseMessage {
   if (ChatMessage.isInstance(message)) {
@@ -139,11 +175,6 @@ function heldStream(model: any): any {
   }
 }
 
-/** A decision the adapter could not get: an error of its own, failing closed. */
-function adapterFailure(stage: TextStage): PolicyDecision {
-  return synthesizeBlock(stage, randomUUID(), 'invalid_request', 'adapter error', 0);
-}
-
 /** The text and metadata of a step the adapter stopped. */
 function stopInfo(decision: PolicyDecision, stage: TextStage): PepStopInfo {
   const info: PepStopInfo = { stage, verdict: decision.verdict, requestId: decision.requestId };
@@ -157,7 +188,7 @@ function stopInfo(decision: PolicyDecision, stage: TextStage): PepStopInfo {
  * @internal
  */
 export function makeTextHooks(side: TextSide) {
-  const { pep, seen } = side;
+  const { seen } = side;
 
   /** An `AIMessage` the adapter writes in place of a step it stopped; remembered as its own. */
   function stopped(session: string, decision: PolicyDecision, stage: TextStage, id?: string): AIMessage {
@@ -171,40 +202,28 @@ export function makeTextHooks(side: TextSide) {
     });
   }
 
-  /** One text decision, never rejecting (an error of ours is a synthesized BLOCK). */
-  async function check(
-    stage: TextStage,
-    text: string,
-    opts: CallOptions,
-    tool: string | undefined,
-  ): Promise<PolicyDecision> {
-    try {
-      switch (stage) {
-        case 'input':
-          return await pep.checkInput(text, opts);
-        case 'context_egress': {
-          const egress: EgressCallOptions = { ...opts };
-          if (tool !== undefined && tool !== '') egress.tool = tool;
-          return await pep.checkContextEgress(text, egress);
-        }
-        case 'output':
-          return await pep.checkOutput(text, opts);
-        default:
-          return await pep.checkDelivery(text, opts);
-      }
-    } catch {
-      return adapterFailure(stage);
-    }
+  const { enforcement } = side;
+
+  /** One text decision through the enforcement layer (never rejects; the simulated rule applies). */
+  function check(stage: TextStage, text: string, opts: CallOptions, tool: string | undefined): Promise<TextResult> {
+    return enforcement.decideText(
+      stage,
+      text,
+      stage === 'context_egress' ? { ...opts, ...kitCallOptions({ tool }) } : opts,
+    );
+  }
+
+  /** A refusal of the adapter itself (observed), as the decision a stop message carries. */
+  function adapterFailure(stage: TextStage): PolicyDecision {
+    return enforcement.refuse({ stage }, 'invalid_request', 'adapter error').decision;
   }
 
   /** What to remember of a decision: a PDP BLOCK is remembered as its denial text; a failure or a hold is not. */
-  function remembered(decision: PolicyDecision): Seen | undefined {
-    if (decision.verdict === 'ALLOW') return { kind: 'pass' };
-    if (decision.verdict === 'WARN') return { kind: 'replace', content: decision.transformedContent ?? '' };
-    if (decision.verdict === 'BLOCK' && decision.synthesized === undefined) {
-      return { kind: 'replace', content: toolMessage(decision, undefined) };
-    }
-    return undefined; // an outage or a hold: checked again next time
+  function remembered(r: TextResult, text: string): Seen | undefined {
+    if (r.kind === 'passed') return r.text === text ? { kind: 'pass' } : { kind: 'replace', content: r.text };
+    const d = r.decision;
+    if (d.verdict === 'BLOCK' && d.synthesized === undefined) return { kind: 'replace', content: r.toolMessage };
+    return undefined; // an outage, a hold or a simulated decision: checked again next time
   }
 
   function callOptions(configurable: unknown, signal: unknown): { opts: CallOptions; sessionKey: string } {
@@ -225,7 +244,7 @@ export function makeTextHooks(side: TextSide) {
       const messages: BaseMessage[] = Array.isArray(request.messages) ? request.messages : [];
 
       // Input and context egress: each new message once; earlier ones as decided then.
-      const pending: Promise<{ index: number; decision: PolicyDecision; key: string | undefined; text: string }>[] = [];
+      const pending: Promise<{ index: number; r: TextResult; key: string | undefined; text: string }>[] = [];
       const out: BaseMessage[] = [...messages];
       messages.forEach((message, index) => {
         const at = stageOf(message);
@@ -240,17 +259,17 @@ export function makeTextHooks(side: TextSide) {
         }
         if (text === '') return;
         const tool = toolNameOf(message);
-        pending.push(check(at, text, call.opts, tool).then((decision) => ({ index, decision, key, text })));
+        pending.push(check(at, text, call.opts, tool).then((r) => ({ index, r, key, text })));
       });
       const decided = await Promise.all(pending);
-      for (const { index, decision, key, text } of decided) {
+      for (const { index, r, key, text } of decided) {
         const message = messages[index] as BaseMessage;
-        const keep = remembered(decision);
+        const keep = remembered(r, text);
         if (keep !== undefined) seen.set(key, { ...keep, text: SeenMessages.digest(text) });
-        if (decision.verdict === 'WARN') out[index] = withContent(message, decision.transformedContent ?? '');
+        if (r.kind === 'passed' && r.text !== text) out[index] = withContent(message, r.text);
       }
-      const stop = decided.find((d) => d.decision.verdict === 'BLOCK' || d.decision.verdict === 'ESCALATE');
-      if (stop !== undefined) return stopped(sessionKey, stop.decision, stop.decision.stage as TextStage);
+      const stop = decided.find((d) => d.r.kind === 'refused');
+      if (stop !== undefined) return stopped(sessionKey, stop.r.decision, stop.r.decision.stage as TextStage);
 
       // The model call itself: its errors are the framework's.
       stage = 'output';
@@ -262,22 +281,51 @@ export function makeTextHooks(side: TextSide) {
       }
 
       // Output: the model's message is checked before it is returned.
-      if (AIMessage.isInstance(response)) {
-        const text = textOf(response);
-        if (text === '') return response;
-        const decision = await check('output', text, call.opts, undefined);
-        if (decision.verdict === 'ALLOW') return response;
-        if (decision.verdict === 'WARN') return withContent(response, decision.transformedContent ?? '');
-        return stopped(sessionKey, decision, 'output');
-      }
-      // A structured response (responseFormat): its JSON is checked; only an ALLOW returns it.
+      if (AIMessage.isInstance(response)) return await checkMessage('output', response, call.opts, sessionKey);
+      // A structured response (responseFormat): its JSON is checked; only an unchanged pass returns it.
       const json = JSON.stringify((response as { structuredResponse?: unknown })?.structuredResponse ?? response);
-      const decision = await check('output', json ?? '', call.opts, undefined);
-      return decision.verdict === 'ALLOW' ? response : stopped(sessionKey, decision, 'output');
+      const r = await check('output', json ?? '', call.opts, undefined);
+      return r.kind === 'passed' && r.text === json ? response : stopped(sessionKey, r.decision, 'output');
     } catch (err) {
       if (err instanceof ModelFailure) throw err.error;
       return stopped(sessionKey, adapterFailure(stage), stage);
     }
+  }
+
+  /**
+   * The model's message checked at `output`: its text, and its reasoning or thinking (checked as text of
+   * its own). Unchanged, it is returned as it is; a WARN on either gives the message with the checked
+   * text and without its reasoning (a replacement cannot be put back into provider blocks: withheld).
+   */
+  async function checkMessage(stage: 'output', response: AIMessage, opts: CallOptions, sessionKey: string) {
+    const r = await checkWhole(stage, response, opts);
+    if (r.kind === 'refused') return stopped(sessionKey, r.decision, stage);
+    return r.message;
+  }
+
+  /** A message's text and reasoning through one stage: the message to use, or the refusal. */
+  async function checkWhole(
+    stage: 'output' | 'delivery',
+    message: BaseMessage,
+    opts: CallOptions,
+  ): Promise<{ kind: 'passed'; message: BaseMessage } | { kind: 'refused'; decision: PolicyDecision }> {
+    const text = textOf(message);
+    const thought = reasoningOf(message);
+    const [r, t] = await Promise.all([
+      text === '' ? undefined : check(stage, text, opts, undefined),
+      thought === undefined ? undefined : check(stage, thought, opts, undefined),
+    ]);
+    if (r?.kind === 'refused') return r;
+    if (t?.kind === 'refused') return t;
+    const textChanged = r !== undefined && r.text !== text;
+    const thoughtChanged = t !== undefined && (t.text !== thought || thought.includes(WITHHELD_REASONING));
+    if (!textChanged && !thoughtChanged) return { kind: 'passed', message };
+    return { kind: 'passed', message: withContent(message, r?.text ?? text) };
+  }
+
+  /** The final message checked at `delivery` (text and reasoning). */
+  function checkDelivered(last: BaseMessage, opts: CallOptions) {
+    return checkWhole('delivery', last, opts);
   }
 
   /**
@@ -317,11 +365,9 @@ export function makeTextHooks(side: TextSide) {
       if (seen.match(key, text)?.kind === 'pass' && AIMessage.isInstance(last) && last.response_metadata?.agent_pep) {
         return update([]); // the adapter's own stop message
       }
-      if (text === '') return update([]);
-      const decision = await check('delivery', text, call.opts, undefined);
-      if (decision.verdict === 'ALLOW') return update([]);
-      if (decision.verdict === 'WARN') return update([withContent(last, decision.transformedContent ?? '')]);
-      return update([deliveryStop(sessionKey, decision, last)]);
+      const checked = await checkDelivered(last, call.opts);
+      if (checked.kind === 'refused') return update([deliveryStop(sessionKey, checked.decision, last)]);
+      return update(checked.message === last ? [] : [checked.message]);
     } catch {
       if (last === undefined) return undefined;
       return update([deliveryStop(sessionKey, adapterFailure('delivery'), last)]);

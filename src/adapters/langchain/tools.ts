@@ -13,10 +13,10 @@ import { type InteropZodType, interopParseAsync, isInteropZodSchema } from '@lan
 import { type Command, getConfig, interrupt, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import type { ToolCallHandler, ToolCallRequest } from 'langchain';
 import type { Pep } from '../../client.js';
-import { synthesizeBlock } from '../../decision.js';
-import { PolicyEnforcementError, PolicyEscalatedError, toolMessage } from '../../errors.js';
+import { PolicyEnforcementError, PolicyEscalatedError } from '../../errors.js';
 import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
 import type { CallOptions } from '../../options.js';
+import { type Enforcement, resultText } from '../kit.js';
 import {
   interruptValue,
   isReviewResume,
@@ -38,6 +38,7 @@ const MAX_HELD = 1000;
 /** What the tool side needs from the middleware. */
 export interface ToolSide {
   pep: Pep;
+  enforcement: Enforcement;
   seen: SeenMessages;
   session(configurable: unknown): string | undefined;
 }
@@ -52,9 +53,7 @@ class SchemaChanges {}
 
 /** The text of a result that replaced the tool's output (an interceptor's `proceedWith` or `substitute`). */
 function resultContent(result: unknown): string {
-  if (typeof result === 'string') return result;
-  const json = JSON.stringify(result);
-  return json === undefined ? '' : json;
+  return resultText(result);
 }
 
 /** The LangGraph scratchpad of the running task, read only (undefined outside a graph or in another version). */
@@ -216,7 +215,7 @@ export function makeWrapToolCall(side: ToolSide) {
         sessionKey,
         name,
         toolCallId,
-        toolMessage(synthesizeBlock('action', randomUUID(), 'invalid_request', why, 0), name || 'unknown'),
+        side.enforcement.refuse({ stage: 'action', tool: name || 'unknown' }, 'invalid_request', why).toolMessage,
       );
 
     try {

@@ -1,0 +1,200 @@
+/**
+ * What every adapter shares (docs/adapters.md), so that an adapter file holds only the mapping to its
+ * host's extension points: the enforcement layer of the client it is given, strict options, the session
+ * from the host's thread id, a bounded memory of checked texts, and a tool result as the text a model reads.
+ * @internal
+ */
+import { randomUUID } from 'node:crypto';
+import type { Pep } from '../client.js';
+import { type FailClosedCode, isTextStage, synthesizeBlock, type TextStage } from '../decision.js';
+import type { Kernel, Ran, ResultCheck } from '../enforce/kernel.js';
+import { refusedBy } from '../enforce/kernel.js';
+import { kernelOf } from '../enforce/registry.js';
+import type { ActionResult, FinishResult, RefusalSite, Refused, TextResult } from '../enforce/results.js';
+import { PolicyEnforcementError } from '../errors.js';
+import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
+import { isSessionId } from '../request.js';
+
+export type { ActionResult, FinishResult, Refused, TextResult } from '../enforce/results.js';
+export { resultText } from '../enforce/text.js';
+
+/** The enforcement layer an adapter decides through: the client's own, or (a wrapper of a client) one over its public methods. */
+export type Enforcement = Omit<Kernel, 'requirePermits'>;
+
+/** Carries the verified args out of a `guardTool` body that must not run anything (a wrapper's fallback). */
+class Carried {
+  constructor(
+    readonly args: Record<string, unknown>,
+    readonly permitId: string | undefined,
+    readonly decision: import('../decision.js').PolicyDecision,
+    readonly signal: AbortSignal | undefined,
+  ) {}
+}
+
+/** A refusal that nobody observes: only for an object that is not a client from `createPep`. */
+function unobserved(site: RefusalSite, code: FailClosedCode, message: string, cause?: unknown): Refused {
+  const decision = synthesizeBlock(site.stage, randomUUID(), code, message, 0);
+  return refusedBy(decision, site.stage === 'action' ? site.tool : undefined, cause);
+}
+
+/**
+ * The enforcement layer over a client's public `guardTool` and `guardText` (which are the layer's own):
+ * for an object that wraps a client (`{ ...pep }`) and so is not registered. Its own refusals are not
+ * observed; `finishAction` is refused (a wrapper's interceptors cannot be reached).
+ */
+function publicEnforcement(pep: Pep): Enforcement {
+  return {
+    async decideAction(name, args, opts) {
+      try {
+        const guarded = pep.guardTool(name, (a, ctx) => {
+          throw new Carried(a, ctx.permitId, ctx.decision, ctx.signal);
+        });
+        const result = await guarded(args as Record<string, unknown>, opts as never);
+        return { kind: 'substituted', result, decision: { verdict: 'BLOCK', stage: 'action', requestId: '' } };
+      } catch (e) {
+        if (e instanceof Carried) {
+          const session = (opts as { session?: unknown } | undefined)?.session;
+          return {
+            kind: 'verified',
+            args: e.args,
+            permitId: e.permitId,
+            decision: e.decision,
+            signal: e.signal,
+            session: isSessionId(session) ? session : '',
+          };
+        }
+        if (e instanceof PolicyEnforcementError) return refusedBy(e.decision, name);
+        return unobserved({ stage: 'action', tool: name }, 'invalid_request', 'adapter error', e);
+      }
+    },
+    async decideText(stage, text, opts) {
+      try {
+        const use = await pep.guardText(stage, text, opts as never);
+        return { kind: 'passed', text: use, decision: { verdict: 'ALLOW', stage, requestId: '' } };
+      } catch (e) {
+        if (e instanceof PolicyEnforcementError) return refusedBy(e.decision, undefined);
+        return unobserved({ stage }, 'invalid_request', 'adapter error', e);
+      }
+    },
+    async finishAction(name) {
+      return unobserved({ stage: 'action', tool: name }, 'invalid_request', 'not a client from createPep');
+    },
+    refuse: unobserved,
+  };
+}
+
+/**
+ * The enforcement layer of `pep`.
+ * @throws TypeError when `pep` is not a client from `createPep` (or a wrapper with its `guardTool` and `guardText`)
+ */
+export function enforcementOf(pep: unknown, scope: string): Enforcement {
+  const kernel = kernelOf(pep);
+  if (kernel) return kernel;
+  const p = pep as Partial<Pep> | null;
+  if (typeof p !== 'object' || p === null || typeof p.guardTool !== 'function' || typeof p.guardText !== 'function') {
+    throw new TypeError(`${scope}: pep must be a client from createPep`);
+  }
+  return publicEnforcement(p as Pep);
+}
+
+/**
+ * Throws now, not at the first call, when the client cannot run tools (no `permits` option, or a
+ * wrapper whose `guardTool` refuses).
+ */
+export function requirePermits(pep: Pep, scope: string): void {
+  const kernel = kernelOf(pep);
+  if (kernel) kernel.requirePermits(scope);
+  else pep.guardTool('agent_pep_probe', () => undefined);
+}
+
+/** One option's check: a problem text, or undefined when the value is fine. */
+export type OptionRule = (value: unknown) => string | undefined;
+
+/** Common option rules. */
+export const RULES = {
+  boolean: (v: unknown) => (typeof v === 'boolean' ? undefined : 'expected a boolean'),
+  session: (v: unknown) => (isSessionId(v) ? undefined : 'expected a non-empty string'),
+  nonEmptyString: (v: unknown) =>
+    typeof v === 'string' && v.trim() !== '' ? undefined : 'expected a non-empty string',
+  count: (v: unknown) =>
+    Number.isSafeInteger(v) && (v as number) >= 0 ? undefined : 'expected a non-negative integer',
+  oneOf:
+    (...values: string[]) =>
+    (v: unknown) =>
+      typeof v === 'string' && values.includes(v)
+        ? undefined
+        : `expected one of ${values.map((x) => `'${x}'`).join(', ')}`,
+} as const;
+
+/**
+ * Reads an adapter's options strictly: `undefined` is `{}`; anything but an object, an unknown key or a
+ * value its rule refuses is a `TypeError` whose `option` names the key (docs/api.md, contract section 2).
+ */
+export function readOptions<T extends object>(scope: string, opts: unknown, rules: Record<string, OptionRule>): T {
+  if (opts === undefined) return {} as T;
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts))
+    optionError(scope, 'opts', 'expected an object');
+  refuseUnknownKeys(scope, opts, new Set(Object.keys(rules)));
+  for (const [key, rule] of Object.entries(rules)) {
+    const value = (opts as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    const problem = rule(value);
+    if (problem !== undefined) optionError(scope, key, problem);
+  }
+  return opts as T;
+}
+
+/**
+ * The session of a host's run from its thread or conversation id: a non-empty string, or a finite
+ * number as its decimal text; else undefined (the client's own session applies).
+ */
+export function threadSession(id: unknown): string | undefined {
+  if (typeof id === 'string' && id.trim() !== '') return id;
+  if (typeof id === 'number' && Number.isFinite(id)) return String(id);
+  return undefined;
+}
+
+/** Per-call options for the enforcement layer, without undefined members. */
+export function callOptions(o: {
+  session?: string | undefined;
+  signal?: unknown;
+  tool?: string | undefined;
+  simulated?: boolean;
+}) {
+  const out: { session?: string; signal?: AbortSignal; tool?: string; simulated?: true } = {};
+  if (o.session !== undefined) out.session = o.session;
+  if (o.signal instanceof AbortSignal) out.signal = o.signal;
+  if (o.tool !== undefined && o.tool !== '') out.tool = o.tool;
+  if (o.simulated === true) out.simulated = true;
+  return out;
+}
+
+/**
+ * A bounded, insertion-ordered memory of what was decided for texts an adapter already checked (a text
+ * seen again in a later prompt is not sent again). Forgetting only means checking again, never passing
+ * unchecked.
+ */
+export class TextMemory<V> {
+  readonly #entries = new Map<string, V>();
+  constructor(readonly max: number) {}
+  get(key: string | undefined): V | undefined {
+    return key === undefined ? undefined : this.#entries.get(key);
+  }
+  set(key: string | undefined, value: V): void {
+    if (key === undefined || this.max === 0) return;
+    this.#entries.delete(key);
+    this.#entries.set(key, value);
+    while (this.#entries.size > this.max) {
+      const oldest = this.#entries.keys().next();
+      if (oldest.done) break;
+      this.#entries.delete(oldest.value);
+    }
+  }
+  get size(): number {
+    return this.#entries.size;
+  }
+}
+
+export type { Ran, ResultCheck, TextStage };
+/** Whether a stage is a text stage (re-exported for the adapters). */
+export { isTextStage };
