@@ -17,9 +17,9 @@ import type {
   SyncHookJSONOutput,
 } from '@anthropic-ai/claude-agent-sdk';
 import type { Pep } from '../client.js';
-import { type PolicyDecision, synthesizeBlock } from '../decision.js';
-import { PolicyEnforcementError, PolicyEscalatedError, toolMessage } from '../errors.js';
-import { answerFor, readHookEvent, withheld } from '../hooks/wire.js';
+import type { PolicyDecision } from '../decision.js';
+import { answerPostToolUse, answerPrompt, readHookEvent, withheld } from '../hooks/wire.js';
+import { callOptions, type Enforcement, enforcementOf, RULES, readOptions, requirePermits, resultText } from './kit.js';
 
 const PACKAGE = '@anthropic-ai/claude-agent-sdk';
 try {
@@ -70,28 +70,10 @@ export interface PepHooksOptions {
   escalate?: 'deny' | 'ask';
 }
 
-/** Thrown by the tool body handed to `guardTool`: carries the verified args out without running anything. */
-class Verified {
-  constructor(readonly args: Record<string, unknown>) {}
-}
-
 type ToolOutcome =
   | { kind: 'allow'; args: Record<string, unknown> }
   | { kind: 'deny'; message: string }
   | { kind: 'held'; decision: PolicyDecision; message: string };
-
-function failedMessage(tool: string): string {
-  return toolMessage(synthesizeBlock('action', '', 'invalid_request', 'adapter error', 0), tool);
-}
-
-function substituteText(result: unknown): string {
-  if (typeof result === 'string') return result;
-  try {
-    return JSON.stringify(result) ?? '';
-  } catch {
-    return '';
-  }
-}
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
@@ -100,25 +82,28 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * One action decision through `guardTool`, so the permit is verified against the args that will run
- * (docs/api.md); the body only hands those args back. Never rejects.
+ * One action decision through the enforcement layer, so the permit is verified against the args that
+ * will run (docs/api.md). Never rejects; the adapter's own refusals are observed.
  */
-async function decideTool(pep: Pep, tool: string, input: unknown, signal?: AbortSignal): Promise<ToolOutcome> {
-  try {
-    if (!isPlainObject(input)) return { kind: 'deny', message: failedMessage(tool) };
-    const guarded = pep.guardTool(tool, (args) => {
-      throw new Verified(args);
-    });
-    const result = await guarded(input, signal ? { signal } : undefined);
-    // Only an interceptor's substitute resolves: its result is what the model sees; the tool never runs.
-    return { kind: 'deny', message: substituteText(result) };
-  } catch (error) {
-    if (error instanceof Verified) return { kind: 'allow', args: error.args };
-    if (error instanceof PolicyEscalatedError)
-      return { kind: 'held', decision: error.decision, message: error.toolMessage };
-    if (error instanceof PolicyEnforcementError) return { kind: 'deny', message: error.toolMessage };
-    return { kind: 'deny', message: failedMessage(tool) };
+async function decideTool(
+  enforcement: Enforcement,
+  tool: string,
+  input: unknown,
+  signal?: AbortSignal,
+  session?: string,
+): Promise<ToolOutcome> {
+  if (!isPlainObject(input)) {
+    return {
+      kind: 'deny',
+      message: enforcement.refuse({ stage: 'action', tool }, 'invalid_request', 'adapter error').toolMessage,
+    };
   }
+  const r = await enforcement.decideAction(tool, input, callOptions({ signal, session }));
+  if (r.kind === 'verified') return { kind: 'allow', args: r.args };
+  // An interceptor's substitute: its result is what the model sees; the tool never runs.
+  if (r.kind === 'substituted') return { kind: 'deny', message: resultText(r.result) };
+  if (r.decision.verdict === 'ESCALATE') return { kind: 'held', decision: r.decision, message: r.toolMessage };
+  return { kind: 'deny', message: r.toolMessage };
 }
 
 /**
@@ -142,39 +127,44 @@ async function decideTool(pep: Pep, tool: string, input: unknown, signal?: Abort
  * ```
  */
 export function pepCanUseTool(pep: Pep, opts?: PepCanUseToolOptions): CanUseTool {
-  const approver = opts?.approver;
-  if (approver !== undefined && typeof approver?.approve !== 'function') {
-    throw new TypeError('pepCanUseTool: approver must be { approve(call) }');
-  }
+  const enforcement = enforcementOf(pep, 'pepCanUseTool');
+  const { approver } = readOptions<PepCanUseToolOptions>('pepCanUseTool', opts, {
+    approver: (v) => (typeof (v as Approver | null)?.approve === 'function' ? undefined : 'expected { approve(call) }'),
+  });
   // The same rule as guardTool: without `permits` (or `permits: false`) this throws now, not at first use.
-  pep.guardTool('agent_pep_probe', () => undefined);
+  requirePermits(pep, 'pepCanUseTool');
 
   return async (toolName, input, options): Promise<PermissionResult> => {
     const signal = options?.signal;
-    const first = await decideTool(pep, toolName, input, signal);
+    const first = await decideTool(enforcement, toolName, input, signal);
     if (first.kind === 'allow') return { behavior: 'allow', updatedInput: first.args };
     if (first.kind === 'deny' || approver === undefined) return { behavior: 'deny', message: first.message };
-    let approved = false;
-    try {
-      approved =
-        (await approver.approve({
-          tool: toolName,
-          input,
-          escalationId: first.decision.escalationId,
-          reason: first.decision.reason,
-          toolUseID: options.toolUseID,
-          signal,
-        })) === true;
-    } catch {
-      approved = false;
+    if (!(await approves(approver, toolName, input, first.decision, options.toolUseID, signal))) {
+      return { behavior: 'deny', message: first.message };
     }
-    if (!approved) return { behavior: 'deny', message: first.message };
     // A host approval never bypasses the PDP: ask again for the identical call.
-    const again = await decideTool(pep, toolName, input, signal);
+    const again = await decideTool(enforcement, toolName, input, signal);
     return again.kind === 'allow'
       ? { behavior: 'allow', updatedInput: again.args }
       : { behavior: 'deny', message: again.message };
   };
+}
+
+/** The approver's answer: only a `true` approves; a throw or a rejection is a refusal. */
+async function approves(
+  approver: Approver,
+  tool: string,
+  input: Record<string, unknown>,
+  decision: PolicyDecision,
+  toolUseID: string,
+  signal: AbortSignal,
+): Promise<boolean> {
+  try {
+    const call = { tool, input, escalationId: decision.escalationId, reason: decision.reason, toolUseID, signal };
+    return (await approver.approve(call)) === true;
+  } catch {
+    return false;
+  }
 }
 
 function preToolUse(decision: 'allow' | 'deny' | 'ask', reason?: string, updatedInput?: Record<string, unknown>) {
@@ -210,20 +200,22 @@ function preToolUse(decision: 'allow' | 'deny' | 'ask', reason?: string, updated
  * ```
  */
 export function pepHooks(pep: Pep, opts?: PepHooksOptions): Partial<Record<HookEvent, HookCallbackMatcher[]>> {
-  const escalate = opts?.escalate ?? 'deny';
-  if (escalate !== 'deny' && escalate !== 'ask') throw new TypeError("pepHooks: escalate must be 'deny' or 'ask'");
-  pep.guardTool('agent_pep_probe', () => undefined);
+  const enforcement = enforcementOf(pep, 'pepHooks');
+  const escalate =
+    readOptions<PepHooksOptions>('pepHooks', opts, { escalate: RULES.oneOf('deny', 'ask') }).escalate ?? 'deny';
+  requirePermits(pep, 'pepHooks');
 
   const preToolUseHook: HookCallback = async (input, _toolUseID, { signal }) => {
     const tool = input.hook_event_name === 'PreToolUse' ? input.tool_name : 'unknown';
+    const failed = () => enforcement.refuse({ stage: 'action', tool }, 'invalid_request', 'adapter error').toolMessage;
     try {
-      if (input.hook_event_name !== 'PreToolUse') return preToolUse('deny', failedMessage(tool));
-      const outcome = await decideTool(pep.withSession(input.session_id), tool, input.tool_input, signal);
+      if (input.hook_event_name !== 'PreToolUse') return preToolUse('deny', failed());
+      const outcome = await decideTool(enforcement, tool, input.tool_input, signal, input.session_id);
       if (outcome.kind === 'allow') return preToolUse('allow', undefined, outcome.args);
       if (outcome.kind === 'held' && escalate === 'ask') return preToolUse('ask', outcome.message);
       return preToolUse('deny', outcome.message);
     } catch {
-      return preToolUse('deny', failedMessage(tool));
+      return preToolUse('deny', failed());
     }
   };
 
@@ -232,27 +224,18 @@ export function pepHooks(pep: Pep, opts?: PepHooksOptions): Partial<Record<HookE
     try {
       const step = readHookEvent(input);
       if (step.event === 'PreToolUse') throw new TypeError('not a text event');
-      const bound = pep.withSession(step.session);
-      const decision =
-        step.event === 'PostToolUse'
-          ? await bound.checkContextEgress(step.content, { tool: step.tool, signal })
-          : await bound.checkInput(step.content, { signal });
-      return answerFor('claude-code', step, decision, { escalate: 'deny' }).stdout as SyncHookJSONOutput;
-    } catch {
-      const stage = event === 'PostToolUse' ? 'context_egress' : 'input';
-      const reason = toolMessage(synthesizeBlock(stage, '', 'invalid_request', 'adapter error', 0));
-      const out: SyncHookJSONOutput = { decision: 'block', reason };
-      if (event === 'PostToolUse') {
-        // The output stays in the model's context unless it is replaced: withheld, as on a PDP BLOCK.
-        let updatedToolOutput: unknown = '[withheld by policy]';
-        try {
-          updatedToolOutput = withheld((input as { tool_response?: unknown }).tool_response);
-        } catch {
-          // keep the whole-output replacement
-        }
-        out.hookSpecificOutput = { hookEventName: 'PostToolUse', updatedToolOutput };
+      const opts = callOptions({ session: step.session, signal });
+      if (step.event === 'UserPromptSubmit') {
+        const r = await enforcement.decideText('input', step.content, opts);
+        return answerPrompt('claude-code', step, r).stdout as SyncHookJSONOutput;
       }
-      return out;
+      // The output as the model would see it: `after` interceptors, then the context_egress check.
+      const ranWith = (input as { tool_input?: unknown }).tool_input;
+      const ran = { args: isPlainObject(ranWith) ? ranWith : {}, session: step.session, signal };
+      const r = await enforcement.finishAction(step.tool, ran, step.response, true);
+      return answerPostToolUse('claude-code', step, r).stdout as SyncHookJSONOutput;
+    } catch {
+      return textFailure(enforcement, event, input);
     }
   };
 
@@ -261,4 +244,22 @@ export function pepHooks(pep: Pep, opts?: PepHooksOptions): Partial<Record<HookE
     UserPromptSubmit: [{ hooks: [textHook], onFailure: 'block' }],
     PostToolUse: [{ hooks: [textHook], onFailure: 'block' }],
   };
+}
+
+/** The block a text hook answers on an error of its own (observed); a PostToolUse output is withheld. */
+function textFailure(enforcement: Enforcement, event: 'PostToolUse' | 'UserPromptSubmit', input: HookInput) {
+  const stage = event === 'PostToolUse' ? 'context_egress' : 'input';
+  const reason = enforcement.refuse({ stage }, 'invalid_request', 'adapter error').toolMessage;
+  const out: SyncHookJSONOutput = { decision: 'block', reason };
+  if (event === 'PostToolUse') {
+    // The output stays in the model's context unless it is replaced: withheld, as on a PDP BLOCK.
+    let updatedToolOutput: unknown = '[withheld by policy]';
+    try {
+      updatedToolOutput = withheld((input as { tool_response?: unknown }).tool_response);
+    } catch {
+      // keep the whole-output replacement
+    }
+    out.hookSpecificOutput = { hookEventName: 'PostToolUse', updatedToolOutput };
+  }
+  return out;
 }

@@ -5,10 +5,14 @@
  * exit code 2 (both hosts block a call on exit 2 with a reason on stderr).
  * @internal
  */
+
 import { createPep, type Pep } from '../client.js';
+import { kernelOf } from '../enforce/registry.js';
 import {
   type AnswerOptions,
-  answerFor,
+  answerAction,
+  answerPostToolUse,
+  answerPrompt,
   failureAnswer,
   type HookAnswer,
   HookEventError,
@@ -159,15 +163,24 @@ function parseEvent(bytes: Buffer): unknown {
   return value;
 }
 
-async function decide(pep: Pep, step: HookStep) {
-  const bound = pep.withSession(step.session);
+/**
+ * The step through the enforcement layer every adapter uses (docs/adapters.md), and the host's answer:
+ * PreToolUse decided as an action, UserPromptSubmit as input, PostToolUse through the `after` chain and
+ * the context_egress check of the output as the model reads it.
+ */
+async function decideAndAnswer(config: HookConfig, step: HookStep): Promise<HookAnswer> {
+  const enforcement = kernelOf(config.pep);
+  if (enforcement === undefined) throw new Error('the client has no enforcement layer');
+  const opts = { session: step.session };
   switch (step.event) {
     case 'PreToolUse':
-      return bound.authorizeAction(step.tool, step.args);
-    case 'PostToolUse':
-      return bound.checkContextEgress(step.content, { tool: step.tool });
+      return answerAction(config.host, step, await enforcement.decideAction(step.tool, step.args, opts), config.answer);
+    case 'PostToolUse': {
+      const ran = { args: step.args ?? {}, session: step.session, signal: undefined };
+      return answerPostToolUse(config.host, step, await enforcement.finishAction(step.tool, ran, step.response, true));
+    }
     default:
-      return bound.checkInput(step.content);
+      return answerPrompt(config.host, step, await enforcement.decideText('input', step.content, opts));
   }
 }
 
@@ -212,8 +225,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       event = step.event;
       // Answered already (the deadline passed): the PDP is not asked.
       if (done) return;
-      const decision = await decide(config.pep, step);
-      finish(answerFor(host, step, decision, config.answer));
+      finish(await decideAndAnswer(config, step));
     } catch (error) {
       fail(error);
     } finally {

@@ -23,6 +23,7 @@ import {
   type TextResult,
   type Verified,
 } from './results.js';
+import { actionRule, type Rule, SIMULATED_MESSAGE, textRule } from './rules.js';
 import { resultText } from './text.js';
 
 /** What the kernel needs from the client that made it. */
@@ -62,8 +63,6 @@ export interface Kernel {
 
 /** What ran: a verified action, or the session and args a host ran a tool with. */
 export type Ran = Pick<Verified, 'args' | 'session' | 'signal'> & { decision?: PolicyDecision | undefined };
-
-const SIMULATED = 'a simulated decision can never be enforced';
 
 /** A refusal of `decision` as it is (a PDP or interceptor BLOCK, an ESCALATE, or a synthesized BLOCK already observed). */
 export function refusedBy(decision: PolicyDecision, tool: string | undefined, cause?: unknown): Refused {
@@ -146,12 +145,19 @@ export function makeKernel(deps: KernelDeps): Kernel {
     return refusedBy(deps.observe({ decision: blocked, attempts: 0 }, started, tool), tool, extra.cause);
   }
 
-  /** A refusal for anything but an enforceable ALLOW or WARN, else undefined. */
-  function unenforceable(decision: PolicyDecision, started: number, tool: string | undefined): Refused | undefined {
-    if (decision.verdict === 'ESCALATE' || decision.verdict === 'BLOCK') return refusedBy(decision, tool);
-    if (decision.simulated) return refuseFrom(decision, 'simulated', SIMULATED, started, tool);
-    return undefined;
+  /** The value a decision lets go on, or the refusal (observed when the kernel makes it). */
+  function enforced<T>(
+    rule: Rule<T>,
+    decision: PolicyDecision,
+    started: number,
+    tool: string | undefined,
+  ): T | Refused {
+    if (rule.kind === 'refuse') return refusedBy(decision, tool);
+    if (rule.kind === 'simulated') return refuseFrom(decision, 'simulated', SIMULATED_MESSAGE, started, tool);
+    return rule.value;
   }
+  const isRefused = (v: unknown): v is Refused =>
+    (v as Refused | undefined)?.kind === 'refused' && typeof v === 'object';
 
   async function verifyPermit(
     name: string,
@@ -189,11 +195,12 @@ export function makeKernel(deps: KernelDeps): Kernel {
       if (decision.substitute !== undefined && decision.interceptor !== undefined) {
         return { kind: 'substituted', result: decision.substitute.result, decision };
       }
-      const refused = unenforceable(decision, started, name);
-      if (refused) return refused;
+      if (sentArgs === undefined && decision.verdict !== 'BLOCK' && decision.verdict !== 'ESCALATE') {
+        return refusedBy(decision, name);
+      }
       // The args that run, and that the permit binds: transformedArgs, else what was sent.
-      const effective = decision.transformedArgs ?? sentArgs;
-      if (effective === undefined) return refusedBy(decision, name);
+      const effective = enforced(actionRule(decision, sentArgs ?? {}), decision, started, name);
+      if (isRefused(effective)) return effective;
       const { signal, session } = readCall(callOpts, deps.session);
       const verified: Verified = {
         kind: 'verified',
@@ -276,10 +283,9 @@ export function makeKernel(deps: KernelDeps): Kernel {
     const started = performance.now();
     try {
       const { decision } = await deps.run(stage, { content: text }, opts);
-      const refused = unenforceable(decision, started, tool);
-      if (refused) return refused;
       // What continues is exactly what was decided: an interceptor's replacement, or the PDP's WARN text.
-      return { kind: 'passed', text: decision.transformedContent ?? text, decision };
+      const use = enforced(textRule(decision, text), decision, started, tool);
+      return isRefused(use) ? use : { kind: 'passed', text: use, decision };
     } catch (cause) {
       return refuse({ stage, tool }, 'invalid_request', 'internal error', cause);
     }

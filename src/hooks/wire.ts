@@ -13,7 +13,12 @@
  * - exit 2 blocks only when stderr carries a reason, so every exit-2 answer writes one.
  * @internal
  */
-import type { PolicyDecision } from '../decision.js';
+import { isDeepStrictEqual } from 'node:util';
+import { type PolicyDecision, synthesizeBlock } from '../decision.js';
+import { refusedBy } from '../enforce/kernel.js';
+import type { ActionResult, FinishResult, Refused, TextResult } from '../enforce/results.js';
+import { actionRule, SIMULATED_MESSAGE, textRule } from '../enforce/rules.js';
+import { resultText } from '../enforce/text.js';
 import { toolMessage } from '../errors.js';
 
 /** The two hosts whose command hooks this answers. */
@@ -28,7 +33,15 @@ export type HookEventName = (typeof HOOK_EVENTS)[number];
 /** A hook event read from stdin, reduced to what the PEP sends. */
 export type HookStep =
   | { event: 'PreToolUse'; session: string; tool: string; args: Record<string, unknown> }
-  | { event: 'PostToolUse'; session: string; tool: string; response: unknown; content: string }
+  | {
+      event: 'PostToolUse';
+      session: string;
+      tool: string;
+      response: unknown;
+      content: string;
+      /** The tool input the host ran, when the event carries it as an object. */
+      args?: Record<string, unknown>;
+    }
   | { event: 'UserPromptSubmit'; session: string; content: string };
 
 /** What the command prints and how it exits. */
@@ -62,11 +75,12 @@ function nonEmptyString(v: unknown): v is string {
   return typeof v === 'string' && v.length > 0;
 }
 
-/** A tool result as the text checked at `context_egress`: a string as is, anything else as JSON. */
+/**
+ * A tool result as the text checked at `context_egress`: the text a model reads (a string as is,
+ * anything else its JSON followed by every string in it that holds a line break; docs/adapters.md).
+ */
 export function responseText(response: unknown): string {
-  if (typeof response === 'string') return response;
-  const json = JSON.stringify(response);
-  return json === undefined ? '' : json;
+  return resultText(response);
 }
 
 /**
@@ -99,7 +113,9 @@ export function readHookEvent(value: unknown): HookStep {
         // JSON.stringify of an output nested too deep for the stack: refused in this event's form
         throw new HookEventError('PostToolUse tool_response cannot be read as text', event);
       }
-      return { event, session, tool: value.tool_name, response, content };
+      const step: HookStep = { event, session, tool: value.tool_name, response, content };
+      if (isPlainObject(value.tool_input)) step.args = value.tool_input;
+      return step;
     }
     default: {
       if (typeof value.prompt !== 'string') throw new HookEventError('UserPromptSubmit prompt is not a string', event);
@@ -110,15 +126,27 @@ export function readHookEvent(value: unknown): HookStep {
 
 const WITHHELD = '[withheld by policy]';
 
-/** A key a tool's output shape uses (`stdout`, `filePath`, `is_error`), not data. */
-const SHAPE_KEY = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
+/**
+ * A key a tool's output shape uses (`stdout`, `filePath`, `is_error`, `structuredPatch`), not data: at
+ * most 40 characters of words, each a lowercase word (or one capitalised), at most 16 letters and
+ * two digits, or an acronym of at most 4 capitals, joined by `_`, `-` or a change of case. A key
+ * shaped like a credential (`AKIAIOSFODNN7EXAMPLE`, `ghp_16C7e42F...`, `sk_live_4eC39H...`) is none of these.
+ */
+const SHAPE_KEY =
+  /^(?=.{1,40}$)_?(?:[a-z]{1,16}|[A-Z][a-z]{1,15}|[A-Z]{1,4}(?![A-Za-z]))[0-9]{0,2}(?:(?:[_-](?:[a-z]{1,16}|[A-Z][a-z]{1,15}|[A-Z]{1,4}(?![A-Za-z]))|(?:[A-Z][a-z]{1,15}|[A-Z]{1,4}(?![A-Za-z])))[0-9]{0,2})*$/;
+
+/** Whether an output key is kept as it is in a withheld output (the shape), or withheld too. */
+export function isShapeKey(key: string): boolean {
+  return SHAPE_KEY.test(key);
+}
 
 /**
  * The output a model sees in place of a withheld tool result: every string replaced by the withheld
  * text and every number by 0, the shape kept, since Claude Code ignores an `updatedToolOutput` that is
  * not of the tool's output shape (to 64 levels; anything nested deeper is replaced whole, never passed
- * on as it is). Booleans and null are kept; so are keys that are identifiers (the shape); any other key
- * (a card number, an e-mail, a path) is withheld too, numbered to stay distinct.
+ * on as it is). Booleans and null are kept; so are keys shaped like a tool's output fields
+ * ({@link isShapeKey}); any other key (a credential, a card number, an e-mail, a path) is withheld
+ * too, numbered to stay distinct.
  */
 export function withheld(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return WITHHELD;
@@ -129,7 +157,7 @@ export function withheld(value: unknown, depth = 0): unknown {
   let n = 0;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    const key = SHAPE_KEY.test(k) ? k : `${WITHHELD} ${++n}`;
+    const key = isShapeKey(k) ? k : `${WITHHELD} ${++n}`;
     Object.defineProperty(out, key, {
       value: withheld(v, depth + 1),
       enumerable: true,
@@ -175,41 +203,122 @@ export interface AnswerOptions {
   escalate: 'ask' | 'deny';
 }
 
+/** A refusal of a simulated decision, made by the pure mapping (the kernel observes its own). */
+function simulatedRefusal(decision: PolicyDecision, tool: string | undefined): Refused {
+  return refusedBy(synthesizeBlock(decision.stage, decision.requestId, 'simulated', SIMULATED_MESSAGE, 0), tool);
+}
+
 /**
- * The host's answer to a decision on a step. A synthesized BLOCK (the PEP failed closed) exits 2.
- * WARN on PreToolUse allows with `updatedInput` = `transformedArgs`; WARN on PostToolUse replaces the
- * output on Claude Code (a string as is; an object only when the transformed text is JSON of one, else
- * a block) and blocks on Codex; WARN on UserPromptSubmit blocks (neither host can rewrite a prompt).
+ * The host's answer to a decision on a step (the decision mapped by the enforcement rules: what a
+ * BLOCK, ESCALATE or simulated decision stops, and the args or text that continue).
  */
 export function answerFor(host: HookHost, step: HookStep, decision: PolicyDecision, opts: AnswerOptions): HookAnswer {
-  const failed = decision.synthesized !== undefined;
-  const ok = (stdout: Record<string, unknown>): HookAnswer => ({ stdout, stderr: undefined, exitCode: 0 });
-  const stop = (stdout: Record<string, unknown>, message: string): HookAnswer =>
-    failed ? { stdout, stderr: message, exitCode: 2 } : ok(stdout);
-
   if (step.event === 'PreToolUse') {
-    const message = toolMessage(decision, step.tool);
-    switch (decision.verdict) {
-      case 'ALLOW':
-        return ok(preToolUse(host, 'allow'));
-      case 'WARN':
-        return ok(preToolUse(host, 'allow', undefined, decision.transformedArgs ?? step.args));
-      case 'ESCALATE':
-        return ok(preToolUse(host, host === 'codex' || opts.escalate === 'deny' ? 'deny' : 'ask', message));
-      default:
-        return stop(preToolUse(host, 'deny', message), message);
+    const rule = actionRule(decision, step.args);
+    const r: ActionResult =
+      rule.kind === 'go'
+        ? {
+            kind: 'verified',
+            args: rule.value,
+            permitId: decision.permitId,
+            decision,
+            session: step.session,
+            signal: undefined,
+          }
+        : rule.kind === 'refuse'
+          ? refusedBy(decision, step.tool)
+          : simulatedRefusal(decision, step.tool);
+    return answerAction(host, step, r, opts);
+  }
+  const rule = textRule(decision, step.content);
+  const r: TextResult =
+    rule.kind === 'go'
+      ? { kind: 'passed', text: rule.value, decision }
+      : rule.kind === 'refuse'
+        ? refusedBy(decision, undefined)
+        : simulatedRefusal(decision, undefined);
+  if (step.event === 'UserPromptSubmit') return answerPrompt(host, step, r);
+  const changed = r.kind === 'passed' && r.text !== step.content;
+  const fin: FinishResult = r.kind === 'refused' ? r : { kind: 'released', result: changed ? r.text : step.response };
+  return answerPostToolUse(host, step, fin, r.decision);
+}
+
+const ok = (stdout: Record<string, unknown>): HookAnswer => ({ stdout, stderr: undefined, exitCode: 0 });
+/** A refusal's answer: a synthesized BLOCK (the PEP failed closed) exits 2 with the reason on stderr. */
+const stop = (r: Refused, stdout: Record<string, unknown>, message: string): HookAnswer =>
+  r.decision.synthesized !== undefined ? { stdout, stderr: message, exitCode: 2 } : ok(stdout);
+
+/**
+ * The answer to PreToolUse: allow (with `updatedInput` when the args that run differ from the host's,
+ * or on WARN), deny with the `toolMessage`, or on ESCALATE `ask` (Claude Code, unless `escalate: 'deny'`).
+ * An interceptor's substitute is a deny whose reason is its result (the tool never runs).
+ */
+export function answerAction(
+  host: HookHost,
+  step: Extract<HookStep, { event: 'PreToolUse' }>,
+  r: ActionResult,
+  opts: AnswerOptions,
+): HookAnswer {
+  if (r.kind === 'verified') {
+    const changed = r.decision.verdict === 'WARN' || !isDeepStrictEqual(r.args, step.args);
+    return ok(preToolUse(host, 'allow', undefined, changed ? r.args : undefined));
+  }
+  if (r.kind === 'substituted') return ok(preToolUse(host, 'deny', resultText(r.result)));
+  if (r.decision.verdict === 'ESCALATE') {
+    return ok(preToolUse(host, host === 'codex' || opts.escalate === 'deny' ? 'deny' : 'ask', r.toolMessage));
+  }
+  return stop(r, preToolUse(host, 'deny', r.toolMessage), r.toolMessage);
+}
+
+/** The answer to UserPromptSubmit: nothing on a pass with the same text; else a block (no host can rewrite a prompt). */
+export function answerPrompt(
+  host: HookHost,
+  step: Extract<HookStep, { event: 'UserPromptSubmit' }>,
+  r: TextResult,
+): HookAnswer {
+  if (r.kind === 'passed' && r.text === step.content) return ok({});
+  const refused = r.kind === 'refused' ? r : refusedBy(r.decision, undefined);
+  return stop(refused, textBlock(host, step.event, refused.toolMessage), refused.toolMessage);
+}
+
+/**
+ * The answer to PostToolUse after the `after` interceptors and the result check: nothing when the
+ * output goes on as it is; on Claude Code a changed output as `updatedToolOutput` (a string as is; an
+ * object only when the text is JSON of one, else a block); a refusal withholds the output (Codex: stops the turn).
+ */
+export function answerPostToolUse(
+  host: HookHost,
+  step: Extract<HookStep, { event: 'PostToolUse' }>,
+  r: FinishResult,
+  changedBy?: PolicyDecision,
+): HookAnswer {
+  if (r.kind === 'released') {
+    if (r.result === step.response) return ok({});
+    if (host === 'claude-code') {
+      const replaced =
+        typeof r.result === 'string' ? replacedOutput(step.response, r.result) : { ok: true as const, value: r.result };
+      if (replaced.ok) {
+        return ok({ hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: replaced.value } });
+      }
     }
   }
-  if (decision.verdict === 'ALLOW') return ok({});
-  if (decision.verdict === 'WARN' && step.event === 'PostToolUse' && host === 'claude-code') {
-    const replaced = replacedOutput(step.response, decision.transformedContent);
-    if (replaced.ok)
-      return ok({ hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: replaced.value } });
-  }
-  const message = toolMessage(decision);
-  const reason = step.event === 'PostToolUse' ? `${message} (tool '${step.tool}')` : message;
-  return stop(textBlock(host, step.event, reason, step.event === 'PostToolUse' ? step.response : undefined), reason);
+  // Refused, or changed where the host cannot take the change: withheld.
+  const refused = r.kind === 'refused' ? r : refusedBy(changedBy ?? CHANGED, undefined);
+  // The output check's refusal reads in its stage's form, naming the tool; an `after` interceptor's as the tool's.
+  const reason =
+    refused.decision.stage === 'action'
+      ? refused.toolMessage
+      : `${toolMessage(refused.decision)} (tool '${step.tool}')`;
+  return stop(refused, textBlock(host, step.event, reason, step.response), reason);
 }
+
+/** What stands for a change the host cannot take, when no decision made it (an `after` interceptor's). */
+const CHANGED: PolicyDecision = {
+  verdict: 'BLOCK',
+  stage: 'context_egress',
+  requestId: '',
+  reason: 'the output was changed and cannot be replaced here',
+};
 
 /** The transformed text as a tool output of the original's shape, or not ok. */
 function replacedOutput(

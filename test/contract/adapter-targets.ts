@@ -10,7 +10,7 @@ import { Command, MemorySaver } from '@langchain/langgraph';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { Agent, RunState, run, tool as oaTool } from '@openai/agents';
+import { Agent, tool as oaTool, RunState, run } from '@openai/agents';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents/testing';
 import * as ai6 from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
@@ -199,7 +199,10 @@ const langchain: Target = {
   async text(pep, text) {
     const model = fakeModel().respond(new AIMessage('ok'));
     const agent = createAgent({ model, tools: [], middleware: [lcMiddleware(pep)] });
-    await agent.invoke({ messages: [new HumanMessage(text)] }, { configurable: { thread_id: `contract-${++threads}` } });
+    await agent.invoke(
+      { messages: [new HumanMessage(text)] },
+      { configurable: { thread_id: `contract-${++threads}` } },
+    );
     const sent = model.calls?.[0]?.messages as { content: unknown }[] | undefined;
     const got = sent?.find((m) => HumanMessage.isInstance(m));
     return { modelGot: got === undefined ? undefined : asText(got.content) };
@@ -215,7 +218,10 @@ const langchain: Target = {
       .respondWithTools([{ name: TOOL, args: { orderId: 'o1' }, id: 'c1' }])
       .respond(new AIMessage('done'));
     const agent = createAgent({ model, tools: [t], middleware: [lcMiddleware(pep)] });
-    await agent.invoke({ messages: [new HumanMessage('refund')] }, { configurable: { thread_id: `contract-${++threads}` } });
+    await agent.invoke(
+      { messages: [new HumanMessage('refund')] },
+      { configurable: { thread_id: `contract-${++threads}` } },
+    );
   },
 };
 
@@ -276,7 +282,12 @@ const openai: Target = {
     return { modelGot: typeof user?.content === 'string' ? user.content : JSON.stringify(user?.content) };
   },
   async ownRefusal(pep) {
-    const t = oaTool({ name: TOOL, description: 'Refund', parameters: z.object(zodShape()), execute: async () => 'never' });
+    const t = oaTool({
+      name: TOOL,
+      description: 'Refund',
+      parameters: z.object(zodShape()),
+      execute: async () => 'never',
+    });
     const [guarded] = oaGuardTools(pep, [t]);
     // Arguments that are not JSON: the adapter refuses them before any decision.
     await (guarded as { invoke: (c: unknown, i: string) => Promise<unknown> }).invoke({}, '{not json');
@@ -348,11 +359,11 @@ async function claudeRun(pep: Pep, args: Record<string, unknown>, setup: CallSet
     const approver = setup.review
       ? { approve: (c: { escalationId: string | undefined }) => setup.review?.(c.escalationId) === true }
       : undefined;
-    const r = await pepCanUseTool(pep, approver ? { approver } : undefined)(TOOL, args, {
+    const r = (await pepCanUseTool(pep, approver ? { approver } : undefined)(TOOL, args, {
       signal: signal(),
       toolUseID: 'toolu_1',
-    } as never);
-    if (r.behavior === 'deny') return { ran, seen: r.message };
+    } as never)) as { behavior: string; message?: string; updatedInput?: Record<string, unknown> };
+    if (r.behavior === 'deny') return { ran, seen: r.message ?? '' };
     input = r.updatedInput ?? args;
   } else {
     const pre: PreToolUseHookInput = {
@@ -363,7 +374,11 @@ async function claudeRun(pep: Pep, args: Record<string, unknown>, setup: CallSet
       tool_use_id: 'toolu_1',
     };
     const out = (await hooks.PreToolUse?.[0]?.hooks[0]?.(pre, 'toolu_1', { signal: signal() })) as SyncHookJSONOutput;
-    const o = out.hookSpecificOutput as { permissionDecision?: string; permissionDecisionReason?: string; updatedInput?: Record<string, unknown> };
+    const o = out.hookSpecificOutput as {
+      permissionDecision?: string;
+      permissionDecisionReason?: string;
+      updatedInput?: Record<string, unknown>;
+    };
     if (o.permissionDecision !== 'allow') return { ran, seen: o.permissionDecisionReason ?? '' };
     input = o.updatedInput ?? args;
   }
@@ -416,12 +431,22 @@ export function hookTarget(pdpUrl: () => string, agent: string): Target {
     async action(_pep, args, setup = {}) {
       const ran: Record<string, unknown>[] = [];
       const pre = await hook({ hook_event_name: 'PreToolUse', tool_name: TOOL, tool_input: args, tool_use_id: 't1' });
-      const o = pre.hookSpecificOutput as { permissionDecision?: string; permissionDecisionReason?: string; updatedInput?: Record<string, unknown> };
+      const o = pre.hookSpecificOutput as {
+        permissionDecision?: string;
+        permissionDecisionReason?: string;
+        updatedInput?: Record<string, unknown>;
+      };
       if (o.permissionDecision !== 'allow') return { ran, seen: o.permissionDecisionReason ?? '' };
       const input = o.updatedInput ?? args;
       ran.push(input);
       const response = (setup.result ?? defaultResult)(input);
-      const post = await hook({ hook_event_name: 'PostToolUse', tool_name: TOOL, tool_input: input, tool_response: response, tool_use_id: 't1' });
+      const post = await hook({
+        hook_event_name: 'PostToolUse',
+        tool_name: TOOL,
+        tool_input: input,
+        tool_response: response,
+        tool_use_id: 't1',
+      });
       const replaced = (post.hookSpecificOutput as { updatedToolOutput?: unknown } | undefined)?.updatedToolOutput;
       if (post.decision === 'block') return { ran, seen: `${post.reason ?? ''} | ${asText(replaced)}` };
       return { ran, seen: asText(replaced ?? response) };

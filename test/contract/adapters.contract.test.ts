@@ -7,7 +7,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DevPdp, startDevPdp } from '../../src/dev-pdp/index.js';
 import { createPep, type DecisionEvent, type Interceptor, type Pep } from '../../src/index.js';
 import { closedPort } from '../support/fake-pdp.js';
-import { ADAPTER_TARGETS, type ActionRun, type CallSetup, hookTarget, type Target, type TextRun } from './adapter-targets.js';
+import {
+  type ActionRun,
+  ADAPTER_TARGETS,
+  type CallSetup,
+  hookTarget,
+  type Target,
+  type TextRun,
+} from './adapter-targets.js';
 
 const AGENT = 'support-ai';
 const POLICY = {
@@ -70,7 +77,11 @@ const HELD_TEXT = "ERROR: Tool 'refund_payment' is held for human review: refund
 /** A call that failed closed: nothing ran, and the model reads the code (LangChain stops the run at its input check first). */
 const failedClosed = (code: string) => (o: ActionRun) => {
   expect(o.ran).toEqual([]);
-  expect(o.seen).toMatch(new RegExp(`^ERROR: (Tool 'refund_payment' was not run|input was not checked): the policy check failed \\(${code}\\)$`));
+  expect(o.seen).toMatch(
+    new RegExp(
+      `^ERROR: (Tool 'refund_payment' was not run|input was not checked): the policy check failed \\(${code}\\)$`,
+    ),
+  );
 };
 const AFTER: Interceptor = {
   name: 'secrets-in-output',
@@ -131,8 +142,10 @@ interface Scenario {
   expect(outcome: ActionRun & TextRun): void;
 }
 
-const action = (args: Record<string, unknown>, setup: CallSetup = {}, extra?: Record<string, unknown>) => (t: Target) =>
-  t.action(client(extra), args, { lastEscalation, ...setup });
+const action =
+  (args: Record<string, unknown>, setup: CallSetup = {}, extra?: Record<string, unknown>) =>
+  (t: Target) =>
+    t.action(client(extra), args, { lastEscalation, ...setup });
 const text = (value: string, extra?: Record<string, unknown>) => (t: Target) => t.text(client(extra), value);
 
 let big = 1000;

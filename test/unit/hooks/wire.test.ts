@@ -1,12 +1,14 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, it, test } from 'vitest';
 import { type PolicyDecision, synthesizeBlock } from '../../../src/decision.js';
 import {
   answerFor,
   failureAnswer,
   HookEventError,
   type HookStep,
+  isShapeKey,
   readHookEvent,
   responseText,
+  withheld,
 } from '../../../src/hooks/wire.js';
 
 const pre: HookStep = { event: 'PreToolUse', session: 's', tool: 'Bash', args: { command: 'ls' } };
@@ -221,5 +223,99 @@ describe('failureAnswer', () => {
       decision: 'block',
       reason: 'ERROR: agent-pep hook failed closed: x',
     });
+  });
+});
+
+describe('a withheld output keeps no secret-shaped keys', () => {
+  it.each([
+    'AKIAIOSFODNN7EXAMPLE',
+    'ghp_16C7e42F292c6912E7710c838347Ae178B4a',
+    'ghp_abcdefghijklmnopqrstuvwxyzabcdefghij',
+    'sk_live_4eC39HqLyjWDarjtT1zdp7dc',
+    'xoxb-123456789012-abc',
+    '4111-1111-1111-1111',
+    'ada@example.com',
+  ])('%s is withheld as a key', (key) => {
+    const out = JSON.stringify(withheld({ stdout: 'x', [key]: { nested: 1 } }));
+    expect(out).not.toContain(key);
+    expect(out).toContain('"stdout"');
+  });
+
+  it.each([
+    'stdout',
+    'stderr',
+    'filePath',
+    'is_error',
+    'structuredPatch',
+    'userID',
+    'numLines',
+    'x-request-id',
+    'line2',
+  ])('the output field %s is kept (the host needs the shape)', (key) => {
+    expect(isShapeKey(key)).toBe(true);
+  });
+});
+
+describe('the hook maps a decision by the enforcement rules', () => {
+  const pre = { event: 'PreToolUse' as const, session: 's', tool: 'Bash', args: { command: 'ls' } };
+  it('an ALLOW carrying transformedArgs (an interceptor replaced them) allows with exactly those args', () => {
+    const a = answerFor(
+      'claude-code',
+      pre,
+      { verdict: 'ALLOW', stage: 'action', requestId: 'r', transformedArgs: { command: 'ls -a' } },
+      { escalate: 'ask' },
+    );
+    expect(a.stdout).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'allow',
+        updatedInput: { command: 'ls -a' },
+      },
+    });
+  });
+  it('a simulated ALLOW is refused (code simulated), exit 2', () => {
+    const a = answerFor(
+      'claude-code',
+      pre,
+      { verdict: 'ALLOW', stage: 'action', requestId: 'r', simulated: true },
+      { escalate: 'ask' },
+    );
+    expect(a.exitCode).toBe(2);
+    expect(JSON.stringify(a.stdout)).toContain('(simulated)');
+  });
+  it('a text ALLOW carrying transformedContent (an interceptor replaced it) replaces the tool output', () => {
+    const post = {
+      event: 'PostToolUse' as const,
+      session: 's',
+      tool: 'Bash',
+      response: 'SSN 123-45-6789',
+      content: 'SSN 123-45-6789',
+    };
+    const a = answerFor(
+      'claude-code',
+      post,
+      { verdict: 'ALLOW', stage: 'context_egress', requestId: 'r', transformedContent: 'SSN [ssn]' },
+      { escalate: 'ask' },
+    );
+    expect(a.stdout).toEqual({ hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: 'SSN [ssn]' } });
+  });
+});
+
+describe('a tool result is checked as the model reads it', () => {
+  it('a string inside an object that holds line breaks is checked with real line breaks too', () => {
+    const pem = '-----BEGIN PRIVATE KEY-----\nMIIEv\n-----END PRIVATE KEY-----';
+    const text = responseText({ stdout: pem, exitCode: 0 });
+    expect(text).toMatch(/^-----BEGIN PRIVATE KEY-----$/m);
+    expect(text.startsWith(JSON.stringify({ stdout: pem, exitCode: 0 }))).toBe(true);
+  });
+  it('an MCP-shaped result is its text parts', () => {
+    expect(
+      responseText({
+        content: [
+          { type: 'text', text: 'a\nb' },
+          { type: 'text', text: 'c' },
+        ],
+      }),
+    ).toBe('a\nb\nc');
   });
 });
