@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 import { createMiddleware } from 'langchain';
-import type { Pep } from '../client.js';
+import type { Pep } from '../core/client.js';
 import { enforcementOf, RULES, readOptions, requirePermits } from './kit.js';
 import { SeenMessages, threadSession } from './langchain/seen.js';
 import { makeTextHooks } from './langchain/text.js';

@@ -6,7 +6,7 @@
  * @internal
  */
 
-import { createPep, type Pep } from '../client.js';
+import { createPep, type Pep } from '../core/client.js';
 import { kernelOf } from '../enforce/registry.js';
 import {
   type AnswerOptions,
@@ -21,8 +21,8 @@ import {
   type HookStep,
   readHookEvent,
 } from '../hooks/wire.js';
-import { hasDuplicateMemberNames } from '../internal/ijson.js';
-import type { PepOptions } from '../options.js';
+import type { PepOptions } from '../options/pep.js';
+import { hasDuplicateMemberNames } from '../wire/json.js';
 import { apiKeyFromEnv, protocolFlag } from './input.js';
 import type { CliIo } from './io.js';
 import { EXIT, integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';

@@ -4,11 +4,12 @@
  * result check; `guardText` resolves with the text to use. A refusal throws a {@link PolicyEnforcementError}.
  * @internal
  */
+
+import { checkToolName } from '../core/request.js';
 import { isTextStage, type PolicyDecision, type TextStage } from '../decision.js';
 import { PolicyBlockedError, type PolicyEnforcementError, PolicyEscalatedError } from '../errors.js';
-import { optionError } from '../internal/option-error.js';
-import type { CallOptions } from '../options.js';
-import { checkToolName } from '../request.js';
+import { optionError } from '../options/kit.js';
+import type { CallOptions } from '../options/pep.js';
 import type { Kernel } from './kernel.js';
 import type { Refused } from './results.js';
 

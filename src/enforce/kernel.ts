@@ -7,13 +7,20 @@
  * observer and telemetry call for every refusal of its own live here once.
  * @internal
  */
-import { ABORT_CAUSES, type Outcome } from '../decide.js';
+import { ABORT_CAUSES, type Outcome } from '../core/exchange.js';
+import { type CompiledInterceptor, runAfter } from '../core/interceptors.js';
+import {
+  checkToolName,
+  isAbortSignal,
+  isSessionId,
+  type Payload,
+  type Snapshot,
+  takeSnapshot,
+} from '../core/request.js';
 import { type FailClosedCode, type PolicyDecision, type Stage, synthesizeBlock, type TextStage } from '../decision.js';
 import { toolMessage } from '../errors.js';
-import { type CompiledInterceptor, runAfter } from '../interceptors.js';
-import type { CallOptions, EgressCallOptions } from '../options.js';
+import type { CallOptions, EgressCallOptions } from '../options/pep.js';
 import type { PermitChecker, PermitExpectation } from '../permit/verifier.js';
-import { checkToolName, isAbortSignal, isSessionId, type Payload, type Snapshot, takeSnapshot } from '../request.js';
 import {
   type ActionResult,
   codeOf,

@@ -18,7 +18,7 @@ import {
 } from '@langchain/core/messages';
 import type { PolicyDecision, TextStage } from '../../decision.js';
 import { toolMessage } from '../../errors.js';
-import type { CallOptions } from '../../options.js';
+import type { CallOptions } from '../../options/pep.js';
 import { type Enforcement, callOptions as kitCallOptions, type TextResult } from '../kit.js';
 import { type Seen, SeenMessages } from './seen.js';
 
