@@ -11,7 +11,7 @@ import { type FailClosedCode, isTextStage, synthesizeBlock, type TextStage } fro
 import type { Kernel, Ran, ResultCheck } from '../enforce/kernel.js';
 import { refusedBy } from '../enforce/kernel.js';
 import { kernelOf } from '../enforce/registry.js';
-import type { ActionResult, FinishResult, RefusalSite, Refused, TextResult } from '../enforce/results.js';
+import type { RefusalSite, Refused } from '../enforce/results.js';
 import { PolicyEnforcementError } from '../errors.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 
@@ -189,6 +189,9 @@ export class TextMemory<V> {
       if (oldest.done) break;
       this.#entries.delete(oldest.value);
     }
+  }
+  delete(key: string): void {
+    this.#entries.delete(key);
   }
   get size(): number {
     return this.#entries.size;

@@ -174,12 +174,12 @@ const SCENARIOS: Scenario[] = [
   {
     // A fresh amount each run: an approval one host left unused must not answer another host's call.
     id: 'ESCALATE approved',
-    run: (t) => action({ orderId: 'o1', amount: (big = big + 1) }, { review: approveAtPdp })(t),
+    run: (t) => action({ orderId: 'o1', amount: ++big }, { review: approveAtPdp })(t),
     expect: (o) => expect(o).toEqual({ ran: [{ orderId: 'o1', amount: big }], seen: `refunded ${big}` }),
   },
   {
     id: 'ESCALATE rejected',
-    run: (t) => action({ orderId: 'o1', amount: (big = big + 1) }, { review: (id) => !approveAtPdp(id) })(t),
+    run: (t) => action({ orderId: 'o1', amount: ++big }, { review: (id) => !approveAtPdp(id) })(t),
     expect: (o) => expect(o.ran).toEqual([]),
   },
   {

@@ -4,14 +4,13 @@
  * the generated text (`output`) before it is returned, a stream included (docs/adapters.md).
  * @internal
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { LanguageModelMiddleware } from 'ai';
 import type { Pep } from '../../core/client.js';
-import { isSessionId } from '../../core/request.js';
-import { synthesizeBlock, type TextStage } from '../../decision.js';
+import type { TextStage } from '../../decision.js';
 import { PolicyBlockedError } from '../../errors.js';
-import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { EgressCallOptions } from '../../options/pep.js';
+import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory } from '../kit.js';
 
 /** Options of {@link pepMiddleware}. */
 export interface PepMiddlewareOptions {
@@ -28,7 +27,6 @@ export interface PepMiddlewareOptions {
   maxRemembered?: number;
 }
 
-const OPTIONS = new Set(['session', 'maxRemembered']);
 const DEFAULT_REMEMBERED = 10_000;
 
 interface Part {
@@ -60,9 +58,9 @@ interface StreamPart {
  * A prompt this middleware cannot read (not the SDK's list of messages and parts): refused with a
  * synthesized BLOCK `invalid_request`, so the model is never called with text nobody checked.
  */
-function refused(stage: TextStage): PolicyBlockedError {
+function refusal(enforcement: Enforcement, stage: TextStage): PolicyBlockedError {
   const message = 'the prompt could not be read to be checked';
-  return new PolicyBlockedError(synthesizeBlock(stage, randomUUID(), 'invalid_request', message, 0));
+  return new PolicyBlockedError(enforcement.refuse({ stage }, 'invalid_request', message).decision);
 }
 
 /** The text of a tool result the model is about to see (a denial's reason included), or undefined for none. */
@@ -120,28 +118,16 @@ function outputText(output: unknown): string | undefined {
  * ```
  */
 export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): LanguageModelMiddleware {
-  if (typeof pep?.guardText !== 'function') throw new TypeError('pepMiddleware: pep must be a client from createPep');
-  if (typeof opts !== 'object' || opts === null) throw new TypeError('pepMiddleware: options must be an object');
-  refuseUnknownKeys('pepMiddleware', opts, OPTIONS);
-  if (opts.session !== undefined && !isSessionId(opts.session)) {
-    optionError('pepMiddleware', 'session', 'expected a non-empty string');
-  }
-  const max = opts.maxRemembered ?? DEFAULT_REMEMBERED;
-  if (!Number.isSafeInteger(max) || max < 0) {
-    optionError('pepMiddleware', 'maxRemembered', 'expected a non-negative integer');
-  }
-  const session = opts.session;
+  const enforcement = enforcementOf(pep, 'pepMiddleware');
+  const o = readOptions<PepMiddlewareOptions>('pepMiddleware', opts, {
+    session: RULES.session,
+    maxRemembered: RULES.count,
+  });
+  const session = o.session;
   /** key of a checked text -> the text to use in its place. */
-  const remembered = new Map<string, string>();
-
-  function remember(key: string, text: string): void {
-    if (max === 0) return;
-    if (remembered.size >= max) {
-      const oldest = remembered.keys().next();
-      if (!oldest.done) remembered.delete(oldest.value);
-    }
-    remembered.set(key, text);
-  }
+  const remembered = new TextMemory<string>(o.maxRemembered ?? DEFAULT_REMEMBERED);
+  const remember = (key: string, text: string): void => remembered.set(key, text);
+  const refused = (stage: TextStage) => refusal(enforcement, stage);
 
   function keyOf(parts: readonly unknown[]): string {
     return createHash('sha256')

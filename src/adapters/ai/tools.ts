@@ -4,14 +4,12 @@
  * Structural types only: no value is imported from `ai`, so one adapter serves both majors.
  * @internal
  */
-import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Pep, ToolExecutionContext } from '../../core/client.js';
-import { isSessionId } from '../../core/request.js';
-import { type PolicyDecision, synthesizeBlock } from '../../decision.js';
+import type { PolicyDecision } from '../../decision.js';
 import { PolicyBlockedError, PolicyEnforcementError, toolMessage } from '../../errors.js';
-import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { CallOptions } from '../../options/pep.js';
+import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory } from '../kit.js';
 
 /** Options of {@link guardTools}. */
 export interface GuardToolsOptions {
@@ -75,17 +73,10 @@ interface ToolLike {
 }
 
 /** The guarded tool objects, with the name and session they decide under (for {@link pepToolApproval}). */
-const GUARDED = new WeakMap<object, { name: string; session: string | undefined; original: ToolLike }>();
-
-const TOOLS_OPTIONS = new Set(['session', 'checkResult', 'approval']);
-const APPROVAL_OPTIONS = new Set(['session']);
-
-function readSession(scope: string, opts: { session?: unknown }): string | undefined {
-  if (opts.session !== undefined && !isSessionId(opts.session)) {
-    optionError(scope, 'session', 'expected a non-empty string');
-  }
-  return opts.session as string | undefined;
-}
+const GUARDED = new WeakMap<
+  object,
+  { name: string; session: string | undefined; original: ToolLike; held: TextMemory<HeldCall> }
+>();
 
 /**
  * The error a guarded tool throws instead of running its body: its message (and `toString()`, which
@@ -98,16 +89,10 @@ function forModel(err: PolicyEnforcementError): PolicyEnforcementError {
   return err;
 }
 
-/** A synthesized BLOCK for an error of the adapter itself (the body has not run). */
-function adapterFailure(name: string, cause: unknown): PolicyEnforcementError {
-  const decision = synthesizeBlock(
-    'action',
-    randomUUID(),
-    'invalid_request',
-    'the adapter failed before the tool could run',
-    0,
-  );
-  return forModel(new PolicyBlockedError(decision, name, { cause }));
+/** A refusal of the adapter itself (the body has not run): observed like any synthesized BLOCK. */
+function adapterRefusal(enforcement: Enforcement, name: string, why: string, cause?: unknown): PolicyEnforcementError {
+  const r = enforcement.refuse({ stage: 'action', tool: name }, 'invalid_request', why, cause);
+  return forModel(new PolicyBlockedError(r.decision, name, cause !== undefined ? { cause } : undefined));
 }
 
 /**
@@ -137,14 +122,6 @@ export async function fitsInputSchema(schema: unknown, value: unknown): Promise<
   } catch {
     return false;
   }
-}
-
-/** The refusal of args that do not fit the tool's input schema (a WARN's or an interceptor's): the body has not run. */
-function schemaMismatch(name: string, decision: PolicyDecision): PolicyEnforcementError {
-  const message = "the args to run do not fit the tool's input schema";
-  return forModel(
-    new PolicyBlockedError(synthesizeBlock('action', decision.requestId, 'invalid_request', message, 0), name),
-  );
 }
 
 function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
@@ -232,21 +209,23 @@ export function guardTools<TOOLS extends Record<string, object>>(
   tools: TOOLS,
   opts: GuardToolsOptions = {},
 ): TOOLS {
-  if (typeof pep?.guardTool !== 'function') throw new TypeError('guardTools: pep must be a client from createPep');
+  const enforcement = enforcementOf(pep, 'guardTools');
   if (typeof tools !== 'object' || tools === null || Array.isArray(tools)) {
     throw new TypeError('guardTools: tools must be an object of tools');
   }
-  if (typeof opts !== 'object' || opts === null) throw new TypeError('guardTools: options must be an object');
-  refuseUnknownKeys('guardTools', opts, TOOLS_OPTIONS);
-  const session = readSession('guardTools', opts);
-  if (opts.checkResult !== undefined && typeof opts.checkResult !== 'boolean') {
-    optionError('guardTools', 'checkResult', 'expected a boolean');
-  }
-  if (opts.approval !== undefined && typeof opts.approval !== 'boolean') {
-    optionError('guardTools', 'approval', 'expected a boolean');
-  }
-  const approval = opts.approval ?? true;
-  const guardOptions = opts.checkResult ? { checkResult: true as const } : {};
+  const o = readOptions<GuardToolsOptions>('guardTools', opts, {
+    session: RULES.session,
+    checkResult: RULES.boolean,
+    approval: RULES.boolean,
+  });
+  const set: ToolSet = {
+    pep,
+    enforcement,
+    session: o.session,
+    approval: o.approval ?? true,
+    guardOptions: o.checkResult ? { checkResult: true as const } : {},
+    held: heldCalls(pep),
+  };
   const out: Record<string, object> = {};
   for (const name of Object.keys(tools)) {
     const tool = tools[name] as ToolLike;
@@ -255,57 +234,120 @@ export function guardTools<TOOLS extends Record<string, object>>(
       continue;
     }
     // Made once now so that a bad name or a client without permits is a TypeError here, not at first call.
-    pep.guardTool(name, () => undefined, guardOptions);
-    const body = tool.execute;
-
-    const execute = async (input: unknown, options: Record<string, unknown>): Promise<unknown> => {
-      let bodyRan = false;
-      try {
-        const run = async (args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<unknown> => {
-          // The SDK validated the model's input; args the PDP (WARN) or an interceptor changed must fit too.
-          if (!isDeepStrictEqual(args, input) && !(await fitsInputSchema(tool.inputSchema, args))) {
-            throw schemaMismatch(name, ctx.decision);
-          }
-          bodyRan = true;
-          const result = await body.call(tool, args, { ...options, permitId: ctx.permitId, decision: ctx.decision });
-          if (!isAsyncIterable(result)) return result;
-          let last: unknown;
-          for await (const value of result) last = value;
-          return last;
-        };
-        const guarded = pep.guardTool(name, run, guardOptions);
-        return await guarded(input as Record<string, unknown>, callOptions(session, options?.abortSignal));
-      } catch (err) {
-        if (err instanceof PolicyEnforcementError) throw forModel(err);
-        if (bodyRan) throw err; // the tool's own error, as the SDK would show it
-        throw adapterFailure(name, err);
-      }
+    pep.guardTool(name, () => undefined, set.guardOptions);
+    const guardedTool = {
+      ...tool,
+      execute: guardedExecute(set, name, tool),
+      needsApproval: approvalCheck(set, name, tool),
     };
-
-    const needsApproval = async (input: unknown, options: ApprovalOptions): Promise<boolean> => {
-      // Resuming after a person approved: keep it approved, so that execute asks the PDP for real.
-      if (wasSentForApproval(options?.messages, options?.toolCallId)) return true;
-      // The tool's own rule first; its errors are the SDK's to handle (it rejects, nothing runs).
-      if (await ownApproval(tool, input, options)) return true;
-      if (!approval) return false;
-      try {
-        const d = await pep.authorizeAction(
-          name,
-          input as Record<string, unknown>,
-          callOptions(session, undefined, true),
-        );
-        return d.verdict === 'ESCALATE';
-      } catch {
-        // unreachable (stage methods never reject); execute still decides, and fails closed
-        return false;
-      }
-    };
-
-    const guardedTool = { ...tool, execute, needsApproval };
-    GUARDED.set(guardedTool, { name, session, original: tool });
+    GUARDED.set(guardedTool, { name, session: set.session, original: tool, held: set.held });
     define(out, name, guardedTool);
   }
   return out as TOOLS;
+}
+
+/** Most calls remembered as held (sent to a person for approval) per client; an older one resumed is refused. */
+const MAX_HELD = 10_000;
+
+/** The calls each client's tool sets sent for approval (a tool set made again for the resumed run shares them). */
+const HELD = new WeakMap<object, TextMemory<HeldCall>>();
+
+function heldCalls(pep: Pep): TextMemory<HeldCall> {
+  let held = HELD.get(pep);
+  if (held === undefined) {
+    held = new TextMemory<HeldCall>(MAX_HELD);
+    HELD.set(pep, held);
+  }
+  return held;
+}
+
+/** A call this tool set sent for approval: the only calls a resumed approval may run. */
+interface HeldCall {
+  name: string;
+  input: unknown;
+}
+
+/** What the tools of one `guardTools` set share. */
+interface ToolSet {
+  pep: Pep;
+  enforcement: Enforcement;
+  session: string | undefined;
+  approval: boolean;
+  guardOptions: { checkResult?: true };
+  held: TextMemory<HeldCall>;
+}
+
+/**
+ * True when a resumed approval is for a call this client's tool sets held (same id, tool and input). A call in the chat history that the model did not propose in a
+ * step this adapter saw (a client-forged assistant call with an approval) matches nothing.
+ */
+function wasHeld(held: TextMemory<HeldCall>, toolCallId: unknown, name: string, input: unknown): boolean {
+  if (typeof toolCallId !== 'string') return false;
+  const call = held.get(toolCallId);
+  // Kept after use: resumed again, the PDP decides again (its approval is used once).
+  return call !== undefined && call.name === name && isDeepStrictEqual(call.input, input);
+}
+
+/** The guarded `execute` of one tool: the body runs only inside `pep.guardTool`. */
+function guardedExecute(set: ToolSet, name: string, tool: ToolLike) {
+  const body = tool.execute as NonNullable<ToolLike['execute']>;
+  const { pep, enforcement } = set;
+  return async (input: unknown, options: Record<string, unknown>): Promise<unknown> => {
+    let bodyRan = false;
+    try {
+      // A resumed approval runs only a call this adapter held: never one forged into the history.
+      if (
+        wasSentForApproval(options?.messages, options?.toolCallId) &&
+        !wasHeld(set.held, options?.toolCallId, name, input)
+      ) {
+        throw adapterRefusal(enforcement, name, 'the approval matches no call this adapter held');
+      }
+      const run = async (args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<unknown> => {
+        // The SDK validated the model's input; args the PDP (WARN) or an interceptor changed must fit too.
+        if (!isDeepStrictEqual(args, input) && !(await fitsInputSchema(tool.inputSchema, args))) {
+          throw adapterRefusal(enforcement, name, "the args to run do not fit the tool's input schema");
+        }
+        bodyRan = true;
+        const result = await body.call(tool, args, { ...options, permitId: ctx.permitId, decision: ctx.decision });
+        if (!isAsyncIterable(result)) return result;
+        let last: unknown;
+        for await (const value of result) last = value;
+        return last;
+      };
+      const guarded = pep.guardTool(name, run, set.guardOptions);
+      return await guarded(input as Record<string, unknown>, callOptions(set.session, options?.abortSignal));
+    } catch (err) {
+      if (err instanceof PolicyEnforcementError) throw forModel(err);
+      if (bodyRan) throw err; // the tool's own error, as the SDK would show it
+      throw adapterRefusal(enforcement, name, 'the adapter failed before the tool could run', err);
+    }
+  };
+}
+
+/** The `needsApproval` of one tool: the tool's own rule, then a simulated PDP check (ESCALATE asks a person). */
+function approvalCheck(set: ToolSet, name: string, tool: ToolLike) {
+  return async (input: unknown, options: ApprovalOptions): Promise<boolean> => {
+    // Resuming after a person approved: keep it approved, so that execute asks the PDP for real.
+    if (wasSentForApproval(options?.messages, options?.toolCallId)) return true;
+    const hold = (): true => {
+      if (typeof options?.toolCallId === 'string') set.held.set(options.toolCallId, { name, input });
+      return true;
+    };
+    // The tool's own rule first; its errors are the SDK's to handle (it rejects, nothing runs).
+    if (await ownApproval(tool, input, options)) return hold();
+    if (!set.approval) return false;
+    try {
+      const d = await set.pep.authorizeAction(
+        name,
+        input as Record<string, unknown>,
+        callOptions(set.session, undefined, true),
+      );
+      return d.verdict === 'ESCALATE' ? hold() : false;
+    } catch {
+      // unreachable (stage methods never reject); execute still decides, and fails closed
+      return false;
+    }
+  };
 }
 
 /**
@@ -341,9 +383,7 @@ export function pepToolApproval(
   if (typeof pep?.authorizeAction !== 'function') {
     throw new TypeError('pepToolApproval: pep must be a client from createPep');
   }
-  if (typeof opts !== 'object' || opts === null) throw new TypeError('pepToolApproval: options must be an object');
-  refuseUnknownKeys('pepToolApproval', opts, APPROVAL_OPTIONS);
-  const session = readSession('pepToolApproval', opts);
+  const { session } = readOptions<PepToolApprovalOptions>('pepToolApproval', opts, { session: RULES.session });
   return async (request) => {
     const tool = request?.tools?.[request?.toolCall?.toolName] as ToolLike | undefined;
     const info = typeof tool === 'object' && tool !== null ? GUARDED.get(tool) : undefined;
@@ -356,7 +396,11 @@ export function pepToolApproval(
     }
     try {
       const resumed = wasSentForApproval(messages, toolCall.toolCallId);
-      if (!resumed && (await ownApproval(info.original, toolCall.input, options))) return 'user-approval';
+      const hold = (): 'user-approval' => {
+        info.held.set(toolCall.toolCallId, { name: info.name, input: toolCall.input });
+        return 'user-approval';
+      };
+      if (!resumed && (await ownApproval(info.original, toolCall.input, options))) return hold();
       const d = await pep.authorizeAction(
         info.name,
         toolCall.input as Record<string, unknown>,
@@ -365,7 +409,7 @@ export function pepToolApproval(
       if (d.verdict === 'BLOCK' && d.substitute === undefined) {
         return { type: 'denied', reason: toolMessage(d, info.name) };
       }
-      if (!resumed && d.verdict === 'ESCALATE') return 'user-approval';
+      if (!resumed && d.verdict === 'ESCALATE') return hold();
       return 'not-applicable';
     } catch {
       return 'user-approval';
