@@ -201,3 +201,53 @@ export class TextMemory<V> {
 export type { Ran, ResultCheck, TextStage };
 /** Whether a stage is a text stage (re-exported for the adapters). */
 export { isTextStage };
+
+const JSON_TYPES: Record<string, (v: unknown) => boolean> = {
+  string: (v) => typeof v === 'string',
+  number: (v) => typeof v === 'number',
+  integer: (v) => Number.isInteger(v),
+  boolean: (v) => typeof v === 'boolean',
+  null: (v) => v === null,
+  array: (v) => Array.isArray(v),
+  object: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+};
+
+function fitsType(schema: Record<string, unknown>, value: unknown): boolean {
+  const declared = schema.type;
+  const types = typeof declared === 'string' ? [declared] : Array.isArray(declared) ? declared : undefined;
+  if (types === undefined) return true; // no type to compare (anyOf, a $ref): left to the tool's own parse
+  return types.some((t) => typeof t === 'string' && JSON_TYPES[t]?.(value) !== false);
+}
+
+/**
+ * The args a tool's body gets when the framework shows only a JSON Schema of its parameters (its own
+ * parser hidden, docs/adapters.md "Schemas"): every `default` of an absent property filled in, so that the
+ * PDP decides on what runs; a value whose JSON type differs from the declared one is refused, since the
+ * hidden parser would coerce it to something the PDP never saw. To 32 levels of nested objects.
+ * @returns the args to decide on, or the reason they are refused
+ */
+export function argsBySchema(
+  schema: unknown,
+  args: Record<string, unknown>,
+  depth = 0,
+): { kind: 'args'; args: Record<string, unknown> } | { kind: 'refused'; why: string } {
+  const properties = (schema as { properties?: unknown } | null)?.properties;
+  if (typeof properties !== 'object' || properties === null || depth > 32) return { kind: 'args', args };
+  const out: Record<string, unknown> = { ...args };
+  for (const [key, raw] of Object.entries(properties as Record<string, unknown>)) {
+    if (typeof raw !== 'object' || raw === null) continue;
+    const prop = raw as Record<string, unknown>;
+    if (!Object.hasOwn(out, key)) {
+      if (Object.hasOwn(prop, 'default')) out[key] = structuredClone(prop.default);
+      continue;
+    }
+    if (!fitsType(prop, out[key])) return { kind: 'refused', why: "the args do not fit the tool's parameters" };
+    const nested = out[key];
+    if (JSON_TYPES.object?.(nested)) {
+      const inner = argsBySchema(prop, nested as Record<string, unknown>, depth + 1);
+      if (inner.kind === 'refused') return inner;
+      out[key] = inner.args;
+    }
+  }
+  return { kind: 'args', args: out };
+}

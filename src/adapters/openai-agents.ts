@@ -8,7 +8,7 @@
  * - output: {@link pepOutputGuardrail}, an agent output guardrail.
  * @packageDocumentation
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import {
   type CallModelInputFilter,
   type FunctionTool,
@@ -23,6 +23,7 @@ import { type PolicyDecision, type Stage, synthesizeBlock } from '../decision.js
 import { PolicyEnforcementError, toolMessage } from '../errors.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { EgressCallOptions } from '../options/pep.js';
+import { argsBySchema, enforcementOf } from './kit.js';
 
 /** What the SDK passes a function tool's `invoke` as its third argument. */
 type ToolCallDetails = NonNullable<Parameters<FunctionTool['invoke']>[2]>;
@@ -85,14 +86,9 @@ function runSession(): string | undefined {
   }
 }
 
-/** A BLOCK this adapter makes up itself when it cannot even build a request. */
-function adapterBlock(stage: Stage, message: string): PolicyDecision {
-  return synthesizeBlock(stage, randomUUID(), 'invalid_request', message, 0);
-}
-
-/** The message a model sees for a tool call the adapter could not check. */
-function notRunMessage(name: string): string {
-  return toolMessage(adapterBlock('action', 'the tool call could not be checked'), name);
+/** A BLOCK this adapter makes up itself when it cannot even build a request: observed like any synthesized BLOCK. */
+function adapterBlock(pep: Pep, stage: Stage, message: string): PolicyDecision {
+  return enforcementOf(pep, 'agent-pep/openai-agents').refuse({ stage }, 'invalid_request', message).decision;
 }
 
 /**
@@ -149,6 +145,9 @@ export function guardTools<const T extends readonly AnyFunctionTool[]>(
 
 function guardOne(pep: Pep, original: AnyFunctionTool, checkResult: boolean): AnyFunctionTool {
   const name = original.name;
+  /** The message a model sees for a tool call the adapter could not check (an observed refusal). */
+  const notRunMessage = (tool: string, why = 'the tool call could not be checked'): string =>
+    toolMessage(adapterBlock(pep, 'action', why), tool);
   const guardOptions = checkResult ? { checkResult: true } : undefined;
   // Made once now so that a client without `permits` (or a bad name) is a TypeError here, not at the first call.
   pep.guardTool(name, () => undefined, guardOptions);
@@ -156,8 +155,10 @@ function guardOne(pep: Pep, original: AnyFunctionTool, checkResult: boolean): An
   const needsApproval = async (runContext: RunContext, input: unknown, callId?: string): Promise<boolean> => {
     if (await original.needsApproval(runContext, input, callId)) return true;
     try {
-      const args = typeof input === 'string' ? (JSON.parse(input) as unknown) : input;
-      const decision = await pep.authorizeAction(name, args as Record<string, unknown>, {
+      const raw = typeof input === 'string' ? (JSON.parse(input) as unknown) : input;
+      const planned = argsBySchema(original.parameters, raw as Record<string, unknown>);
+      if (planned.kind === 'refused') return false; // invoke refuses it
+      const decision = await pep.authorizeAction(name, planned.args, {
         simulated: true,
         ...sessionOption(),
       });
@@ -171,7 +172,12 @@ function guardOne(pep: Pep, original: AnyFunctionTool, checkResult: boolean): An
   const invoke = async (runContext: RunContext, input: string, details?: ToolCallDetails): Promise<unknown> => {
     let entered = false;
     try {
-      const args = JSON.parse(input) as Record<string, unknown>;
+      const parsed = JSON.parse(input) as unknown;
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return notRunMessage(name);
+      // The SDK hides the tool's own parser: defaults filled in from the JSON Schema, hidden coercions refused.
+      const planned = argsBySchema(original.parameters, parsed as Record<string, unknown>);
+      if (planned.kind === 'refused') return notRunMessage(name, planned.why);
+      const args = planned.args;
       const callDetails: ToolCallDetails = details ?? {};
       const guarded = pep.guardTool(
         name,
@@ -221,7 +227,7 @@ export function pepToolContext(details: unknown): ToolExecutionContext | undefin
 async function checkStage(pep: Pep, stage: 'input' | 'output', text: string | undefined): Promise<GuardrailVerdict> {
   let decision: PolicyDecision;
   if (text === undefined) {
-    decision = adapterBlock(stage, `the ${stage} could not be read as text`);
+    decision = adapterBlock(pep, stage, `the ${stage} could not be read as text`);
   } else {
     const opts = sessionOption();
     decision = stage === 'input' ? await pep.checkInput(text, opts) : await pep.checkOutput(text, opts);
@@ -442,7 +448,7 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
         try {
           return (await checkOne(item)) as typeof item;
         } catch {
-          return { ...item, output: toolMessage(adapterBlock('context_egress', 'could not be checked')) };
+          return { ...item, output: toolMessage(adapterBlock(pep, 'context_egress', 'could not be checked')) };
         }
       }),
     );

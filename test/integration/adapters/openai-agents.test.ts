@@ -339,7 +339,10 @@ describe('guardTools: action', () => {
     const out = await refund.invoke(new RunContext(), '{"orderId": "ord_1", amount:', undefined);
     expect(out).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
     expect(runs).toHaveLength(0);
-    expect(events).toHaveLength(0);
+    // The adapter's own refusal is audited like any synthesized BLOCK (contract v3 section 8).
+    expect(events.map((e) => [e.decision.verdict, e.decision.synthesized?.code])).toEqual([
+      ['BLOCK', 'invalid_request'],
+    ]);
   });
 });
 
