@@ -972,3 +972,43 @@ describe('text stages: wrapModelCall and afterAgent', () => {
     },
   );
 });
+
+describe("text stages: a model's reasoning is checked like its text", () => {
+  const reasoning = (thought: string, text = 'ok') =>
+    new AIMessage({
+      content: [
+        { type: 'reasoning', reasoning: thought },
+        { type: 'text', text },
+      ] as never,
+    });
+
+  it('reasoning that the output policy blocks stops the step: the model message never comes back', async () => {
+    const t = tools();
+    const model = fakeModel().respond(reasoning('the answer is FORBIDDEN'));
+    const result = await agentWith(model, t.list).invoke(user('hi'), config());
+    const last = result.messages.at(-1) as AIMessage;
+    expect(JSON.stringify(last.content)).not.toContain('FORBIDDEN');
+    expect(last.response_metadata?.agent_pep).toMatchObject({ stage: 'output', code: 'blocked' });
+  });
+
+  it('reasoning that passes is kept as it is', async () => {
+    const t = tools();
+    const model = fakeModel().respond(reasoning('thinking about it'));
+    const result = await agentWith(model, t.list).invoke(user('hi'), config());
+    expect(JSON.stringify((result.messages.at(-1) as AIMessage).content)).toContain('thinking about it');
+  });
+
+  it('thinking blocks are checked at delivery too', async () => {
+    const t = tools();
+    const model = fakeModel().respond(
+      new AIMessage({
+        content: [
+          { type: 'thinking', thinking: 'INTERNAL-ONLY plan' },
+          { type: 'text', text: 'done' },
+        ] as never,
+      }),
+    );
+    const result = await agentWith(model, t.list).invoke(user('hi'), config());
+    expect(JSON.stringify(result.messages.at(-1)?.content)).not.toContain('INTERNAL-ONLY');
+  });
+});
