@@ -127,189 +127,197 @@ function checkedText(result: unknown, check: true | ((result: never) => string))
   return resultText(result);
 }
 
+/** The action a refusal after a host's own run is about (no decision of ours preceded it). */
+function placeholder(): PolicyDecision {
+  return { verdict: 'ALLOW', stage: 'action', requestId: crypto.randomUUID() };
+}
+
+/** A BLOCK the kernel makes from a decision it refuses to enforce; observers see it after the PDP's. */
+function refuseFrom(
+  deps: KernelDeps,
+  decision: PolicyDecision,
+  code: FailClosedCode,
+  message: string,
+  started: number,
+  tool: string | undefined,
+  extra: { interceptor?: string; cause?: unknown } = {},
+): Refused {
+  const blocked = synthesizeBlock(decision.stage, decision.requestId, code, message, 0);
+  if (decision.decisionId !== undefined) blocked.decisionId = decision.decisionId;
+  if (decision.latches !== undefined) blocked.latches = decision.latches;
+  if (decision.simulated) blocked.simulated = true;
+  if (extra.interceptor !== undefined) blocked.interceptor = extra.interceptor;
+  return refusedBy(deps.observe({ decision: blocked, attempts: 0 }, started, tool), tool, extra.cause);
+}
+
+/** The value a decision lets go on, or the refusal (observed when the kernel makes it). */
+function enforced<T>(
+  deps: KernelDeps,
+  rule: Rule<T>,
+  decision: PolicyDecision,
+  started: number,
+  tool: string | undefined,
+): T | Refused {
+  if (rule.kind === 'refuse') return refusedBy(decision, tool);
+  if (rule.kind === 'simulated') return refuseFrom(deps, decision, 'simulated', SIMULATED_MESSAGE, started, tool);
+  return rule.value;
+}
+function isRefused(v: unknown): v is Refused {
+  return typeof v === 'object' && (v as Refused | null)?.kind === 'refused';
+}
+
+async function verifyPermit(
+  deps: KernelDeps,
+  name: string,
+  v: Verified,
+  bound: unknown,
+  started: number,
+): Promise<Refused | undefined> {
+  if (deps.permits !== 'on') return undefined;
+  try {
+    const permit = v.decision.permitId as string;
+    const expected: PermitExpectation = { tool: name, args: v.args, subject: deps.agentId, session: v.session };
+    // What rule 5 decoded and hashed, when it was this permit and these very args (the checker
+    // compares both again); the signature and every claim are still checked.
+    const b = bound as PermitExpectation['bound'];
+    if (b !== undefined && b.permit === permit && b.args === v.args) expected.bound = b;
+    const check = deps.checker().check(permit, expected);
+    await (v.signal ? untilAborted(check, v.signal) : check);
+    return undefined;
+  } catch (cause) {
+    if (cause === CALLER_ABORTED)
+      return refuseFrom(deps, v.decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
+    const code = (cause as { code?: unknown } | null)?.code;
+    const message = `permit failed verification (${String(code ?? 'error')})`;
+    return refuseFrom(deps, v.decision, 'permit_invalid', message, started, name, { cause });
+  }
+}
+
+async function decideAction(deps: KernelDeps, name: string, args: unknown, callOpts?: unknown): Promise<ActionResult> {
+  const started = performance.now();
+  try {
+    // One read of the args: a failed snapshot is answered invalid_request without a network call.
+    const snapshot = takeSnapshot(args);
+    const { decision, args: sentArgs, bound } = await deps.run('action', { tool: name, args }, callOpts, snapshot);
+    // An interceptor's substitute: its result, without running the tool or asking the PDP (docs/interceptors.md).
+    if (decision.substitute !== undefined && decision.interceptor !== undefined) {
+      return { kind: 'substituted', result: decision.substitute.result, decision };
+    }
+    if (sentArgs === undefined && decision.verdict !== 'BLOCK' && decision.verdict !== 'ESCALATE') {
+      return refusedBy(decision, name);
+    }
+    // The args that run, and that the permit binds: transformedArgs, else what was sent.
+    const effective = enforced(deps, actionRule(decision, sentArgs ?? {}), decision, started, name);
+    if (isRefused(effective)) return effective;
+    const { signal, session } = readCall(callOpts, deps.session);
+    const verified: Verified = {
+      kind: 'verified',
+      args: effective,
+      permitId: decision.permitId,
+      decision,
+      session,
+      signal,
+    };
+    const failed = await verifyPermit(deps, name, verified, bound, started);
+    if (failed) return failed;
+    if (signal?.aborted) return refuseFrom(deps, decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
+    return verified;
+  } catch (cause) {
+    return refuse(deps, { stage: 'action', tool: name }, 'invalid_request', 'internal error', cause);
+  }
+}
+
+async function runAfterChain(deps: KernelDeps, name: string, v: Ran, result: unknown): Promise<FinishResult> {
+  if (deps.after.length === 0) return { kind: 'released', result };
+  const started = performance.now();
+  const out = await runAfter(
+    deps.after,
+    { stage: 'action', session: v.session, tool: checkToolName(name), args: v.args, content: undefined },
+    result,
+    { deadlineAt: started + deps.timeoutMs, signal: undefined },
+  );
+  const ranAfter = v.decision ?? placeholder();
+  if (out.kind === 'deny') {
+    const denied: PolicyDecision = {
+      verdict: 'BLOCK',
+      stage: 'action',
+      requestId: ranAfter.requestId,
+      reason: out.reason,
+      interceptor: out.name,
+    };
+    if (ranAfter.decisionId !== undefined) denied.decisionId = ranAfter.decisionId;
+    return refusedBy(deps.observe({ decision: denied, attempts: 0 }, started, name), name);
+  }
+  if (out.kind === 'failed') {
+    const message = `interceptor '${out.name}' ${out.why}`;
+    return refuseFrom(deps, ranAfter, 'interceptor_failed', message, started, name, { interceptor: out.name });
+  }
+  return { kind: 'released', result: out.result };
+}
+
+async function finishAction(
+  deps: KernelDeps,
+  name: string,
+  v: Ran,
+  result: unknown,
+  check: ResultCheck = false,
+): Promise<FinishResult> {
+  const started = performance.now();
+  try {
+    const after = await runAfterChain(deps, name, v, result);
+    if (after.kind === 'refused' || check === false) return after;
+    let text: string;
+    try {
+      text = checkedText(after.result, check);
+    } catch (cause) {
+      const message = 'the tool result could not be turned into text to check';
+      return refuseFrom(deps, v.decision ?? placeholder(), 'invalid_request', message, started, name, { cause });
+    }
+    const opts: EgressCallOptions = { session: v.session, tool: name };
+    if (v.signal !== undefined) opts.signal = v.signal;
+    const checked = await decideTextAs(deps, 'context_egress', text, opts, name);
+    if (checked.kind === 'refused') return checked;
+    return { kind: 'released', result: checked.text === text ? after.result : checked.text };
+  } catch (cause) {
+    return refuse(deps, { stage: 'action', tool: name }, 'invalid_request', 'internal error', cause);
+  }
+}
+
+async function decideTextAs(
+  deps: KernelDeps,
+  stage: TextStage,
+  text: string,
+  opts: unknown,
+  tool: string | undefined,
+): Promise<TextResult> {
+  const started = performance.now();
+  try {
+    const { decision } = await deps.run(stage, { content: text }, opts);
+    // What continues is exactly what was decided: an interceptor's replacement, or the PDP's WARN text.
+    const use = enforced(deps, textRule(decision, text), decision, started, tool);
+    return isRefused(use) ? use : { kind: 'passed', text: use, decision };
+  } catch (cause) {
+    return refuse(deps, { stage, tool }, 'invalid_request', 'internal error', cause);
+  }
+}
+
+function refuse(deps: KernelDeps, site: RefusalSite, code: FailClosedCode, message: string, cause?: unknown): Refused {
+  const started = performance.now();
+  const decision = synthesizeBlock(site.stage, crypto.randomUUID(), code, message, 0);
+  const tool = site.stage === 'action' ? site.tool : undefined;
+  return refusedBy(deps.observe({ decision, attempts: 0 }, started, site.tool), tool, cause);
+}
+
 /**
  * Builds the enforcement layer over one client.
  * @internal
  */
 export function makeKernel(deps: KernelDeps): Kernel {
-  /** The action a refusal after a host's own run is about (no decision of ours preceded it). */
-  const placeholder = (): PolicyDecision => ({ verdict: 'ALLOW', stage: 'action', requestId: crypto.randomUUID() });
-
-  /** A BLOCK the kernel makes from a decision it refuses to enforce; observers see it after the PDP's. */
-  function refuseFrom(
-    decision: PolicyDecision,
-    code: FailClosedCode,
-    message: string,
-    started: number,
-    tool: string | undefined,
-    extra: { interceptor?: string; cause?: unknown } = {},
-  ): Refused {
-    const blocked = synthesizeBlock(decision.stage, decision.requestId, code, message, 0);
-    if (decision.decisionId !== undefined) blocked.decisionId = decision.decisionId;
-    if (decision.latches !== undefined) blocked.latches = decision.latches;
-    if (decision.simulated) blocked.simulated = true;
-    if (extra.interceptor !== undefined) blocked.interceptor = extra.interceptor;
-    return refusedBy(deps.observe({ decision: blocked, attempts: 0 }, started, tool), tool, extra.cause);
-  }
-
-  /** The value a decision lets go on, or the refusal (observed when the kernel makes it). */
-  function enforced<T>(
-    rule: Rule<T>,
-    decision: PolicyDecision,
-    started: number,
-    tool: string | undefined,
-  ): T | Refused {
-    if (rule.kind === 'refuse') return refusedBy(decision, tool);
-    if (rule.kind === 'simulated') return refuseFrom(decision, 'simulated', SIMULATED_MESSAGE, started, tool);
-    return rule.value;
-  }
-  const isRefused = (v: unknown): v is Refused =>
-    (v as Refused | undefined)?.kind === 'refused' && typeof v === 'object';
-
-  async function verifyPermit(
-    name: string,
-    v: Verified,
-    bound: unknown,
-    started: number,
-  ): Promise<Refused | undefined> {
-    if (deps.permits !== 'on') return undefined;
-    try {
-      const permit = v.decision.permitId as string;
-      const expected: PermitExpectation = { tool: name, args: v.args, subject: deps.agentId, session: v.session };
-      // What rule 5 decoded and hashed, when it was this permit and these very args (the checker
-      // compares both again); the signature and every claim are still checked.
-      const b = bound as PermitExpectation['bound'];
-      if (b !== undefined && b.permit === permit && b.args === v.args) expected.bound = b;
-      const check = deps.checker().check(permit, expected);
-      await (v.signal ? untilAborted(check, v.signal) : check);
-      return undefined;
-    } catch (cause) {
-      if (cause === CALLER_ABORTED)
-        return refuseFrom(v.decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
-      const code = (cause as { code?: unknown } | null)?.code;
-      const message = `permit failed verification (${String(code ?? 'error')})`;
-      return refuseFrom(v.decision, 'permit_invalid', message, started, name, { cause });
-    }
-  }
-
-  async function decideAction(name: string, args: unknown, callOpts?: unknown): Promise<ActionResult> {
-    const started = performance.now();
-    try {
-      // One read of the args: a failed snapshot is answered invalid_request without a network call.
-      const snapshot = takeSnapshot(args);
-      const { decision, args: sentArgs, bound } = await deps.run('action', { tool: name, args }, callOpts, snapshot);
-      // An interceptor's substitute: its result, without running the tool or asking the PDP (docs/interceptors.md).
-      if (decision.substitute !== undefined && decision.interceptor !== undefined) {
-        return { kind: 'substituted', result: decision.substitute.result, decision };
-      }
-      if (sentArgs === undefined && decision.verdict !== 'BLOCK' && decision.verdict !== 'ESCALATE') {
-        return refusedBy(decision, name);
-      }
-      // The args that run, and that the permit binds: transformedArgs, else what was sent.
-      const effective = enforced(actionRule(decision, sentArgs ?? {}), decision, started, name);
-      if (isRefused(effective)) return effective;
-      const { signal, session } = readCall(callOpts, deps.session);
-      const verified: Verified = {
-        kind: 'verified',
-        args: effective,
-        permitId: decision.permitId,
-        decision,
-        session,
-        signal,
-      };
-      const failed = await verifyPermit(name, verified, bound, started);
-      if (failed) return failed;
-      if (signal?.aborted) return refuseFrom(decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
-      return verified;
-    } catch (cause) {
-      return refuse({ stage: 'action', tool: name }, 'invalid_request', 'internal error', cause);
-    }
-  }
-
-  async function runAfterChain(name: string, v: Ran, result: unknown): Promise<FinishResult> {
-    if (deps.after.length === 0) return { kind: 'released', result };
-    const started = performance.now();
-    const out = await runAfter(
-      deps.after,
-      { stage: 'action', session: v.session, tool: checkToolName(name), args: v.args, content: undefined },
-      result,
-      { deadlineAt: started + deps.timeoutMs, signal: undefined },
-    );
-    const ranAfter = v.decision ?? placeholder();
-    if (out.kind === 'deny') {
-      const denied: PolicyDecision = {
-        verdict: 'BLOCK',
-        stage: 'action',
-        requestId: ranAfter.requestId,
-        reason: out.reason,
-        interceptor: out.name,
-      };
-      if (ranAfter.decisionId !== undefined) denied.decisionId = ranAfter.decisionId;
-      return refusedBy(deps.observe({ decision: denied, attempts: 0 }, started, name), name);
-    }
-    if (out.kind === 'failed') {
-      const message = `interceptor '${out.name}' ${out.why}`;
-      return refuseFrom(ranAfter, 'interceptor_failed', message, started, name, { interceptor: out.name });
-    }
-    return { kind: 'released', result: out.result };
-  }
-
-  async function finishAction(
-    name: string,
-    v: Verified,
-    result: unknown,
-    check: ResultCheck = false,
-  ): Promise<FinishResult> {
-    const started = performance.now();
-    try {
-      const after = await runAfterChain(name, v, result);
-      if (after.kind === 'refused' || check === false) return after;
-      let text: string;
-      try {
-        text = checkedText(after.result, check);
-      } catch (cause) {
-        const message = 'the tool result could not be turned into text to check';
-        return refuseFrom(v.decision ?? placeholder(), 'invalid_request', message, started, name, { cause });
-      }
-      const opts: EgressCallOptions = { session: v.session, tool: name };
-      if (v.signal !== undefined) opts.signal = v.signal;
-      const checked = await decideTextAs('context_egress', text, opts, name);
-      if (checked.kind === 'refused') return checked;
-      return { kind: 'released', result: checked.text === text ? after.result : checked.text };
-    } catch (cause) {
-      return refuse({ stage: 'action', tool: name }, 'invalid_request', 'internal error', cause);
-    }
-  }
-
-  async function decideTextAs(
-    stage: TextStage,
-    text: string,
-    opts: unknown,
-    tool: string | undefined,
-  ): Promise<TextResult> {
-    const started = performance.now();
-    try {
-      const { decision } = await deps.run(stage, { content: text }, opts);
-      // What continues is exactly what was decided: an interceptor's replacement, or the PDP's WARN text.
-      const use = enforced(textRule(decision, text), decision, started, tool);
-      return isRefused(use) ? use : { kind: 'passed', text: use, decision };
-    } catch (cause) {
-      return refuse({ stage, tool }, 'invalid_request', 'internal error', cause);
-    }
-  }
-
-  function refuse(site: RefusalSite, code: FailClosedCode, message: string, cause?: unknown): Refused {
-    const started = performance.now();
-    const decision = synthesizeBlock(site.stage, crypto.randomUUID(), code, message, 0);
-    const tool = site.stage === 'action' ? site.tool : undefined;
-    return refusedBy(deps.observe({ decision, attempts: 0 }, started, site.tool), tool, cause);
-  }
-
   return {
-    decideAction,
-    finishAction,
-    decideText: (stage, text, opts) => decideTextAs(stage, text, opts, undefined),
-    refuse,
+    decideAction: (name, args, opts) => decideAction(deps, name, args, opts),
+    finishAction: (name, ran, result, check) => finishAction(deps, name, ran, result, check),
+    decideText: (stage, text, opts) => decideTextAs(deps, stage, text, opts, undefined),
+    refuse: (site, code, message, cause) => refuse(deps, site, code, message, cause),
     requirePermits(scope) {
       if (deps.permits === undefined) {
         throw new TypeError(
