@@ -195,7 +195,7 @@ export async function decide(
       return toDecision(response, raw, sent, res.headers['x-request-id'], ctx.enforce);
     },
   );
-  return withSent(sent, r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r));
+  return withSent(p, r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r));
 }
 
 /**
@@ -222,7 +222,7 @@ export async function decideBatch(
     }
     return { answers: parseEvaluations(res.body, calls.length), echoed: echo !== undefined };
   });
-  if (!r.ok) return calls.map((p) => withSent(p.sent, failedOutcome(p.sent, r)));
+  if (!r.ok) return calls.map((p) => withSent(p, failedOutcome(p.sent, r)));
   const { answers, echoed } = r.value;
   const { attempts } = r;
   // An answer whose requestId echo names another call could belong to either: BLOCK for both.
@@ -236,7 +236,7 @@ export async function decideBatch(
     const other = calls.findIndex((p) => p.sent.requestId === named);
     if (other >= 0) untied.add(other);
   }
-  return calls.map((p, i) => withSent(p.sent, decideItem(p, i)));
+  return calls.map((p, i) => withSent(p, decideItem(p, i)));
 
   function decideItem(p: Prepared, i: number): Outcome {
     const a = answers[i] as MappedAnswer | AttemptFailure;
@@ -260,9 +260,23 @@ export async function decideBatch(
   }
 }
 
-/** An outcome with what was sent (the args) and what rule 5 bound (the permit), for `guardTool`. */
-function withSent(sent: Prepared['sent'], outcome: Outcome): Outcome {
+/**
+ * An outcome with what was sent (the args) and what rule 5 bound (the permit), for `guardTool`; after
+ * an interceptor's `proceedWith`, an ALLOW or WARN carries the replacement as `transformedContent` or
+ * `transformedArgs` unless the PDP transformed it further (CONTRACT.md section 7, v3: what continues is
+ * exactly what was decided).
+ */
+function withSent(p: Prepared, outcome: Outcome): Outcome {
+  const { sent } = p;
   outcome.args = sent.args;
   outcome.bound = sent.bound;
+  const d = outcome.decision;
+  if (p.replaced && (d.verdict === 'ALLOW' || d.verdict === 'WARN')) {
+    if (sent.stage === 'action') {
+      if (d.transformedArgs === undefined && sent.args !== undefined) d.transformedArgs = sent.args;
+    } else if (d.transformedContent === undefined && p.req.content !== undefined) {
+      d.transformedContent = p.req.content;
+    }
+  }
   return outcome;
 }
