@@ -193,7 +193,9 @@ export class HttpTransport {
       const statusFailure = (code?: string): AttemptFailure => {
         const retryAfter = resHeaders['retry-after'];
         const named = code === undefined ? '' : ` (${code})`;
-        return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named}`, {
+        // The URL tried (an origin and path: pdpUrl carries no credentials, query or fragment) tells
+        // a wrong path or agent id apart from an outage (CONTRACT.md section 6).
+        return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named} at ${this.#origin}${path}`, {
           status,
           retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
         });
