@@ -45,9 +45,15 @@ describe('unknown per-call option keys', () => {
   });
 
   it('authorizeActions refuses every call when its options carry an unknown key', async () => {
-    const ds = await clients.client().authorizeActions([{ tool: 'a', args: {} }, { tool: 'b', args: {} }], {
-      sessoin: 'x',
-    } as never);
+    const ds = await clients.client().authorizeActions(
+      [
+        { tool: 'a', args: {} },
+        { tool: 'b', args: {} },
+      ],
+      {
+        sessoin: 'x',
+      } as never,
+    );
     expect(ds.map((d) => d.synthesized?.code)).toEqual(['invalid_request', 'invalid_request']);
     expect(pdp.received).toHaveLength(0);
   });
