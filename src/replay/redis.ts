@@ -5,7 +5,7 @@
  */
 import { hash } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';
-import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import { msOption, optionError, refuseUnknownKeys } from '../internal/option-kit.js';
 import type { ReplayStore } from './types.js';
 
 export type { ReplayStore } from './types.js';
@@ -84,11 +84,7 @@ function fail(path: string, problem: string): never {
 }
 
 function positiveMs(v: unknown, name: string, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > 600_000) {
-    fail(name, 'expected a positive integer number of milliseconds (at most 600000)');
-  }
-  return v;
+  return msOption(SCOPE, name, v, dflt);
 }
 
 /**
