@@ -6,24 +6,18 @@
  * @internal
  */
 import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from '../decision.js';
-import { type EnforceOptions, toDecision } from '../enforce.js';
+import { ABORT_CAUSES, Abort, type AbortCause, AbortReason } from '../internal/abort.js';
 import { AttemptFailure } from '../internal/failure.js';
 import type { Inflight } from '../internal/inflight.js';
 import type { BoundPermit } from '../permit/binding.js';
-import { ABORT_CAUSES, Abort, type AbortCause, AbortReason } from '../transport/abort.js';
 import type { HttpResponse, HttpTransport } from '../transport/http.js';
 import { encodeRequest, parseResponse } from '../wire/agent-pep.js';
-import {
-  encodeEvaluation,
-  encodeEvaluations,
-  type MappedAnswer,
-  parseEvaluation,
-  parseEvaluations,
-} from '../wire/authzen.js';
+import { encodeEvaluation, parseEvaluation } from '../wire/authzen.js';
+import { type EnforceOptions, toDecision } from './enforceable.js';
 import type { Prepared } from './request.js';
 import { withRetries } from './retry.js';
 
-/** What a fail-closed end of each abort cause is called: the one table, kept in `transport/abort.ts`. */
+/** What a fail-closed end of each abort cause is called: the one table, kept in `internal/abort.ts`. */
 export { ABORT_CAUSES };
 
 /** A decision and the HTTP attempts it took. */
@@ -102,7 +96,7 @@ export function exchange<T>(
   const { path, headers } = sendable;
 
   return new Promise<Exchanged<T>>((resolve) => {
-    // Not an AbortController: see transport/abort.ts (this is the per-decision hot path).
+    // Not an AbortController: see internal/abort.ts (this is the per-decision hot path).
     const ctrl = new Abort();
     let attempts = 0;
     let done = false;
@@ -167,7 +161,7 @@ export function exchange<T>(
 }
 
 /** An exchange's failure as a synthesized-BLOCK outcome for one call. */
-function failedOutcome(sent: Prepared['sent'], r: Exchanged<unknown> & { ok: false }): Outcome {
+export function failedOutcome(sent: Prepared['sent'], r: Exchanged<unknown> & { ok: false }): Outcome {
   return blockOutcome(sent, r.code, r.message, r.attempts, r.status);
 }
 
@@ -199,74 +193,12 @@ export async function decide(
 }
 
 /**
- * Sends several action calls as one AuthZEN `evaluations` request (its own `x-request-id` in
- * `headers`, `batchId`) and decides each call on its own (docs/authzen.md): an item that fails
- * any rule is BLOCK while the others stand; a failed exchange, an answer whose count differs, or a
- * response `x-request-id` other than `batchId` is BLOCK for every call; an item whose `requestId` echo
- * names another call is BLOCK for both. The caller never puts two calls that look alike (the same
- * tool) in one batch. Resolves, never rejects, with one outcome per call, in order.
- */
-export async function decideBatch(
-  ctx: DecisionContext,
-  calls: readonly Prepared[],
-  signal: AbortSignal | undefined,
-  headers: Record<string, string>,
-  batchId: string,
-  deadlineAt: number,
-  path: string,
-): Promise<Outcome[]> {
-  const r = await exchange(ctx, signal, { path, headers, body: () => encodeEvaluations(calls) }, deadlineAt, (res) => {
-    const echo = res.headers['x-request-id'];
-    if (echo !== undefined && echo !== batchId) {
-      throw new AttemptFailure('ambiguous_decision', 'PDP decision is ambiguous: x-request-id differs');
-    }
-    return { answers: parseEvaluations(res.body, calls.length), echoed: echo !== undefined };
-  });
-  if (!r.ok) return calls.map((p) => withSent(p, failedOutcome(p.sent, r)));
-  const { answers, echoed } = r.value;
-  const { attempts } = r;
-  // An answer whose requestId echo names another call could belong to either: BLOCK for both.
-  let untied: Set<number> | undefined;
-  for (let i = 0; i < answers.length; i++) {
-    const a = answers[i];
-    const named = a === undefined || a instanceof AttemptFailure ? undefined : a.response.requestId;
-    if (named === undefined || named === calls[i]?.sent.requestId) continue;
-    untied ??= new Set();
-    untied.add(i);
-    const other = calls.findIndex((p) => p.sent.requestId === named);
-    if (other >= 0) untied.add(other);
-  }
-  return calls.map((p, i) => withSent(p, decideItem(p, i)));
-
-  function decideItem(p: Prepared, i: number): Outcome {
-    const a = answers[i] as MappedAnswer | AttemptFailure;
-    if (untied?.has(i)) {
-      return blockOutcome(
-        p.sent,
-        'ambiguous_decision',
-        'PDP decision is ambiguous: an answer names another call',
-        attempts,
-      );
-    }
-    if (a instanceof AttemptFailure) return blockOutcome(p.sent, a.code, a.message, attempts);
-    try {
-      const decision = toDecision(a.response, a.raw, p.sent, echoed ? p.sent.requestId : undefined, ctx.enforce);
-      return { decision, attempts };
-    } catch (err) {
-      const f =
-        err instanceof AttemptFailure ? err : new AttemptFailure('ambiguous_decision', 'PDP decision is ambiguous');
-      return blockOutcome(p.sent, f.code, f.message, attempts);
-    }
-  }
-}
-
-/**
  * An outcome with what was sent (the args) and what rule 5 bound (the permit), for `guardTool`; after
  * an interceptor's `proceedWith`, an ALLOW or WARN carries the replacement as `transformedContent` or
  * `transformedArgs` unless the PDP transformed it further (CONTRACT.md section 7, v3: what continues is
  * exactly what was decided).
  */
-function withSent(p: Prepared, outcome: Outcome): Outcome {
+export function withSent(p: Prepared, outcome: Outcome): Outcome {
   const { sent } = p;
   outcome.args = sent.args;
   outcome.bound = sent.bound;

@@ -6,6 +6,8 @@
  * @packageDocumentation
  */
 import type { Stage } from '../decision.js';
+import { ABORTED, LATE, race } from '../internal/deadline.js';
+import { isPlainObject } from '../internal/guards.js';
 import { deepFreeze, snapshotJsonObject } from '../internal/json.js';
 import { isThenable } from '../internal/thenable.js';
 import type { AfterResult, BeforeResult, CompiledInterceptor, Interceptor, Step } from '../options/interceptors.js';
@@ -69,36 +71,8 @@ const PENDING = Symbol('pending');
  */
 async function bounded<T>(value: T | Promise<T>, bounds: Bounds): Promise<T | typeof PENDING | 'aborted'> {
   if (!isThenable(value)) return value;
-  const remaining = bounds.deadlineAt - performance.now();
-  if (remaining <= 0) {
-    Promise.resolve(value).catch(() => undefined);
-    return PENDING;
-  }
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => settle(() => resolve(PENDING)), remaining);
-    const onAbort = (): void => settle(() => resolve('aborted'));
-    let done = false;
-    const settle = (f: () => void): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      try {
-        bounds.signal?.removeEventListener('abort', onAbort);
-      } catch {
-        // a caller's signal that throws here changes nothing
-      }
-      f();
-    };
-    try {
-      bounds.signal?.addEventListener('abort', onAbort, { once: true });
-    } catch {
-      // an unusable signal was refused earlier (invalid_request); nothing to listen to
-    }
-    Promise.resolve(value).then(
-      (v) => settle(() => resolve(v)),
-      (e: unknown) => settle(() => reject(e)),
-    );
-  });
+  const r = await race(value, bounds.deadlineAt, bounds.signal);
+  return r === LATE ? PENDING : r === ABORTED ? 'aborted' : r;
 }
 
 /**
@@ -123,9 +97,7 @@ function ownKeyCount(o: object): number {
   return n;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+const isObject = isPlainObject;
 
 /** Where a `before` chain stands: the running value, whether it was replaced, what the next interceptor sees. */
 interface ChainState {

@@ -6,12 +6,12 @@
  * @internal
  */
 import type { Stage } from '../decision.js';
-import type { SentRequest } from '../enforce.js';
+import { isAbortSignal, isSessionId } from '../internal/guards.js';
 import { NotJsonError, snapshotJsonObject } from '../internal/json.js';
 import { type CallOptions, DEFAULTS, type EgressCallOptions } from '../options/pep.js';
 import { canonicalSnapshotJson } from '../permit/hash.js';
 import { normalizeToolName } from '../permit/normalize.js';
-import type { AuthorizeRequest } from '../wire/agent-pep.js';
+import type { AuthorizeRequest, SentRequest } from '../wire/agent-pep.js';
 
 /** Why a call could not become a request; its message names the problem, never a value. */
 export class InvalidRequest extends Error {
@@ -49,20 +49,7 @@ export interface CallContext {
   tool: string | undefined;
 }
 
-/** True for anything shaped like an `AbortSignal`. */
-export function isAbortSignal(v: unknown): v is AbortSignal {
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    typeof (v as AbortSignal).aborted === 'boolean' &&
-    typeof (v as AbortSignal).addEventListener === 'function'
-  );
-}
-
-/** A session id: a non-empty, well-formed string. */
-export function isSessionId(v: unknown): v is string {
-  return typeof v === 'string' && v.trim() !== '' && v.isWellFormed();
-}
+export { isAbortSignal, isSessionId };
 
 /** The keys of {@link CallOptions}; `checkContextEgress` also takes `tool` (CONTRACT.md section 2). */
 const CALL_KEYS: ReadonlySet<string> = new Set(['signal', 'session', 'simulated']);

@@ -191,6 +191,7 @@ const KNOWN_PERMITS_OPTIONS: ReadonlySet<string> = new Set(['keys', 'issuer', 'a
 /**
  * Validates options and applies {@link DEFAULTS}. `permits` is checked further by the permit checker,
  * which `createPep` builds at once (one set of rules, in `src/permit/`).
+ * @returns one frozen config, read by every step of the client
  * @throws TypeError with `option` naming the first bad or unknown option (never its value, which may be a secret)
  * @internal
  */
@@ -246,7 +247,7 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
   const interceptors = validateInterceptors(options.interceptors, (path, problem) => fail(path, problem));
   if (options.onDecision !== undefined && typeof options.onDecision !== 'function')
     fail('onDecision', 'expected a function');
-  return {
+  return Object.freeze({
     origin: url.origin,
     path: protocol === 'authzen' ? `${base}/access/v1/evaluation` : `${base}/api/policy/authorize`,
     pdp: url,
@@ -268,5 +269,5 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
     interceptors,
     onDecision: options.onDecision,
     telemetry: validateTelemetry(options.telemetry, fail),
-  };
+  });
 }

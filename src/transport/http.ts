@@ -8,8 +8,8 @@
  */
 import { Readable } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
+import { ABORT_CAUSES, type AbortLike, abortCauseOf } from '../internal/abort.js';
 import { AttemptFailure } from '../internal/failure.js';
-import { ABORT_CAUSES, type AbortLike, abortCauseOf } from './abort.js';
 import { checkContentType, checkNoContentCoding } from './headers.js';
 
 /** A whole, status-200, size-checked response. */

@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Inflight } from '../../../src/internal/inflight.js';
-import type { AbortCause } from '../../../src/transport/abort.js';
+import type { AbortCause } from '../../../src/internal/abort.js';
 
 describe('Inflight: the decisions close() stops', () => {
   it('stopAll calls each entry still in flight once, with the cause', () => {

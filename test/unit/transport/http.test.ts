@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { isRetryable } from '../../../src/core/retry.js';
 import { AttemptFailure } from '../../../src/internal/failure.js';
-import { ABORT_CAUSES, type AbortCause, AbortReason } from '../../../src/transport/abort.js';
+import { ABORT_CAUSES, type AbortCause, AbortReason } from '../../../src/internal/abort.js';
 import { classifyError } from '../../../src/transport/http.js';
 
 const live = { aborted: false, reason: undefined };
