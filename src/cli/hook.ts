@@ -157,7 +157,9 @@ function parseEvent(bytes: Buffer): unknown {
       // I-JSON: a name given twice reads one way here (the last wins) and may read another way to the host
       throw new HookEventError('the hook event names a member twice');
     default:
-      throw new HookEventError('the hook event is not I-JSON (an unpaired surrogate or a number out of range)');
+      // Values are read by the step that uses them: an output too deep to read is answered in the
+      // host's PostToolUse form, its output withheld (docs/adapters.md).
+      return d.value;
   }
 }
 

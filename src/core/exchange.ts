@@ -7,6 +7,7 @@
  */
 import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from '../decision.js';
 import { ABORT_CAUSES, Abort, type AbortCause, AbortReason } from '../internal/abort.js';
+import { now } from '../internal/deadline.js';
 import { AttemptFailure } from '../internal/failure.js';
 import type { Inflight } from '../internal/inflight.js';
 import type { BoundPermit } from '../permit/binding.js';
@@ -85,7 +86,7 @@ export function exchange<T>(
 ): Promise<Exchanged<T>> {
   if (signal?.aborted) return Promise.resolve(failed('aborted', ABORT_CAUSES.caller.message));
   if (ctx.closed) return Promise.resolve(failed('pdp_unreachable', ABORT_CAUSES.closed.message));
-  const remaining = deadlineAt - performance.now();
+  const remaining = deadlineAt - now();
   if (remaining <= 0) return Promise.resolve(failed('pdp_timeout', ABORT_CAUSES.deadline.message));
   let body: string | undefined;
   try {
@@ -132,21 +133,9 @@ export function exchange<T>(
     // An attempt that the deadline bounds anyway (the default) needs no timer or signal of its own.
     const attempt = (n: number): Promise<T> => {
       attempts = n;
-      if (ctx.attemptTimeoutMs < deadlineAt - performance.now()) return timedAttempt();
+      const one: Sendable = { path, headers, body: () => body };
+      if (ctx.attemptTimeoutMs < deadlineAt - now()) return timedAttempt(ctx, one, ctrl, read);
       return ctx.transport.send(body, headers, ctrl, path).then(read);
-    };
-    // An attempt under `attemptTimeoutMs`: its own signal, aborted by its timer or by the decision's.
-    const timedAttempt = async (): Promise<T> => {
-      const per = new Abort();
-      const forward = (): void => per.abort(ctrl.reason);
-      ctrl.addEventListener('abort', forward);
-      const attemptTimer = setTimeout(() => per.abort(new AbortReason('attempt_timeout')), ctx.attemptTimeoutMs);
-      try {
-        return read(await ctx.transport.send(body, headers, per, path));
-      } finally {
-        clearTimeout(attemptTimer);
-        ctrl.removeEventListener('abort', forward);
-      }
     };
 
     withRetries(attempt, { retries: ctx.retries, deadlineAt, signal: () => ctrl.signal }).then(
@@ -158,6 +147,25 @@ export function exchange<T>(
       },
     );
   });
+}
+
+/** An attempt under `attemptTimeoutMs`: its own signal, aborted by its timer or by the decision's `ctrl`. */
+async function timedAttempt<T>(
+  ctx: DecisionContext,
+  one: Sendable,
+  ctrl: Abort,
+  read: (res: HttpResponse) => T,
+): Promise<T> {
+  const per = new Abort();
+  const forward = (): void => per.abort(ctrl.reason);
+  ctrl.addEventListener('abort', forward);
+  const attemptTimer = setTimeout(() => per.abort(new AbortReason('attempt_timeout')), ctx.attemptTimeoutMs);
+  try {
+    return read(await ctx.transport.send(one.body(), one.headers, per, one.path));
+  } finally {
+    clearTimeout(attemptTimer);
+    ctrl.removeEventListener('abort', forward);
+  }
 }
 
 /** An exchange's failure as a synthesized-BLOCK outcome for one call. */

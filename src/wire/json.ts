@@ -168,7 +168,8 @@ export type JsonBodyProblem = 'utf8' | 'json' | 'duplicate' | 'value';
 /** A decoded body: its value and text, or why it is not one I-JSON value. */
 export type DecodedJson =
   | { ok: true; value: unknown; text: string }
-  | { ok: false; problem: JsonBodyProblem; text?: string };
+  /** `value` is set when the text parsed (problems `duplicate` and `value`). */
+  | { ok: false; problem: JsonBodyProblem; text?: string; value?: unknown };
 
 /**
  * Decodes a whole body as one I-JSON value (RFC 7493): valid UTF-8 (a leading byte-order mark is
@@ -190,5 +191,5 @@ export function decodeJsonBody(body: Uint8Array): DecodedJson {
     return { ok: false, problem: 'json', text };
   }
   const problem = ijsonProblem(text, value);
-  return problem === undefined ? { ok: true, value, text } : { ok: false, problem, text };
+  return problem === undefined ? { ok: true, value, text } : { ok: false, problem, text, value };
 }
