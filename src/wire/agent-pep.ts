@@ -96,7 +96,7 @@ export function decodeJsonObject(body: Uint8Array): Record<string, unknown> {
 }
 
 function isObjectText(text: string | undefined): boolean {
-  return text !== undefined && text.trimStart().startsWith('{');
+  return text?.trimStart().startsWith('{') === true;
 }
 
 function notAnObject(): never {
