@@ -30,8 +30,10 @@ import {
 import { createTelemetry, type DecisionSpan, type Telemetry } from './telemetry.js';
 import { HttpTransport } from './transport/http.js';
 import { VERSION } from './version.js';
+import { type VisibilityCallContext, type VisibleToolsOptions, visibleTools } from './visibility.js';
 
 export type { GuardedTool, GuardToolOptions, ToolExecutionContext } from './guard.js';
+export type { VisibleToolsOptions } from './visibility.js';
 
 /** The PEP client returned by {@link createPep}. */
 export interface Pep {
@@ -68,6 +70,23 @@ export interface Pep {
    * ```
    */
   authorizeActions(calls: readonly ActionCall[], opts?: CallOptions): Promise<PolicyDecision[]>;
+  /**
+   * Which of these tools this agent and session may be offered (docs/visibility.md): one batch of
+   * simulated action decisions (`args: {}`, `purpose: 'visibility'`), sent as {@link Pep.authorizeActions}
+   * sends a batch, within one deadline (`timeoutMs`). Never rejects. Interceptors do not run on these
+   * requests (they judge calls); observers and telemetry see each decision.
+   * @param names - tool names as the host knows them; `[]` or a non-array resolves `[]` without asking
+   * @param opts - `{ signal?, session? }`; an unknown key or a bad value hides every tool
+   * @returns the names whose decision is not BLOCK, as given and in the order given
+   * @remarks Fails closed: a PDP that is down, slow or answers anything that is not an enforceable
+   * decision hides every tool it touches. Visibility is never permission: every call is still decided
+   * on its own.
+   * @example
+   * ```ts
+   * const shown = await pep.visibleTools(['lookup_order', 'bank_transfer'], { session: 'sess_1' });
+   * ```
+   */
+  visibleTools(names: readonly string[], opts?: VisibleToolsOptions): Promise<string[]>;
   /** Checks user input (stage `input`). Never rejects. */
   checkInput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
   /**
@@ -232,7 +251,10 @@ function bindClient(shared: Shared, session: string): Pep {
       return { kind: 'decided', outcome: blockOutcome({ stage, requestId }, 'invalid_request', message) };
     }
     if (span) span.tool = p.sent.tool;
-    return chains[stage].before.length > 0 ? beforeChain(p, deadlineAt) : { kind: 'ready', p };
+    // A visibility request asks about the tool alone: interceptors judge calls, so they do not run on it.
+    return chains[stage].before.length > 0 && p.call.purpose === undefined
+      ? beforeChain(p, deadlineAt)
+      : { kind: 'ready', p };
   }
 
   /**
@@ -397,7 +419,11 @@ function bindClient(shared: Shared, session: string): Pep {
   }
 
   /** `authorizeActions`: one observed decision per call, in order, within one deadline. */
-  async function decideAll(calls: unknown, rawOpts: unknown): Promise<PolicyDecision[]> {
+  async function decideAll(
+    calls: unknown,
+    rawOpts: unknown,
+    visibility?: VisibilityCallContext,
+  ): Promise<PolicyDecision[]> {
     const started = performance.now();
     const deadlineAt = started + opts.timeoutMs;
     let list: unknown[];
@@ -414,7 +440,9 @@ function bindClient(shared: Shared, session: string): Pep {
       // invalid_request with the reason).
       let call: CallContext | undefined;
       try {
-        call = readCallOptions(rawOpts, 'action', { session, simulated: opts.simulated });
+        call = visibility
+          ? { ...visibility, session: visibility.session ?? session, simulated: true, tool: undefined }
+          : readCallOptions(rawOpts, 'action', { session, simulated: opts.simulated });
       } catch {
         call = undefined;
       }
@@ -510,6 +538,7 @@ function bindClient(shared: Shared, session: string): Pep {
   return {
     authorizeAction: (tool, args, o) => run('action', { tool, args }, o),
     authorizeActions: (calls, o) => decideAll(calls, o),
+    visibleTools: (names, o) => visibleTools(names, o, (calls, v) => decideAll(calls, undefined, v)),
     checkInput: (content, o) => run('input', { content }, o),
     checkContextEgress: (content, o) => run('context_egress', { content }, o),
     checkOutput: (content, o) => run('output', { content }, o),

@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 
-export type { GuardedTool, GuardToolOptions, Pep, ToolExecutionContext } from './client.js';
+export type { GuardedTool, GuardToolOptions, Pep, ToolExecutionContext, VisibleToolsOptions } from './client.js';
 export { createPep } from './client.js';
 export type { FailClosedCode, PolicyDecision, Stage, SynthesizedInfo, TextStage, Verdict } from './decision.js';
 export { FAIL_CLOSED_CODES, STAGES, TEXT_STAGES, VERDICTS } from './decision.js';
