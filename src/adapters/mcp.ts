@@ -13,7 +13,8 @@
  * ESCALATE is a hold the model is told about (`ERROR: Tool '<name>' is held for human review: <reason>`).
  * @packageDocumentation
  */
-export type { GuardMcpClientOptions } from './mcp/client.js';
+export type { GuardedMcpClient, GuardMcpClientOptions } from './mcp/client.js';
+export type { McpPinSet } from './mcp/pins.js';
 export { guardMcpClient } from './mcp/client.js';
 export { PERMIT_META_KEY } from './mcp/common.js';
 export type { GuardMcpServerOptions } from './mcp/server.js';
