@@ -6,7 +6,7 @@
  * Internal to `agent-pep/mcp`.
  * @internal
  */
-import { optionError } from '../../internal/option-error.js';
+import { optionError } from '../../options/kit.js';
 import { canonicalJson, sha256b64url } from '../../permit/hash.js';
 import { normalizeToolName } from '../../permit/normalize.js';
 import { isObject } from './common.js';

@@ -5,8 +5,8 @@
  * @internal
  */
 import { ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Pep } from '../../client.js';
-import type { VisibleToolsOptions } from '../../visibility.js';
+import type { Pep } from '../../core/client.js';
+import type { VisibleToolsOptions } from '../../core/visibility.js';
 import { failedClosed, isObject, sessionOf, type ToolResult } from './common.js';
 import { type McpPinSet, PinBook, toolChangedMessage } from './pins.js';
 

@@ -5,9 +5,9 @@
  * @internal
  */
 import { randomUUID } from 'node:crypto';
-import type { PolicyDecision } from './decision.js';
-import type { ActionCall } from './options.js';
-import type { VisibilityBatch } from './protocol/agent-pep.js';
+import type { PolicyDecision } from '../decision.js';
+import type { ActionCall } from '../options/pep.js';
+import type { VisibilityBatch } from '../wire/agent-pep.js';
 import { isAbortSignal, isSessionId } from './request.js';
 
 /** Per-call options of {@link Pep.visibleTools}. */
