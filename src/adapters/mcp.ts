@@ -14,8 +14,8 @@
  * @packageDocumentation
  */
 export type { GuardedMcpClient, GuardMcpClientOptions } from './mcp/client.js';
-export type { McpPinSet } from './mcp/pins.js';
 export { guardMcpClient } from './mcp/client.js';
 export { PERMIT_META_KEY } from './mcp/common.js';
+export type { McpPinSet } from './mcp/pins.js';
 export type { GuardMcpServerOptions } from './mcp/server.js';
 export { guardMcpServer } from './mcp/server.js';

@@ -18,6 +18,7 @@ import { discoveredEndpoints, type EndpointSource, fixedEndpoints } from './disc
 import { ABORT_CAUSES, blockOutcome, type DecisionContext, decide, decideBatch, type Outcome } from './exchange.js';
 import { type BeforeOutcome, type Chains, chainsByStage, runBefore } from './interceptors.js';
 import { observe } from './observe.js';
+import { registerRefusalObserver } from './refusals.js';
 import {
   baseHeaders,
   type CallContext,
@@ -515,6 +516,12 @@ function bindClient(shared: Shared, session: string): Pep {
   const run = async (stage: Stage, payload: Payload, rawOpts: unknown): Promise<PolicyDecision> =>
     (await runStep(stage, payload, rawOpts)).decision;
 
+  /** One decision the client did not get from the PDP, recorded by telemetry and shown to `onDecision`. */
+  function guardObserve(outcome: Outcome, started: number, tool: string | undefined): PolicyDecision {
+    shared.telemetry?.record(outcome.decision, outcome.attempts, started, tool);
+    return observe(opts.onDecision, outcome, started, tool);
+  }
+
   const guards = makeGuards({
     agentId: opts.agentId,
     session,
@@ -528,14 +535,11 @@ function bindClient(shared: Shared, session: string): Pep {
       return shared.checker;
     },
     run: runStep,
-    observe(outcome, started, tool) {
-      shared.telemetry?.record(outcome.decision, outcome.attempts, started, tool);
-      return observe(opts.onDecision, outcome, started, tool);
-    },
+    observe: guardObserve,
     after: chains.action.after,
   });
 
-  return {
+  const client: Pep = {
     authorizeAction: (tool, args, o) => run('action', { tool, args }, o),
     authorizeActions: (calls, o) => decideAll(calls, o),
     visibleTools: (names, o) => visibleTools(names, o, (calls, v) => decideAll(calls, undefined, v)),
@@ -557,4 +561,7 @@ function bindClient(shared: Shared, session: string): Pep {
       await ctx.transport.close();
     },
   };
+  // An adapter's own refusals (docs/visibility.md) reach the observers and telemetry like any decision.
+  registerRefusalObserver(client, (decision, tool) => guardObserve({ decision, attempts: 0 }, performance.now(), tool));
+  return client;
 }

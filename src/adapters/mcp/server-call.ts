@@ -50,7 +50,6 @@ function onlyDropsMembers(sent: unknown, parsed: unknown): boolean {
   return isDeepStrictEqual(sent, parsed);
 }
 
-
 /**
  * The arguments as the tool's input schema parses them, as the SDK's own `tools/call` does
  * (`normalizeObjectSchema` and `safeParseAsync`, exported by `@modelcontextprotocol/sdk/server/zod-compat.js`).
@@ -75,7 +74,9 @@ export interface RunnerDeps {
 }
 
 /** Makes the guarded call of a server's tools. */
-export function makeRunner(deps: RunnerDeps): (tool: RegisteredTool, callback: Callback, callArgs: unknown[]) => Promise<unknown> {
+export function makeRunner(
+  deps: RunnerDeps,
+): (tool: RegisteredTool, callback: Callback, callArgs: unknown[]) => Promise<unknown> {
   const { pep, verifier, nameOf, received } = deps;
   /** One guarded call of `callback` (the tool's callback or a task handler's `createTask`). */
   return async function run(tool: RegisteredTool, callback: Callback, callArgs: unknown[]): Promise<unknown> {

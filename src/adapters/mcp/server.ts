@@ -9,12 +9,7 @@
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getLiteralValue } from '@modelcontextprotocol/sdk/server/zod-compat.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Pep } from '../../core/client.js';
 import type { VisibleToolsOptions } from '../../core/visibility.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
@@ -304,7 +299,12 @@ function listing(pep: Pep, handler: Callback): Callback {
     if (isObject(extra) && extra.signal instanceof AbortSignal) o.signal = extra.signal;
     const listed = result.tools as unknown[];
     const names = listed.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name : undefined));
-    const visible = new Set(await pep.visibleTools(names.filter((n): n is string => n !== undefined), o));
+    const visible = new Set(
+      await pep.visibleTools(
+        names.filter((n): n is string => n !== undefined),
+        o,
+      ),
+    );
     return { ...result, tools: listed.filter((_, i) => names[i] !== undefined && visible.has(names[i] as string)) };
   };
 }

@@ -6,8 +6,10 @@
  */
 import { ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Pep } from '../../core/client.js';
+import { observedRefusal } from '../../core/refusals.js';
 import type { VisibleToolsOptions } from '../../core/visibility.js';
-import { failedClosed, isObject, sessionOf, type ToolResult } from './common.js';
+import { toolMessage } from '../../errors.js';
+import { isObject, refusal, sessionOf, type ToolResult } from './common.js';
 import { type McpPinSet, PinBook, toolChangedMessage } from './pins.js';
 
 type Request = (req: unknown, resultSchema?: unknown, options?: unknown) => Promise<unknown>;
@@ -35,6 +37,11 @@ export interface SurfaceDeps {
   hideBlocked: boolean;
   pin: McpPinSet | true | undefined;
   allowNew: boolean;
+}
+
+/** A `tool_changed` refusal, observed by the Pep's `onDecision` and telemetry like any synthesized BLOCK. */
+function toolChanged(pep: Pep, name: string, message: string): ToolResult {
+  return refusal(toolMessage(observedRefusal(pep, name, 'tool_changed', message), name));
 }
 
 /** The session of the client's transport, else the Pep's. */
@@ -125,11 +132,11 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
           await refresh(options);
         } catch (err) {
           if (err instanceof TypeError && (err as { option?: unknown }).option === 'pin') throw err;
-          return failedClosed(name, 'tool_changed', 'the tool list could not be read to check the pins');
+          return toolChanged(pep, name, 'the tool list could not be read to check the pins');
         }
       }
       const status = book.statusOf(name);
-      return status.kind === 'ok' ? undefined : failedClosed(name, 'tool_changed', toolChangedMessage(name, status));
+      return status.kind === 'ok' ? undefined : toolChanged(pep, name, toolChangedMessage(name, status));
     },
 
     pins: () => book?.toJSON(),

@@ -70,9 +70,7 @@ describe('guardMcpServer refuses what it cannot guard', () => {
     expect(() => Object.defineProperty(tool, 'handler', { value: () => undefined })).toThrow(TypeError);
     expect(() => Object.defineProperty(tool, 'update', { value: () => undefined })).toThrow(TypeError);
     expect(() => Object.defineProperty(s, 'registerTool', { value: () => undefined })).toThrow(TypeError);
-    expect(() => Object.defineProperty(s.server, 'setRequestHandler', { value: () => undefined })).toThrow(
-      TypeError,
-    );
+    expect(() => Object.defineProperty(s.server, 'setRequestHandler', { value: () => undefined })).toThrow(TypeError);
   });
 
   it('public API only: a server that already has tools is a TypeError (guard it before registering tools)', () => {
