@@ -72,7 +72,7 @@ export interface PepGuardrailInfo {
   readonly transformedContent?: string;
 }
 
-const GUARD_TOOLS_OPTIONS: ReadonlySet<string> = new Set(['checkResult']);
+const GUARD_TOOLS_OPTIONS: ReadonlySet<string> = new Set(['checkResult', 'hideBlocked']);
 /** Most tool outputs {@link pepModelInputFilter} remembers; an older one forgotten is checked again. */
 const EGRESS_MEMORY = 10_000;
 
