@@ -21,9 +21,9 @@ export function registerHideBlocked(tools: object, pep: Pep, session: string | u
 }
 
 /** What `pepPrepareStep`'s function resolves with: the SDK's `prepareStep` result. */
-export interface PepPrepareStepResult {
+export interface PepPrepareStepResult<NAME extends string = string> {
   /** The names of the tools the model is offered in this step. */
-  activeTools: string[];
+  activeTools: NAME[];
 }
 
 /**
@@ -40,17 +40,19 @@ export interface PepPrepareStepResult {
  * await generateText({ model, tools, prepareStep: pepPrepareStep(tools), stopWhen: stepCountIs(5), prompt });
  * ```
  */
-export function pepPrepareStep(
-  tools: object,
-  opts?: { activeTools?: readonly string[] },
-): (step?: { abortSignal?: AbortSignal }) => Promise<PepPrepareStepResult> {
+export function pepPrepareStep<TOOLS extends object>(
+  tools: TOOLS,
+  opts?: { activeTools?: readonly Extract<keyof TOOLS, string>[] },
+): (step?: unknown) => Promise<PepPrepareStepResult<Extract<keyof TOOLS, string>>> {
   const registered = typeof tools === 'object' && tools !== null ? REGISTERED.get(tools) : undefined;
   if (registered === undefined) {
     throw new TypeError('pepPrepareStep: tools must be the object guardTools(..., { hideBlocked: true }) returned');
   }
-  const names = [...(opts?.activeTools ?? Object.keys(tools))];
+  const names = [...(opts?.activeTools ?? (Object.keys(tools) as Extract<keyof TOOLS, string>[]))];
   return async (step) => {
-    const signal = step?.abortSignal instanceof AbortSignal ? step.abortSignal : undefined;
+    const given =
+      typeof step === 'object' && step !== null ? (step as { abortSignal?: unknown }).abortSignal : undefined;
+    const signal = given instanceof AbortSignal ? given : undefined;
     const visible = await visibleNames(registered.pep, names, registered.session, signal);
     return { activeTools: names.filter((n) => visible.has(n)) };
   };
