@@ -313,8 +313,7 @@ export function guardTools<TOOLS extends Record<string, object>>(
     GUARDED.set(guardedTool, { name, session, original: tool });
     define(out, name, guardedTool);
   }
-  if (readHideBlocked('guardTools', opts)) registerHideBlocked(out, pep, session);
-  return out as TOOLS;
+  return registerHideBlocked(out, pep, session, readHideBlocked('guardTools', opts)) as TOOLS;
 }
 
 /**

@@ -15,9 +15,10 @@ interface Registered {
 
 const REGISTERED = new WeakMap<object, Registered>();
 
-/** Records that `tools` (made by `guardTools` with `hideBlocked: true`) hide what the policy blocks. @internal */
-export function registerHideBlocked(tools: object, pep: Pep, session: string | undefined): void {
-  REGISTERED.set(tools, { pep, session });
+/** With `hideBlocked`, records that `tools` (made by `guardTools`) hide what the policy blocks; returns `tools`. @internal */
+export function registerHideBlocked<T extends object>(tools: T, pep: Pep, session: string | undefined, on: boolean): T {
+  if (on) REGISTERED.set(tools, { pep, session });
+  return tools;
 }
 
 /** What `pepPrepareStep`'s function resolves with: the SDK's `prepareStep` result. */

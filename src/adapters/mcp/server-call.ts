@@ -63,6 +63,41 @@ async function parseInput(tool: RegisteredTool, args: unknown): Promise<unknown>
   return parsed.data;
 }
 
+/** A call on a server with a verifier: what it carried, and what the callback would get. */
+interface VerifiedCall {
+  verifier: PermitVerifier;
+  name: string;
+  meta: unknown;
+  wire: unknown;
+  parsed: unknown;
+  hasSchema: boolean;
+}
+
+/**
+ * With a verifier: the callback runs only after the permit in `_meta` verified against the tool name
+ * as registered and the arguments as received (docs/permits.md), never falling back to the PDP.
+ */
+async function runVerified(c: VerifiedCall, invoke: () => unknown): Promise<unknown> {
+  const permit = isObject(c.meta) ? c.meta[PERMIT_META_KEY] : undefined;
+  if (typeof permit !== 'string' || permit === '') {
+    return failedClosed(c.name, 'permit_invalid', 'no permit in params._meta');
+  }
+  if (!isObject(c.wire)) return failedClosed(c.name, 'permit_invalid', 'arguments are not an object');
+  // The permit binds the arguments as received; the callback gets them as the schema parses them.
+  // A schema may drop unknown members, never add one (a default the client did not send) or change
+  // a value (a coercion, a transform): the callback would run args the permit does not bind.
+  if (c.hasSchema && !onlyDropsMembers(c.wire, withoutUndefinedMembers(c.parsed))) {
+    return failedClosed(c.name, 'permit_invalid', 'the input schema changes the arguments the permit binds');
+  }
+  try {
+    await c.verifier.verify(permit, { tool: c.name, args: c.wire });
+  } catch (err) {
+    const code = isObject(err) && typeof err.code === 'string' ? err.code : 'error';
+    return failedClosed(c.name, 'permit_invalid', `permit failed verification (${code})`);
+  }
+  return await invoke();
+}
+
 /** What a guarded call needs. */
 export interface RunnerDeps {
   pep: Pep;
@@ -101,24 +136,7 @@ export function makeRunner(
 
       if (verifier !== undefined) {
         const meta = got !== undefined ? got._meta : isObject(extra) ? extra._meta : undefined;
-        const permit = isObject(meta) ? meta[PERMIT_META_KEY] : undefined;
-        if (typeof permit !== 'string' || permit === '') {
-          return failedClosed(name, 'permit_invalid', 'no permit in params._meta');
-        }
-        if (!isObject(wire)) return failedClosed(name, 'permit_invalid', 'arguments are not an object');
-        // The permit binds the arguments as received; the callback gets them as the schema parses them.
-        // A schema may drop unknown members, never add one (a default the client did not send) or change
-        // a value (a coercion, a transform): the callback would run args the permit does not bind.
-        if (hasSchema && !onlyDropsMembers(wire, withoutUndefinedMembers(parsed))) {
-          return failedClosed(name, 'permit_invalid', 'the input schema changes the arguments the permit binds');
-        }
-        try {
-          await verifier.verify(permit, { tool: name, args: wire });
-        } catch (err) {
-          const code = isObject(err) && typeof err.code === 'string' ? err.code : 'error';
-          return failedClosed(name, 'permit_invalid', `permit failed verification (${code})`);
-        }
-        return await invoke(parsed);
+        return await runVerified({ verifier, name, meta, wire, parsed, hasSchema }, () => invoke(parsed));
       }
 
       const callOpts: CallOptions = {};

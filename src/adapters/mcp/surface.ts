@@ -97,11 +97,8 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
     return refreshing;
   }
 
-  function checkPage(result: unknown, continuing: boolean): void {
-    if (!book) return;
-    book.checkServer(scope, serverOf());
-    book.check(toolsOf(result) ?? [], continuing);
-  }
+  const checkPage = (result: unknown, continuing: boolean): void =>
+    book?.checkServer(scope, serverOf()) ?? book?.check(toolsOf(result) ?? [], continuing);
 
   return {
     async list(req, resultSchema, options) {
