@@ -5,9 +5,10 @@
  * `agent-pep/langchain` and `agent-pep/openai-agents`.
  * @internal
  */
-import type { Pep } from '../core/client.js';
+
 import type { VisibleToolsOptions } from '../core/visibility.js';
 import { optionError } from '../options/kit.js';
+import type { Pep } from '../pep.js';
 
 /** Reads `hideBlocked`: a boolean, default false. @throws TypeError with `err.option` `'hideBlocked'` */
 export function readHideBlocked(scope: string, opts: unknown): boolean {

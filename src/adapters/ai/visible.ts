@@ -4,7 +4,7 @@
  * `pep.visibleTools` once per step for the tools `guardTools(..., { hideBlocked: true })` made.
  * @internal
  */
-import type { Pep } from '../../core/client.js';
+import type { Pep } from '../../pep.js';
 import { visibleNames } from '../visible-tools.js';
 
 /** What `guardTools` with `hideBlocked: true` registers for its tools object. */

@@ -6,10 +6,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { normalizeObjectSchema, safeParseAsync } from '@modelcontextprotocol/sdk/server/zod-compat.js';
-import type { Pep } from '../../core/client.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
 import type { CallOptions } from '../../options/pep.js';
+import type { Pep } from '../../pep.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { asToolResult, failedClosed, isObject, PERMIT_META_KEY, refusal, sessionOf } from './common.js';
 

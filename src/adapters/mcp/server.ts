@@ -10,9 +10,9 @@
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getLiteralValue } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Pep } from '../../core/client.js';
 import type { VisibleToolsOptions } from '../../core/visibility.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
+import type { Pep } from '../../pep.js';
 import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { assertGuardable, assertPep, isObject, refusals, sessionOf, type ToolResult } from './common.js';

@@ -5,10 +5,10 @@
  * @internal
  */
 import { ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Pep } from '../../core/client.js';
 import { observedRefusal } from '../../core/refusals.js';
 import type { VisibleToolsOptions } from '../../core/visibility.js';
 import { toolMessage } from '../../errors.js';
+import type { Pep } from '../../pep.js';
 import { isObject, refusal, sessionOf, type ToolResult } from './common.js';
 import { type McpPinSet, PinBook, toolChangedMessage } from './pins.js';
 
