@@ -6,6 +6,8 @@
  */
 
 import { type CoreClient, createClient } from './core/client.js';
+import { registerRefusalObserver } from './core/refusals.js';
+import type { VisibleToolsOptions } from './core/visibility.js';
 import type { PolicyDecision, TextStage } from './decision.js';
 import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecutionContext } from './guard.js';
 import type { ActionCall, CallOptions, EgressCallOptions, PepOptions } from './options/pep.js';
@@ -47,6 +49,22 @@ export interface Pep {
    * ```
    */
   authorizeActions(calls: readonly ActionCall[], opts?: CallOptions): Promise<PolicyDecision[]>;
+  /**
+   * Which of these tools this agent and session may be offered (docs/visibility.md): one batch of
+   * simulated action decisions (`args: {}`, `purpose: 'visibility'`), sent as {@link Pep.authorizeActions}
+   * sends a batch, within one deadline (`timeoutMs`). Never rejects. Interceptors do not run on these
+   * requests (they judge calls); observers and telemetry see each decision.
+   * @param names - tool names as the host knows them; `[]` or a non-array resolves `[]` without asking
+   * @param opts - `{ signal?, session? }`; an unknown key or a bad value hides every tool
+   * @returns the names whose decision is not BLOCK, as given and in the order given
+   * @remarks Fails closed: a PDP that is down, slow or answers anything that is not an enforceable
+   * decision hides every tool it touches. Visibility is never permission: every call is still decided.
+   * @example
+   * ```ts
+   * const shown = await pep.visibleTools(['lookup_order', 'bank_transfer'], { session: 'sess_1' });
+   * ```
+   */
+  visibleTools(names: readonly string[], opts?: VisibleToolsOptions): Promise<string[]>;
   /** Checks user input (stage `input`). Never rejects. */
   checkInput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
   /**
@@ -117,9 +135,10 @@ export function createPep(options: PepOptions): Pep {
 /** A core client with the guard helpers of its session. */
 function withGuards(core: CoreClient): Pep {
   const guards = makeGuards(core.internals);
-  return {
+  const pep: Pep = {
     authorizeAction: core.authorizeAction,
     authorizeActions: core.authorizeActions,
+    visibleTools: core.visibleTools,
     checkInput: core.checkInput,
     checkContextEgress: core.checkContextEgress,
     checkOutput: core.checkOutput,
@@ -129,4 +148,11 @@ function withGuards(core: CoreClient): Pep {
     withSession: (id) => withGuards(core.withSession(id)),
     close: core.close,
   };
+  // An adapter's own refusals (docs/visibility.md) reach the observers and telemetry like any decision.
+  registerRefusalObserver(pep, (decision, tool) =>
+    core.internals.observe({ decision, attempts: 0 }, performance.now(), tool),
+  );
+  return pep;
 }
+
+export type { VisibleToolsOptions } from './core/visibility.js';

@@ -4,6 +4,7 @@
  * (docs/authzen.md); over the agent-pep protocol, each as a request of its own; all concurrent.
  * @internal
  */
+
 import { randomUUID } from 'node:crypto';
 import { type PolicyDecision, synthesizeBlock } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
@@ -16,6 +17,7 @@ import { observe } from './observe.js';
 import type { CallContext, Payload, Prepared } from './request.js';
 import type { Shared } from './shared.js';
 import { type Bound, callOptions, type PreparedStep, prepareStep } from './step.js';
+import type { VisibilityCallContext } from './visibility.js';
 
 /**
  * Sends several action calls as one AuthZEN `evaluations` request (its own `x-request-id` in
@@ -163,12 +165,21 @@ async function sendAll(
 }
 
 /** Each call of `authorizeActions` up to the network, with the call options read once for all. */
-function prepareAll(b: Bound, list: readonly unknown[], rawOpts: unknown, deadlineAt: number) {
+function prepareAll(
+  b: Bound,
+  list: readonly unknown[],
+  rawOpts: unknown,
+  deadlineAt: number,
+  visibility?: VisibilityCallContext,
+) {
   // The same options for every call: read once (when they are bad, each call reads them and is
   // invalid_request with the reason).
   let call: CallContext | undefined;
   try {
-    call = callOptions(b, rawOpts, 'action');
+    // A visibility batch (docs/visibility.md): simulated, tagged, with its own checked options.
+    call = visibility
+      ? { ...visibility, session: visibility.session ?? b.session, simulated: true, tool: undefined }
+      : callOptions(b, rawOpts, 'action');
   } catch {
     call = undefined;
   }
@@ -192,8 +203,14 @@ function prepareAll(b: Bound, list: readonly unknown[], rawOpts: unknown, deadli
 }
 
 /** The outcome of every call: decided locally, or sent (batched where the wire allows). */
-async function outcomesOf(b: Bound, list: readonly unknown[], rawOpts: unknown, deadlineAt: number) {
-  const { steps, tools, waiting } = prepareAll(b, list, rawOpts, deadlineAt);
+async function outcomesOf(
+  b: Bound,
+  list: readonly unknown[],
+  rawOpts: unknown,
+  deadlineAt: number,
+  visibility: VisibilityCallContext | undefined,
+) {
+  const { steps, tools, waiting } = prepareAll(b, list, rawOpts, deadlineAt, visibility);
   const n = list.length;
   const outcomes: Outcome[] = new Array(n);
   try {
@@ -218,7 +235,12 @@ async function outcomesOf(b: Bound, list: readonly unknown[], rawOpts: unknown, 
 }
 
 /** `authorizeActions`: one observed decision per call, in order, within one deadline. */
-export async function decideAll(b: Bound, calls: unknown, rawOpts: unknown): Promise<PolicyDecision[]> {
+export async function decideAll(
+  b: Bound,
+  calls: unknown,
+  rawOpts: unknown,
+  visibility?: VisibilityCallContext,
+): Promise<PolicyDecision[]> {
   const started = performance.now();
   let list: unknown[];
   try {
@@ -226,7 +248,7 @@ export async function decideAll(b: Bound, calls: unknown, rawOpts: unknown): Pro
   } catch {
     list = [];
   }
-  const { outcomes, tools } = await outcomesOf(b, list, rawOpts, started + b.shared.opts.timeoutMs);
+  const { outcomes, tools } = await outcomesOf(b, list, rawOpts, started + b.shared.opts.timeoutMs, visibility);
   const { telemetry, opts } = b.shared;
   return outcomes.map((o, i) => {
     telemetry?.record(o.decision, o.attempts, started, tools[i]);

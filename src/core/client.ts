@@ -17,6 +17,7 @@ import { observe } from './observe.js';
 import { isSessionId, type Payload, type Snapshot } from './request.js';
 import { createShared, permitChecker, type Shared } from './shared.js';
 import type { Bound } from './step.js';
+import { type VisibleToolsOptions, visibleTools } from './visibility.js';
 
 /**
  * What the guard helpers are built from: one decision with the args that ran, the observer path for
@@ -42,6 +43,8 @@ export interface CoreClient {
   checkContextEgress(content: string, opts?: EgressCallOptions): Promise<PolicyDecision>;
   checkOutput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
   checkDelivery(content: string, opts?: CallOptions): Promise<PolicyDecision>;
+  /** Which tools may be offered (docs/visibility.md). Never rejects. */
+  visibleTools(names: readonly string[], opts?: VisibleToolsOptions): Promise<string[]>;
   /** @throws TypeError on an empty id */
   withSession(session: string): CoreClient;
   close(): Promise<void>;
@@ -85,6 +88,7 @@ function bindClient(shared: Shared, session: string): CoreClient {
   return {
     authorizeAction: (tool, args, o) => run('action', { tool, args }, o),
     authorizeActions: (calls, o) => decideAll(b, calls, o),
+    visibleTools: (names, o) => visibleTools(names, o, (calls, v) => decideAll(b, calls, undefined, v)),
     checkInput: (content, o) => run('input', { content }, o),
     checkContextEgress: (content, o) => run('context_egress', { content }, o),
     checkOutput: (content, o) => run('output', { content }, o),

@@ -11,7 +11,7 @@ import { NotJsonError, snapshotJsonObject } from '../internal/json.js';
 import { type CallOptions, DEFAULTS, type EgressCallOptions } from '../options/pep.js';
 import { canonicalSnapshotJson } from '../permit/hash.js';
 import { normalizeToolName } from '../permit/normalize.js';
-import type { AuthorizeRequest, SentRequest } from '../wire/agent-pep.js';
+import type { AuthorizeRequest, SentRequest, VisibilityBatch } from '../wire/agent-pep.js';
 
 /** Why a call could not become a request; its message names the problem, never a value. */
 export class InvalidRequest extends Error {
@@ -47,6 +47,10 @@ export interface CallContext {
   simulated: boolean;
   /** `checkContextEgress`'s `tool`, as given. */
   tool: string | undefined;
+  /** Set by `visibleTools` only (never a per-call option): the request asks what the model may see. */
+  purpose?: 'visibility' | undefined;
+  /** Set by `visibleTools` only: the batch the request belongs to. */
+  visibilityBatch?: VisibilityBatch | undefined;
 }
 
 export { isAbortSignal, isSessionId };
@@ -156,6 +160,8 @@ export function prepare(
     sent.argsJson = canonicalSnapshotJson(taken.args);
   }
   if (call.simulated) req.simulated = sent.simulated = true;
+  if (call.purpose !== undefined) req.purpose = call.purpose;
+  if (call.visibilityBatch !== undefined) req.visibilityBatch = call.visibilityBatch;
   return { req, sent, call };
 }
 

@@ -60,7 +60,10 @@ export function prepareStep(
     return { kind: 'decided', outcome: blockOutcome({ stage, requestId }, 'invalid_request', message) };
   }
   if (span) span.tool = p.sent.tool;
-  return b.shared.chains[stage].before.length > 0 ? beforeChain(b, p, deadlineAt) : { kind: 'ready', p };
+  // A visibility request asks about the tool alone: interceptors judge calls, so they do not run on it.
+  return b.shared.chains[stage].before.length > 0 && p.call.purpose === undefined
+    ? beforeChain(b, p, deadlineAt)
+    : { kind: 'ready', p };
 }
 
 /**

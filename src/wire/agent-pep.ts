@@ -19,6 +19,16 @@ export interface AuthorizeRequest {
   tool?: string;
   args?: Record<string, unknown>;
   simulated?: true;
+  /** `'visibility'`: a question about the tool alone, to decide what the model is offered (docs/visibility.md). */
+  purpose?: 'visibility';
+  /** A visibility request: the batch it belongs to (`id`) and how many requests the batch has (`size`). */
+  visibilityBatch?: VisibilityBatch;
+}
+
+/** The batch a visibility request belongs to: its id and how many requests it has (docs/visibility.md). */
+export interface VisibilityBatch {
+  id: string;
+  size: number;
 }
 
 const VerdictSchema = z.enum(VERDICTS);
@@ -52,7 +62,17 @@ export const AuthorizeResponseSchema = z.looseObject({
 export type AuthorizeResponse = z.infer<typeof AuthorizeResponseSchema>;
 
 /** Every member {@link encodeRequest} writes by hand: a member added to the request must be added there too. */
-type Written = 'agentId' | 'session' | 'stage' | 'requestId' | 'content' | 'tool' | 'args' | 'simulated';
+type Written =
+  | 'agentId'
+  | 'session'
+  | 'stage'
+  | 'requestId'
+  | 'content'
+  | 'tool'
+  | 'args'
+  | 'simulated'
+  | 'purpose'
+  | 'visibilityBatch';
 const everyMemberWritten: [keyof AuthorizeRequest] extends [Written] ? true : never = true;
 void everyMemberWritten;
 
@@ -68,6 +88,8 @@ export function encodeRequest(req: AuthorizeRequest, argsJson?: string): string 
   if (req.tool !== undefined) out += `,"tool":${JSON.stringify(req.tool)}`;
   out += `,"args":${argsJson}`;
   if (req.simulated !== undefined) out += `,"simulated":${req.simulated}`;
+  if (req.purpose !== undefined) out += `,"purpose":${JSON.stringify(req.purpose)}`;
+  if (req.visibilityBatch !== undefined) out += `,"visibilityBatch":${JSON.stringify(req.visibilityBatch)}`;
   return `${out}}`;
 }
 
