@@ -29,7 +29,13 @@ const POLICY = {
       verdict: 'ALLOW',
       labels: [`l${String(i).padStart(2, '0')}`],
     })),
-    { id: 'all-seen', stage: 'action', tool: 'final', session: { count: { tool: 't_*' }, gte: STEPS }, verdict: 'BLOCK' },
+    {
+      id: 'all-seen',
+      stage: 'action',
+      tool: 'final',
+      session: { count: { tool: 't_*' }, gte: STEPS },
+      verdict: 'BLOCK',
+    },
   ],
 };
 
@@ -105,7 +111,9 @@ describe.skipIf(sharedSkip !== undefined)('two dev PDPs sharing one Redis', () =
     const pep = pepOf(pdp, session);
     for (let i = 0; i < 7; i++) await pep.authorizeAction(`t_${i}`, {});
     const [history] = await admin.keys(`${prefix}*:history`).then(async (keys) => {
-      const withLen = await Promise.all(keys.map(async (k) => ({ k, ttl: await admin.pttl(k), len: await admin.llen(k) })));
+      const withLen = await Promise.all(
+        keys.map(async (k) => ({ k, ttl: await admin.pttl(k), len: await admin.llen(k) })),
+      );
       return withLen.filter((x) => x.len === 5);
     });
     expect(history).toBeDefined();
