@@ -3,7 +3,12 @@
  * strictly (unknown keys are a `TypeError` with `err.option`).
  * @packageDocumentation
  */
-import { optionError, refuseUnknownKeys } from '../options.js';
+import { optionTypeError, refuseUnknownKeys as refuseUnknownKeysOf } from '../../internal/option-kit.js';
+
+const SCOPE = 'startDevPdp';
+const optionError = (option: string, message: string) => optionTypeError(SCOPE, option, message);
+const refuseUnknownKeys = (value: object, known: ReadonlySet<string>, path: string) =>
+  refuseUnknownKeysOf(SCOPE, value, known, path);
 
 /**
  * The part of an ioredis `Redis` or `Cluster` the session store uses (typed here so that the dev PDP's
