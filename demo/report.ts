@@ -67,8 +67,8 @@ export function tableRow(row: CaseRow): string {
   return `${cells.map((cell, i) => pad(String(cell), COLUMNS[i]?.[1] ?? 10)).join('')}${miss(row)}`.trimEnd();
 }
 
-/** The progress line while replaying: `[done/total] stage id`. */
-export function progressText(done: number, total: number, row: Pick<CaseRow, 'stage' | 'id'>): string {
+/** The progress line while replaying: `[done/total] stage id` (`session` for a whole session). */
+export function progressText(done: number, total: number, row: { stage: string; id: string }): string {
   return `[${done}/${total}] ${row.stage} ${excerpt(row.id, 40)}`;
 }
 
