@@ -27,8 +27,17 @@ export type { Fault } from './faults.js';
 export type { DevPdpErrorCode } from './http.js';
 export type { RefusalLogOption, RefusedRequest } from './log.js';
 export type { DevPdpOptions, OptionTypeError } from './options.js';
-export type { ConditionSpec, LatchSpec, PolicyIssue, PolicyScalar, PolicySpec } from './policy.js';
+export type {
+  ConditionSpec,
+  LatchSpec,
+  PolicyIssue,
+  PolicyScalar,
+  PolicySpec,
+  SessionConditionSpec,
+  StepFilterSpec,
+} from './policy.js';
 export { compilePolicy, InvalidPolicyError, policyJsonSchema } from './policy.js';
+export type { HistoryStep, SessionView } from './sessions/state.js';
 export type { DevPdpKeySource } from './signing.js';
 
 /** A running dev PDP. */
