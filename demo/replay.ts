@@ -273,7 +273,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         code: decision.synthesized?.code ?? null,
         latches,
         executed,
-        decidingLatch: latches.find((id) => deciding.get(id) === verdict) ?? null,
+        decidingLatch: verdict === 'ALLOW' ? null : (latches.find((id) => deciding.get(id) === verdict) ?? null),
         redacted,
       };
       if (c.tool !== undefined) row.tool = c.tool;

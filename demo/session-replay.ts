@@ -262,7 +262,8 @@ async function replaySession(
       latches,
       sessionLabels: labelsOf(decision),
       executed,
-      decidingLatch: latches.find((id) => deciding.get(id) === decision.verdict) ?? null,
+      decidingLatch:
+        decision.verdict === 'ALLOW' ? null : (latches.find((id) => deciding.get(id) === decision.verdict) ?? null),
     };
     if (decision.synthesized) row.code = decision.synthesized.code;
     if (step.tool !== undefined) row.tool = step.tool;
