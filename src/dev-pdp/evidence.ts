@@ -84,6 +84,7 @@ export class EvidenceLog {
       stage: entry.stage,
       verdict: entry.verdict,
       latches: [...entry.latches],
+      ...(entry.labels !== undefined ? { labels: [...entry.labels] } : {}),
       ...(entry.reason !== undefined ? { reason: entry.reason } : {}),
       ...(entry.tool !== undefined ? { tool: entry.tool } : {}),
       ...(entry.argsHash !== undefined ? { argsHash: entry.argsHash } : {}),

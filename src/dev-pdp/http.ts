@@ -21,6 +21,7 @@ export type DevPdpErrorCode =
   | 'escalation_not_found'
   | 'escalation_already_resolved'
   | 'fault_status'
+  | 'session_store_unavailable'
   | 'internal_error';
 
 /** A refusal: the status and code of the error body. The message never quotes content, args or keys. @internal */

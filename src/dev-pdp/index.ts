@@ -8,6 +8,7 @@
 import type { AddressInfo } from 'node:net';
 import type { JSONWebKeySet } from 'jose';
 import type { EvidenceRecord } from '../evidence/record.js';
+import { DEV_PDP_DEFAULTS } from './defaults.js';
 import { EscalationBook, type EscalationResolution } from './escalations.js';
 import { EvidenceLog } from './evidence.js';
 import { type Fault, validateFault } from './faults.js';
@@ -15,6 +16,10 @@ import { refusalLogger } from './log.js';
 import { type DevPdpOptions, resolveDevPdpOptions } from './options.js';
 import { compilePolicy } from './policy.js';
 import { createPdpServer } from './server.js';
+import { SessionKeeper } from './sessions/keeper.js';
+import { createMemorySessionStore } from './sessions/memory.js';
+import { createRedisSessionStore } from './sessions/redis.js';
+import type { SessionStore } from './sessions/store.js';
 import { createSigningKey } from './signing.js';
 
 export type { EvidenceRecord } from '../evidence/record.js';
@@ -26,7 +31,7 @@ export { evaluatePolicy } from './evaluate.js';
 export type { Fault } from './faults.js';
 export type { DevPdpErrorCode } from './http.js';
 export type { RefusalLogOption, RefusedRequest } from './log.js';
-export type { DevPdpOptions, OptionTypeError } from './options.js';
+export type { DevPdpOptions, OptionTypeError, SessionStoreOption } from './options.js';
 export type {
   ConditionSpec,
   LatchSpec,
@@ -37,6 +42,7 @@ export type {
   StepFilterSpec,
 } from './policy.js';
 export { compilePolicy, InvalidPolicyError, policyJsonSchema } from './policy.js';
+export type { SessionRedisClient } from './sessions/options.js';
 export type { HistoryStep, SessionView } from './sessions/state.js';
 export type { DevPdpKeySource } from './signing.js';
 
@@ -103,6 +109,23 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
   const key = await createSigningKey(o.key);
   const evidence = await EvidenceLog.open(key, o.evidencePath);
   const escalations = new EscalationBook();
+  const limits = { maxHistory: o.maxHistory, sessionTtlSec: o.sessionTtlSec };
+  let store: SessionStore;
+  try {
+    store =
+      o.sessionStore === undefined
+        ? createMemorySessionStore(limits)
+        : await createRedisSessionStore(
+            o.sessionStore,
+            limits,
+            o.sessionStoreTimeoutMs,
+            o.sessionStore.prefix ?? DEV_PDP_DEFAULTS.sessionStorePrefix,
+          );
+  } catch (error) {
+    await evidence.close();
+    throw error;
+  }
+  const sessions = new SessionKeeper(store, o.sessionStoreTimeoutMs);
   let fault: Readonly<Fault> | null = null;
   let issuer = '';
   const pdpServer = createPdpServer({
@@ -110,6 +133,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     key,
     evidence,
     escalations,
+    sessions,
     audience: o.audience,
     permitTtlSec: o.permitTtlSec,
     maxBodyBytes: o.maxBodyBytes,
@@ -135,6 +159,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
       });
     });
   } catch (error) {
+    await sessions.close();
     await evidence.close();
     throw error;
   }
@@ -158,7 +183,10 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
       escalations.resolve(id, resolution);
     },
     close() {
-      closed ??= pdpServer.close().then(() => evidence.close());
+      closed ??= pdpServer
+        .close()
+        .then(() => sessions.close())
+        .then(() => evidence.close());
       return closed;
     },
   });

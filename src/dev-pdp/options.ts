@@ -6,7 +6,10 @@
 import type { EvidenceRecord } from '../evidence/record.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import type { RefusalLogOption } from './log.js';
+import { resolveSessionStoreOption, type SessionStoreOption } from './sessions/options.js';
 import type { DevPdpKeySource } from './signing.js';
+
+export type { SessionStoreOption } from './sessions/options.js';
 
 /** Options of `startDevPdp`. */
 export interface DevPdpOptions {
@@ -47,6 +50,21 @@ export interface DevPdpOptions {
    * nowhere, or a function given each refusal. @defaultValue one line on stderr
    */
   log?: RefusalLogOption;
+  /**
+   * Where session state lives (docs/dev-pdp.md): `{ redis: 'redis://host:port' }` or
+   * `{ redis: ioredisClient }` (a client the caller owns and closes) to share it between PDP replicas,
+   * with `prefix?` (default `'agent-pep:session:'`). Needs the `ioredis` package. @defaultValue this process's memory
+   */
+  sessionStore?: SessionStoreOption;
+  /** Decided steps kept per session, 1 to 100000, the oldest dropped. @defaultValue 256 */
+  maxHistory?: number;
+  /** A session expires this many seconds after its last non-simulated step (1 to 2592000). @defaultValue 3600 */
+  sessionTtlSec?: number;
+  /**
+   * How long one decision may wait for the session store (the decisions of its session queued before
+   * it included), in milliseconds; then it is answered 503 `session_store_unavailable`. @defaultValue 1000
+   */
+  sessionStoreTimeoutMs?: number;
 }
 
 /** Options after validation, with defaults. @internal */
@@ -66,6 +84,10 @@ export interface ResolvedDevPdpOptions {
   keepAliveTimeoutMs: number;
   onDecision: ((record: EvidenceRecord) => void) | undefined;
   log: RefusalLogOption | undefined;
+  sessionStore: SessionStoreOption | undefined;
+  maxHistory: number;
+  sessionTtlSec: number;
+  sessionStoreTimeoutMs: number;
 }
 
 const KNOWN: ReadonlySet<string> = new Set([
@@ -84,6 +106,10 @@ const KNOWN: ReadonlySet<string> = new Set([
   'keepAliveTimeoutMs',
   'onDecision',
   'log',
+  'sessionStore',
+  'maxHistory',
+  'sessionTtlSec',
+  'sessionStoreTimeoutMs',
 ]);
 
 /** A `TypeError` naming the option at fault in `option`. */
@@ -106,6 +132,15 @@ export function refuseUnknownKeys(value: object, known: ReadonlySet<string>, pat
 const nonEmpty = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 /** Largest delay a timer can hold (2^31 - 1 ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** An integer option from `min` to `max`, or the default. @internal */
+export function integerOption(value: unknown, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw optionError(name, `must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
 
 function duration(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -189,5 +224,25 @@ export function resolveDevPdpOptions(options: unknown): ResolvedDevPdpOptions {
     keepAliveTimeoutMs,
     onDecision: o.onDecision,
     log: o.log,
+    sessionStore: resolveSessionStoreOption(o.sessionStore),
+    maxHistory: integerOption(
+      o.maxHistory,
+      'maxHistory',
+      1,
+      DEV_PDP_DEFAULTS.maxMaxHistory,
+      DEV_PDP_DEFAULTS.maxHistory,
+    ),
+    sessionTtlSec: integerOption(
+      o.sessionTtlSec,
+      'sessionTtlSec',
+      1,
+      DEV_PDP_DEFAULTS.maxSessionTtlSec,
+      DEV_PDP_DEFAULTS.sessionTtlSec,
+    ),
+    sessionStoreTimeoutMs: duration(
+      o.sessionStoreTimeoutMs,
+      'sessionStoreTimeoutMs',
+      DEV_PDP_DEFAULTS.sessionStoreTimeoutMs,
+    ),
   };
 }

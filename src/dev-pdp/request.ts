@@ -15,7 +15,10 @@ import { randomId } from './signing.js';
 /** A checked decision request. @internal */
 export interface DecisionRequest {
   agentId: string;
+  /** `''` when the request named no session (AuthZEN only): see `stateless`. */
   session: string;
+  /** True for an AuthZEN request whose `context` names no session: an empty state, nothing written. */
+  stateless?: true;
   stage: Stage;
   requestId: string;
   simulated: boolean;
@@ -70,12 +73,15 @@ export function checkRequest(
   policy: CompiledPolicy,
   headerId: string | undefined,
   where = '',
+  sessionOptional = false,
 ): DecisionRequest {
-  const { agentId, session, stage, requestId, simulated, content, tool, args } = fields;
+  const { agentId, stage, requestId, simulated, content, tool, args } = fields;
   const at = (name: string) => `${where}${name}`;
   if (typeof agentId !== 'string' || agentId.length === 0)
     throw badRequest(`${at('agentId')} must be a non-empty string`);
-  if (typeof session !== 'string' || session.length === 0)
+  const stateless = sessionOptional && fields.session === undefined;
+  const session = stateless ? '' : fields.session;
+  if (!stateless && (typeof session !== 'string' || session.length === 0))
     throw badRequest(`${at('session')} must be a non-empty string`);
   if (typeof stage !== 'string' || !(STAGES as readonly string[]).includes(stage))
     throw badRequest(`${at('stage')} is not a stage`);
@@ -89,7 +95,8 @@ export function checkRequest(
     throw badRequest(`${at('simulated')} must be a boolean`);
   const out: DecisionRequest = {
     agentId,
-    session,
+    session: session as string,
+    ...(stateless ? { stateless: true as const } : {}),
     stage: stage as Stage,
     requestId: (requestId as string | undefined) ?? headerId ?? randomId('req_'),
     simulated: simulated === true,

@@ -37,6 +37,7 @@ export function toAuthorizeAnswer(decision: Decision): Record<string, unknown> {
     requestId: decision.requestId,
     stage: decision.stage,
     latches: decision.latches,
+    sessionLabels: decision.sessionLabels,
   };
   if (decision.reason !== undefined) out.reason = decision.reason;
   if (decision.permitId !== undefined) out.permitId = decision.permitId;

@@ -26,6 +26,8 @@ export interface EvidenceRecord {
   verdict: string;
   /** Every engaged latch id, in policy order. */
   latches: string[];
+  /** The session's labels after the step, sorted (`[]` when none). Absent in logs written before sessions. */
+  labels?: string[];
   reason?: string;
   /** Action: the normalized tool name. */
   tool?: string;
