@@ -13,7 +13,18 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { jwtVerify, SignJWT } from 'jose';
 import { Pool, request } from 'undici';
-import { closedPort, createCell, HOST, rowOf, runBatch, runCount, skippedRow, spawnCerbos, spawnRedis } from './lib.js';
+import {
+  closedPort,
+  createCell,
+  HOST,
+  rowOf,
+  runBatch,
+  runCount,
+  runRounds,
+  skippedRow,
+  spawnCerbos,
+  spawnRedis,
+} from './lib.js';
 import { benchSessions, SESSION_CONCURRENCY, SESSION_ROWS } from './sessions.js';
 import { loadActionHash, spawnStub } from './stub.js';
 
@@ -451,17 +462,9 @@ async function benchBatch(stub, ap, pepWhy, profile, rows, log) {
       call: async () => allowed(await Promise.all(BATCH_CALLS.map((c) => singlePep.authorizeAction(c.tool, c.args)))),
     },
   ];
-  const cells = new Map(clients.map((c) => [c.name, createCell()]));
+  let cells;
   try {
-    log('batch: warm-up');
-    for (const c of clients) await runBatch(c.call, BATCH_CONCURRENCY, profile.warmupMs, null);
-    for (let r = 0; r < profile.rounds; r++) {
-      log(`batch: round ${r + 1}/${profile.rounds}`);
-      for (let i = 0; i < clients.length; i++) {
-        const c = clients[(i + r) % clients.length];
-        await runBatch(c.call, BATCH_CONCURRENCY, profile.batchMs, cells.get(c.name));
-      }
-    }
+    cells = await runRounds('batch', clients, BATCH_CONCURRENCY, profile, log);
   } finally {
     await batchPep.close();
     await singlePep.close();

@@ -1,6 +1,6 @@
 // Section `sessions` of the benchmark: what remembering the session costs the dev PDP (issue 25).
 //
-// The dev PDP with the demo's policy (demo/policy.json: 100+ latches, tool groups, label and history
+// The dev PDP with the demo's policy (demo/policy.json: 115 latches, 14 tool groups, label and history
 // conditions) decides the same tool call over HTTP, from 16 workers, side by side:
 //   - in an empty session (every request a session of its own);
 //   - in a session with a 200-step history (each worker its own session, filled with 200 steps
@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Pool, request } from 'undici';
-import { createCell, rowOf, runBatch, skippedRow, spawnRedis } from './lib.js';
+import { rowOf, runRounds, skippedRow, spawnRedis } from './lib.js';
 
 export const SESSION_HISTORY = 200;
 export const SESSION_CONCURRENCY = 16;
@@ -41,11 +41,11 @@ async function decide(pdp, pool, session) {
   return res.statusCode === 200 && d.verdict === 'ALLOW' && typeof d.permitId === 'string';
 }
 
-/** Fills each session with SESSION_HISTORY decided steps. */
-async function fill(pdp, pool, sessions) {
+/** Fills each session with `steps` decided steps. */
+async function fill(pdp, pool, sessions, steps) {
   await Promise.all(
     sessions.map(async (session) => {
-      for (let i = 0; i < SESSION_HISTORY; i++) {
+      for (let i = 0; i < steps; i++) {
         if (!(await decide(pdp, pool, session))) throw new Error(`filling ${session}: not an ALLOW`);
       }
     }),
@@ -69,18 +69,19 @@ function leased(sessions, call) {
   };
 }
 
-/** Starts a dev PDP with the demo policy, a memory or a Redis session store, and SESSION_HISTORY steps kept. */
-async function startPdp(devPdp, policy, redisUrl) {
+/** Starts a dev PDP with the demo policy, a memory or a Redis session store, and `history` steps kept. */
+async function startPdp(devPdp, policy, history, redisUrl) {
   return devPdp.startDevPdp({
     policy,
     log: false,
-    maxHistory: SESSION_HISTORY,
+    maxHistory: history,
     ...(redisUrl ? { sessionStore: { redis: redisUrl } } : {}),
   });
 }
 
 /**
- * Runs the section: three rows (empty session, 200-step session in memory, 200-step session in Redis),
+ * Runs the section: three rows (empty session, 200-step session in memory, 200-step session in Redis;
+ * a 20-step history in the smoke profile),
  * measured in interleaved rounds. Rows are skipped, with the reason, when the dev PDP cannot be loaded,
  * does not take the session options, or redis-server is missing.
  */
@@ -89,6 +90,8 @@ export async function benchSessions(ap, profile, rows, log, cleanups, root) {
     for (const name of names) rows.push(skippedRow('sessions', name, SESSION_CONCURRENCY, why));
   };
   const names = Object.values(SESSION_ROWS);
+  // The smoke run only checks that the section works: a short history keeps it quick (its rows say so).
+  const history = profile.name === 'smoke' ? 20 : SESSION_HISTORY;
   let devPdp;
   try {
     devPdp = await import('agent-pep/dev-pdp');
@@ -106,7 +109,7 @@ export async function benchSessions(ap, profile, rows, log, cleanups, root) {
   try {
     let memory;
     try {
-      memory = await startPdp(devPdp, policy);
+      memory = await startPdp(devPdp, policy, history);
     } catch (err) {
       return skip(names, `the dev PDP refused the session options: ${err.message}`);
     }
@@ -115,8 +118,8 @@ export async function benchSessions(ap, profile, rows, log, cleanups, root) {
     pools.push(memoryPool);
     const workers = Array.from({ length: SESSION_CONCURRENCY }, (_, i) => i);
     const fullSessions = workers.map((i) => `bench-full-${i}`);
-    log(`sessions: filling ${SESSION_CONCURRENCY} sessions with ${SESSION_HISTORY} steps (memory store)`);
-    await fill(memory, memoryPool, fullSessions);
+    log(`sessions: filling ${SESSION_CONCURRENCY} sessions with ${history} steps (memory store)`);
+    await fill(memory, memoryPool, fullSessions, history);
     const clients = [
       { name: SESSION_ROWS.empty, call: () => decide(memory, memoryPool, `bench-empty-${randomUUID()}`) },
       { name: SESSION_ROWS.full, call: leased(fullSessions, (id) => decide(memory, memoryPool, id)) },
@@ -128,7 +131,7 @@ export async function benchSessions(ap, profile, rows, log, cleanups, root) {
       ap.redisVersion = redis.version;
       let shared;
       try {
-        shared = await startPdp(devPdp, policy, redis.url);
+        shared = await startPdp(devPdp, policy, history, redis.url);
       } catch (err) {
         skip([SESSION_ROWS.redis], `the dev PDP refused sessionStore: { redis }: ${err.message}`);
       }
@@ -136,24 +139,18 @@ export async function benchSessions(ap, profile, rows, log, cleanups, root) {
         pdps.push(shared);
         const redisPool = new Pool(shared.url, { connections: SESSION_CONCURRENCY });
         pools.push(redisPool);
-        log(`sessions: filling ${SESSION_CONCURRENCY} sessions with ${SESSION_HISTORY} steps (redis store)`);
-        await fill(shared, redisPool, fullSessions);
+        log(`sessions: filling ${SESSION_CONCURRENCY} sessions with ${history} steps (redis store)`);
+        await fill(shared, redisPool, fullSessions, history);
         clients.push({ name: SESSION_ROWS.redis, call: leased(fullSessions, (id) => decide(shared, redisPool, id)) });
       }
     }
-    const cells = new Map(clients.map((c) => [c.name, createCell()]));
-    log('sessions: warm-up');
-    for (const c of clients) await runBatch(c.call, SESSION_CONCURRENCY, profile.warmupMs, null);
-    for (let r = 0; r < profile.rounds; r++) {
-      log(`sessions: round ${r + 1}/${profile.rounds}`);
-      for (let i = 0; i < clients.length; i++) {
-        const c = clients[(i + r) % clients.length];
-        await runBatch(c.call, SESSION_CONCURRENCY, profile.batchMs, cells.get(c.name));
-      }
-    }
+    const cells = await runRounds('sessions', clients, SESSION_CONCURRENCY, profile, log);
     for (const c of clients) {
       const cell = cells.get(c.name);
       const extra = cell.errors > 0 ? { note: `invalid answers: ${String(cell.lastError ?? 'not an ALLOW')}` } : {};
+      if (history !== SESSION_HISTORY && c.name !== SESSION_ROWS.empty) {
+        extra.note = [extra.note, `smoke: a ${history}-step history`].filter(Boolean).join('; ');
+      }
       rows.push(rowOf('sessions', c.name, SESSION_CONCURRENCY, cell, extra));
     }
   } finally {

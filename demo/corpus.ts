@@ -157,17 +157,32 @@ export function parseJsonLines<T extends { id: string }>(
 }
 
 /**
+ * Reads a JSON Lines file and parses it with `problem` (see {@link parseJsonLines}).
+ * @param what - what one item is called in the error (`case`, `session`)
+ * @throws CorpusError when the file cannot be read, is not UTF-8, or holds no usable item
+ */
+export async function loadJsonLines<T extends { id: string }>(
+  path: string | URL,
+  problem: (value: unknown) => string | undefined,
+  what: string,
+): Promise<{ items: T[]; malformed: MalformedLine[] }> {
+  const parsed = parseJsonLines<T>(await readJsonLines(path), problem);
+  if (parsed.items.length === 0) {
+    const file = what === 'case' ? 'corpus' : what;
+    throw new CorpusError(
+      `the ${file} file ${String(path)} holds no usable ${what} (${parsed.malformed.length} malformed lines)`,
+    );
+  }
+  return parsed;
+}
+
+/**
  * Reads and parses a corpus file.
  * @throws CorpusError when the file cannot be read, is not UTF-8, or holds no usable case
  */
 export async function loadCorpus(path: string | URL): Promise<Corpus> {
-  const parsed = parseCorpus(await readJsonLines(path));
-  if (parsed.cases.length === 0) {
-    throw new CorpusError(
-      `the corpus file ${String(path)} holds no usable case (${parsed.malformed.length} malformed lines)`,
-    );
-  }
-  return parsed;
+  const { items, malformed } = await loadJsonLines<CorpusCase>(path, caseProblem, 'case');
+  return { cases: items, malformed };
 }
 
 /**

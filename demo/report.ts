@@ -53,10 +53,15 @@ const COLUMNS: readonly (readonly [string, number])[] = [
   ['result', 9],
 ];
 
+/** A table's header lines: the column names, padded to their widths, and a rule under them. */
+export function headerOf(columns: readonly (readonly [string, number])[]): string {
+  const head = columns.map(([name, width]) => pad(name, width)).join('');
+  return [head, '-'.repeat(head.length + 16)].join('\n');
+}
+
 /** The per-case table's header lines. */
 export function tableHeader(): string {
-  const head = COLUMNS.map(([name, width]) => pad(name, width)).join('');
-  return [head, '-'.repeat(head.length + 16)].join('\n');
+  return headerOf(COLUMNS);
 }
 
 /** One per-case line. */

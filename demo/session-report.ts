@@ -4,7 +4,7 @@
  * @module
  */
 import type { DemoResult } from './replay.js';
-import { excerpt } from './report.js';
+import { excerpt, headerOf } from './report.js';
 import { type SessionReplayResult, type SessionRow, type SessionSummary, sessionOutcome } from './session-replay.js';
 
 const pct = (p: number | null): string => (p === null ? '-' : `${p.toFixed(1)}%`);
@@ -72,8 +72,7 @@ const COLUMNS: readonly (readonly [string, number])[] = [
 
 /** The per-session table's header lines. */
 export function sessionTableHeader(): string {
-  const head = COLUMNS.map(([name, width]) => pad(name, width)).join('');
-  return [head, '-'.repeat(head.length + 16)].join('\n');
+  return headerOf(COLUMNS);
 }
 
 /** One per-session line: where it was first stopped (step, stage, tool, verdict, latch) and what became of it. */

@@ -6,12 +6,11 @@
  */
 import {
   type CorpusCase,
-  CorpusError,
   isOneOf,
   isPlainObject,
+  loadJsonLines,
   type MalformedLine,
   parseJsonLines,
-  readJsonLines,
   stepProblem,
 } from './corpus.js';
 
@@ -70,11 +69,6 @@ export function parseSessions(text: string): SessionCorpus {
  * @throws CorpusError when the file cannot be read, is not UTF-8, or holds no usable session
  */
 export async function loadSessions(path: string | URL): Promise<SessionCorpus> {
-  const parsed = parseSessions(await readJsonLines(path));
-  if (parsed.sessions.length === 0) {
-    throw new CorpusError(
-      `the session file ${String(path)} holds no usable session (${parsed.malformed.length} malformed lines)`,
-    );
-  }
-  return parsed;
+  const { items, malformed } = await loadJsonLines<AgentSession>(path, sessionProblem, 'session');
+  return { sessions: items, malformed };
 }
