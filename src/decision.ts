@@ -92,6 +92,11 @@ export interface PolicyDecision {
   reason?: string;
   /** Ids of the latches that engaged, in policy order. */
   latches?: string[];
+  /**
+   * The session's labels after this step, as the PDP sent them (docs/dev-pdp.md); absent when the PDP
+   * sends none. A PDP that sends anything but an array of strings is `invalid_response`.
+   */
+  sessionLabels?: string[];
   /** Action ALLOW or WARN: the one-time permit, a compact JWS (docs/permits.md). */
   permitId?: string;
   /** Text stage WARN: use this in place of the original content. */

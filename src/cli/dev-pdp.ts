@@ -35,6 +35,11 @@ Options:
   --audience AUD    the permits' aud claim (default agent-pep)
   --ttl SEC         permit lifetime in seconds, 1-300 (default 60)
   --key FILE        Ed25519 private key (JWK JSON or PKCS#8 PEM) instead of a fresh one
+  --session-store URL
+                    keep session state in Redis (redis://host:port), shared by every PDP
+                    started with the same URL (default: this process's memory); needs ioredis
+  --max-history N   decided steps kept per session, 1-100000 (default 256)
+  --session-ttl SEC a session expires SEC seconds after its last step (default 3600)
   --quiet           do not log one line per decision
   -h, --help        show this help
 
@@ -65,6 +70,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       audience: { type: 'string' },
       ttl: { type: 'string' },
       key: { type: 'string' },
+      'session-store': { type: 'string' },
+      'max-history': { type: 'string' },
+      'session-ttl': { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -75,12 +83,16 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   }
   let port: number | undefined;
   let ttl: number | undefined;
+  let maxHistory: number | undefined;
+  let sessionTtl: number | undefined;
   let policyPath: string;
   try {
     if (values.policy === undefined) throw new UsageError('--policy FILE is required');
     policyPath = values.policy;
     port = integerFlag(values.port, 'port', 0, 65535);
     ttl = integerFlag(values.ttl, 'ttl', 1, 300);
+    maxHistory = integerFlag(values['max-history'], 'max-history', 1, 100_000);
+    sessionTtl = integerFlag(values['session-ttl'], 'session-ttl', 1, 30 * 24 * 3600);
   } catch (error) {
     usageExit(COMMAND, (error as Error).message);
   }
@@ -124,6 +136,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
       ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
       ...(values.key !== undefined ? { key: values.key } : {}),
+      ...(values['session-store'] !== undefined ? { sessionStore: { redis: values['session-store'] } } : {}),
+      ...(maxHistory !== undefined ? { maxHistory } : {}),
+      ...(sessionTtl !== undefined ? { sessionTtlSec: sessionTtl } : {}),
       onDecision: (record) => {
         if (quiet) return;
         const what = record.tool !== undefined ? ` ${record.tool}` : '';

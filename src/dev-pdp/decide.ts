@@ -124,7 +124,8 @@ async function plan(ctx: DecideContext, request: DecisionRequest, view: SessionV
   });
   const outcome = outcomeOf(ctx, request, evaluation, view);
   const { verdict } = outcome;
-  const added = request.simulated ? [] : (evaluation.labels ?? []);
+  // a simulated request, or one in no session (AuthZEN), changes no state: it adds no label
+  const added = request.simulated || request.stateless ? [] : (evaluation.labels ?? []);
   const sessionLabels = labelsAfter(view, added);
   const decisionId = randomId('dec_');
   let permitId: string | undefined;

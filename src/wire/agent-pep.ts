@@ -37,6 +37,7 @@ export const AuthorizeResponseSchema = z.looseObject({
   decisionId: z.string().optional(),
   reason: z.string().optional(),
   latches: z.array(z.string()).optional(),
+  sessionLabels: z.array(z.string()).optional(),
   permitId: z.string().min(1).optional(),
   transformedContent: z.string().optional(),
   transformedArgs: JsonObjectSchema.optional(),

@@ -117,6 +117,7 @@ const ProfileContextSchema = z.looseObject({
   escalationId: z.string().optional(),
   decisionId: z.string().optional(),
   requestId: z.string().optional(),
+  sessionLabels: z.array(z.string()).optional(),
 });
 
 /** An evaluation answer (AuthZEN 1.0 section 6.2): `decision` must be a boolean. */
@@ -182,6 +183,7 @@ export function mapAnswer(value: unknown, where = ''): MappedAnswer {
   const latches = context.latches;
   if (Array.isArray(latches) && latches.every((l) => typeof l === 'string')) response.latches = latches as string[];
   if (context.decisionId !== undefined) response.decisionId = context.decisionId;
+  if (context.sessionLabels !== undefined) response.sessionLabels = context.sessionLabels;
   if (context.permitId !== undefined) response.permitId = context.permitId;
   if (context.transformedContent !== undefined) response.transformedContent = context.transformedContent;
   if (context.transformedArgs !== undefined) response.transformedArgs = context.transformedArgs;

@@ -121,3 +121,12 @@ describe('rule 5: with permits configured, the permit decodes to the tool, args,
     );
   });
 });
+
+describe('sessionLabels', () => {
+  it('the decision carries the labels as the PDP sent them, and none when it sent none', () => {
+    const res = { verdict: 'BLOCK', sessionLabels: ['untrusted'] } as AuthorizeResponse;
+    expect(toDecision(res, res, text, undefined, loose).sessionLabels).toEqual(['untrusted']);
+    const none = { verdict: 'BLOCK' } as AuthorizeResponse;
+    expect(toDecision(none, none, text, undefined, loose)).not.toHaveProperty('sessionLabels');
+  });
+});
