@@ -230,8 +230,7 @@ function checkText(pep: Pep, step: SessionStep): Promise<PolicyDecision> {
 
 /** The session's labels as the decision carries them (`[]` when the PDP sent none). */
 function labelsOf(decision: PolicyDecision): string[] {
-  const labels = (decision as { sessionLabels?: readonly string[] }).sessionLabels;
-  return labels ? [...labels] : [];
+  return decision.sessionLabels ? [...decision.sessionLabels] : [];
 }
 
 /** Replays one session's steps, strictly in order, under its own session id. */
