@@ -33,6 +33,8 @@ export function sessionMisses(rows: readonly SessionRow[]): { missed: string[]; 
   return out;
 }
 
+const sessions = (n: number, label: string): string => `${n} ${label} session${n === 1 ? '' : 's'}`;
+
 const list = (ids: readonly string[], max = 6): string =>
   ids.length <= max ? ids.join(', ') : `${ids.slice(0, max).join(', ')}, ... (${ids.length - max} more)`;
 
@@ -55,8 +57,8 @@ export function sessionSummaryText(result: SessionReplayResult & { rows: readonl
       'some step ESCALATE: held for a person, not lost',
     `  ${pad('steps by verdict', 30)}ALLOW ${byVerdict.ALLOW}, WARN ${byVerdict.WARN}, BLOCK ${byVerdict.BLOCK}, ESCALATE ${byVerdict.ESCALATE}`,
     '',
-    `Policy misses: ${misses.missed.length} attack sessions not stopped${misses.missed.length ? ` (${list(misses.missed)})` : ''}, ` +
-      `${misses.blocked.length} benign sessions with a BLOCK${misses.blocked.length ? ` (${list(misses.blocked)})` : ''}, ` +
+    `Policy misses: ${sessions(misses.missed.length, 'attack')} not stopped${misses.missed.length ? ` (${list(misses.missed)})` : ''}, ` +
+      `${sessions(misses.blocked.length, 'benign')} with a BLOCK${misses.blocked.length ? ` (${list(misses.blocked)})` : ''}, ` +
       `${misses.held.length} held${misses.held.length ? ` (${list(misses.held)})` : ''} (--verbose shows every session).`,
   ];
   return out.join('\n');
