@@ -251,6 +251,8 @@ describe('counting sessions', () => {
   });
 });
 
+// The whole corpora: 147 sessions (1458 steps) and 405 cases, about 15 s and 5 s on an idle 2-core
+// machine; the timeouts leave room for a loaded one.
 describe('the shipped policy on the shipped corpora', () => {
   it('stops at least 97% of the attack sessions, blocks at most 2% and holds at most 10% of the benign ones', async () => {
     const { summary } = await runSessions();
@@ -259,12 +261,12 @@ describe('the shipped policy on the shipped corpora', () => {
     expect(summary.attack.stopped / summary.attack.total).toBeGreaterThanOrEqual(0.97);
     expect(summary.benign.blocked / summary.benign.total).toBeLessThanOrEqual(0.02);
     expect(summary.benign.held / summary.benign.total).toBeLessThanOrEqual(0.1);
-  });
+  }, 180_000);
 
   it('leaves the case corpus as it was: 137 of 140 attacks stopped, no benign case blocked', async () => {
     const { cases, summary } = await runDemo();
     expect(summary.byLabel.attack).toMatchObject({ total: 140, stopped: 137 });
     expect(cases.filter((c) => c.label === 'benign' && c.verdict === 'BLOCK')).toEqual([]);
     expect(summary.byLabel.benign).toMatchObject({ total: 214, stopped: 9 });
-  });
+  }, 180_000);
 });
