@@ -5,7 +5,7 @@
  * @internal
  */
 import { readFile, stat } from 'node:fs/promises';
-import { InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
+import { type DevPdpOptions, InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
 import type { CliIo } from './io.js';
 import {
   EXIT,
@@ -51,6 +51,21 @@ Environment:
 
 const COMMAND = 'dev-pdp';
 
+/** The session options the flags give (docs/dev-pdp.md, Sessions). */
+type SessionFlags = Pick<DevPdpOptions, 'sessionStore' | 'maxHistory' | 'sessionTtlSec'>;
+
+/** Reads `--session-store`, `--max-history` and `--session-ttl`. @throws UsageError */
+function sessionFlags(values: Record<string, string | boolean | undefined>): SessionFlags {
+  const out: SessionFlags = {};
+  const store = values['session-store'];
+  if (typeof store === 'string') out.sessionStore = { redis: store };
+  const maxHistory = integerFlag(values['max-history'] as string | undefined, 'max-history', 1, 100_000);
+  if (maxHistory !== undefined) out.maxHistory = maxHistory;
+  const ttl = integerFlag(values['session-ttl'] as string | undefined, 'session-ttl', 1, 30 * 24 * 3600);
+  if (ttl !== undefined) out.sessionTtlSec = ttl;
+  return out;
+}
+
 /**
  * Runs the command; resolves with 0 once the server is up (the process then lives until SIGINT or
  * SIGTERM, which stop the server and exit the process).
@@ -83,16 +98,14 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   }
   let port: number | undefined;
   let ttl: number | undefined;
-  let maxHistory: number | undefined;
-  let sessionTtl: number | undefined;
+  let sessions: SessionFlags;
   let policyPath: string;
   try {
     if (values.policy === undefined) throw new UsageError('--policy FILE is required');
     policyPath = values.policy;
     port = integerFlag(values.port, 'port', 0, 65535);
     ttl = integerFlag(values.ttl, 'ttl', 1, 300);
-    maxHistory = integerFlag(values['max-history'], 'max-history', 1, 100_000);
-    sessionTtl = integerFlag(values['session-ttl'], 'session-ttl', 1, 30 * 24 * 3600);
+    sessions = sessionFlags(values);
   } catch (error) {
     usageExit(COMMAND, (error as Error).message);
   }
@@ -136,9 +149,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
       ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
       ...(values.key !== undefined ? { key: values.key } : {}),
-      ...(values['session-store'] !== undefined ? { sessionStore: { redis: values['session-store'] } } : {}),
-      ...(maxHistory !== undefined ? { maxHistory } : {}),
-      ...(sessionTtl !== undefined ? { sessionTtlSec: sessionTtl } : {}),
+      ...sessions,
       onDecision: (record) => {
         if (quiet) return;
         const what = record.tool !== undefined ? ` ${record.tool}` : '';

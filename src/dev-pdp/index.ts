@@ -13,7 +13,7 @@ import { EscalationBook, type EscalationResolution } from './escalations.js';
 import { EvidenceLog } from './evidence.js';
 import { type Fault, validateFault } from './faults.js';
 import { refusalLogger } from './log.js';
-import { type DevPdpOptions, resolveDevPdpOptions } from './options.js';
+import { type DevPdpOptions, type ResolvedDevPdpOptions, resolveDevPdpOptions } from './options.js';
 import { compilePolicy } from './policy.js';
 import { createPdpServer } from './server.js';
 import { SessionKeeper } from './sessions/keeper.js';
@@ -78,6 +78,21 @@ export interface DevPdp {
   close(): Promise<void>;
 }
 
+/** The session store the options name (memory by default), behind its per-session queue. */
+async function openSessions(o: ResolvedDevPdpOptions): Promise<SessionKeeper> {
+  const limits = { maxHistory: o.maxHistory, sessionTtlSec: o.sessionTtlSec };
+  const store: SessionStore =
+    o.sessionStore === undefined
+      ? createMemorySessionStore(limits)
+      : await createRedisSessionStore(
+          o.sessionStore,
+          limits,
+          o.sessionStoreTimeoutMs,
+          o.sessionStore.prefix ?? DEV_PDP_DEFAULTS.sessionStorePrefix,
+        );
+  return new SessionKeeper(store, o.sessionStoreTimeoutMs);
+}
+
 /**
  * Starts the local reference PDP.
  *
@@ -109,23 +124,13 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
   const key = await createSigningKey(o.key);
   const evidence = await EvidenceLog.open(key, o.evidencePath);
   const escalations = new EscalationBook();
-  const limits = { maxHistory: o.maxHistory, sessionTtlSec: o.sessionTtlSec };
-  let store: SessionStore;
+  let sessions: SessionKeeper;
   try {
-    store =
-      o.sessionStore === undefined
-        ? createMemorySessionStore(limits)
-        : await createRedisSessionStore(
-            o.sessionStore,
-            limits,
-            o.sessionStoreTimeoutMs,
-            o.sessionStore.prefix ?? DEV_PDP_DEFAULTS.sessionStorePrefix,
-          );
+    sessions = await openSessions(o);
   } catch (error) {
     await evidence.close();
     throw error;
   }
-  const sessions = new SessionKeeper(store, o.sessionStoreTimeoutMs);
   let fault: Readonly<Fault> | null = null;
   let issuer = '';
   const pdpServer = createPdpServer({

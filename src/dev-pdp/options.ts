@@ -224,25 +224,19 @@ export function resolveDevPdpOptions(options: unknown): ResolvedDevPdpOptions {
     keepAliveTimeoutMs,
     onDecision: o.onDecision,
     log: o.log,
+    ...resolveSessionOptions(o),
+  };
+}
+
+/** The session options (docs/dev-pdp.md, Sessions), with their defaults. */
+function resolveSessionOptions(
+  o: DevPdpOptions,
+): Pick<ResolvedDevPdpOptions, 'sessionStore' | 'maxHistory' | 'sessionTtlSec' | 'sessionStoreTimeoutMs'> {
+  const d = DEV_PDP_DEFAULTS;
+  return {
     sessionStore: resolveSessionStoreOption(o.sessionStore),
-    maxHistory: integerOption(
-      o.maxHistory,
-      'maxHistory',
-      1,
-      DEV_PDP_DEFAULTS.maxMaxHistory,
-      DEV_PDP_DEFAULTS.maxHistory,
-    ),
-    sessionTtlSec: integerOption(
-      o.sessionTtlSec,
-      'sessionTtlSec',
-      1,
-      DEV_PDP_DEFAULTS.maxSessionTtlSec,
-      DEV_PDP_DEFAULTS.sessionTtlSec,
-    ),
-    sessionStoreTimeoutMs: duration(
-      o.sessionStoreTimeoutMs,
-      'sessionStoreTimeoutMs',
-      DEV_PDP_DEFAULTS.sessionStoreTimeoutMs,
-    ),
+    maxHistory: integerOption(o.maxHistory, 'maxHistory', 1, d.maxMaxHistory, d.maxHistory),
+    sessionTtlSec: integerOption(o.sessionTtlSec, 'sessionTtlSec', 1, d.maxSessionTtlSec, d.sessionTtlSec),
+    sessionStoreTimeoutMs: duration(o.sessionStoreTimeoutMs, 'sessionStoreTimeoutMs', d.sessionStoreTimeoutMs),
   };
 }

@@ -182,9 +182,9 @@ export async function createRedisSessionStore(
           },
         };
       }
-      // another replica holds the session: try again soon, a little later each time
+      // another replica holds the session (for a few milliseconds, one decision): try again soon
       if (Date.now() >= until) throw new SessionStoreError('the session stayed locked');
-      await sleep(Math.min(2 + attempt + Math.random() * 4, 20));
+      await sleep(1 + Math.random() * Math.min(2 + attempt, 8));
     }
   }
 

@@ -5,13 +5,12 @@
  * `session_store_unavailable` within `sessionStoreTimeoutMs`, and the SDK's synthesized BLOCK.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { type DevPdp, type DevPdpOptions, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { createPep, type Pep } from '../../../src/index.js';
+import type { DevPdp, DevPdpOptions } from '../../../src/dev-pdp/index.js';
+import type { Pep } from '../../../src/index.js';
 import { postJson } from '../../support/dev-pdp-http.js';
-import { SESSION_POLICY } from '../../support/policies.js';
-import { type RedisHandle, redisUnavailableReason, sharedRedis, spawnRedis } from '../../support/redis.js';
+import { type RedisHandle, redisUnavailableReason, spawnRedis, useSharedRedis } from '../../support/redis.js';
+import { sessionHarness } from '../../support/sessions.js';
 
 const sharedSkip = redisUnavailableReason(false);
 const privateSkip = redisUnavailableReason(true);
@@ -39,52 +38,21 @@ const POLICY = {
   ],
 };
 
-const open: { close(): Promise<unknown> }[] = [];
-afterEach(async () => {
-  while (open.length > 0) await open.pop()?.close();
-});
-
-async function start(options: Partial<DevPdpOptions>): Promise<DevPdp> {
-  const pdp = await startDevPdp({ policy: POLICY, log: false, ...options });
-  open.push(pdp);
-  return pdp;
-}
-
-function pepOf(pdp: DevPdp, session: string, extra: Record<string, unknown> = {}): Pep {
-  const pep = createPep({
-    pdpUrl: pdp.url,
-    agentId: 'agent',
-    session,
-    retries: 0,
-    permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
-    ...extra,
-  });
-  open.push({ close: async () => pep.close() });
-  return pep;
-}
+const harness = sessionHarness(POLICY);
+afterEach(() => harness.closeAll());
+const start = (options: Partial<DevPdpOptions>) => harness.start(options);
+const pepOf = (pdp: DevPdp, session: string, extra: Record<string, unknown> = {}) => harness.pepOf(pdp, session, extra);
 
 describe.skipIf(sharedSkip !== undefined)('two dev PDPs sharing one Redis', () => {
-  let redis: RedisHandle;
-  let admin: Redis;
   const prefix = `agent-pep-test:${randomUUID()}:`;
-
-  beforeAll(async () => {
-    redis = await sharedRedis();
-    admin = new Redis(redis.url, { lazyConnect: true });
-    await admin.connect();
-  });
-  afterAll(async () => {
-    const keys = await admin.keys(`${prefix}*`);
-    if (keys.length > 0) await admin.del(...keys);
-    admin.disconnect();
-    await redis?.stop();
-  });
+  const shared = useSharedRedis(prefix);
 
   test('interleaved concurrent steps of one session lose no label and no step, and each sees every earlier one', async () => {
-    const a = await start({ sessionStore: { redis: redis.url, prefix } });
-    const b = await start({ sessionStore: { redis: admin, prefix } });
+    // 40 decisions of one session queue behind each other: a generous timeout, since this is about atomicity
+    const a = await start({ sessionStore: { redis: shared.redis.url, prefix }, sessionStoreTimeoutMs: 20_000 });
+    const b = await start({ sessionStore: { redis: shared.admin, prefix }, sessionStoreTimeoutMs: 20_000 });
     const session = randomUUID();
-    const peps = [pepOf(a, session), pepOf(b, session)];
+    const peps = [pepOf(a, session, { timeoutMs: 30_000 }), pepOf(b, session, { timeoutMs: 30_000 })];
     const decisions = await Promise.all(
       Array.from({ length: STEPS }, (_, i) => (peps[i % 2] as Pep).authorizeAction(`t_${i}`, {})),
     );
@@ -99,20 +67,20 @@ describe.skipIf(sharedSkip !== undefined)('two dev PDPs sharing one Redis', () =
       expect(last).toMatchObject({ verdict: 'BLOCK', latches: ['all-seen'], sessionLabels: everything });
     }
     // the simulated checks changed nothing: STEPS steps, one per decision
-    const keys = await admin.keys(`${prefix}*:history`);
-    const lengths = await Promise.all(keys.map((k) => admin.llen(k)));
+    const keys = await shared.admin.keys(`${prefix}*:history`);
+    const lengths = await Promise.all(keys.map((k) => shared.admin.llen(k)));
     expect(lengths).toContain(STEPS);
-    expect(await admin.keys(`${prefix}*:lock`)).toEqual([]);
+    expect(await shared.admin.keys(`${prefix}*:lock`)).toEqual([]);
   });
 
   test('maxHistory and sessionTtlSec apply in Redis', async () => {
-    const pdp = await start({ sessionStore: { redis: redis.url, prefix }, maxHistory: 5, sessionTtlSec: 120 });
+    const pdp = await start({ sessionStore: { redis: shared.redis.url, prefix }, maxHistory: 5, sessionTtlSec: 120 });
     const session = randomUUID();
     const pep = pepOf(pdp, session);
     for (let i = 0; i < 7; i++) await pep.authorizeAction(`t_${i}`, {});
-    const [history] = await admin.keys(`${prefix}*:history`).then(async (keys) => {
+    const [history] = await shared.admin.keys(`${prefix}*:history`).then(async (keys) => {
       const withLen = await Promise.all(
-        keys.map(async (k) => ({ k, ttl: await admin.pttl(k), len: await admin.llen(k) })),
+        keys.map(async (k) => ({ k, ttl: await shared.admin.pttl(k), len: await shared.admin.llen(k) })),
       );
       return withLen.filter((x) => x.len === 5);
     });

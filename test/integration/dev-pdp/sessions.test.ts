@@ -5,34 +5,17 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { type DevPdp, type DevPdpOptions, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { createPep, type Pep } from '../../../src/index.js';
+import { createPep } from '../../../src/index.js';
 import { createPermitVerifier } from '../../../src/permit/verifier.js';
 import { postJson } from '../../support/dev-pdp-http.js';
 import { permitCodeOf } from '../../support/permits.js';
 import { SESSION_POLICY } from '../../support/policies.js';
+import { sessionHarness } from '../../support/sessions.js';
 
-const open: { close(): Promise<unknown> }[] = [];
-afterEach(async () => {
-  while (open.length > 0) await open.pop()?.close();
-});
-
-async function start(extra: Partial<DevPdpOptions> = {}): Promise<DevPdp> {
-  const pdp = await startDevPdp({ policy: SESSION_POLICY, log: false, ...extra });
-  open.push(pdp);
-  return pdp;
-}
-
-function pepOf(pdp: DevPdp, session = 's1'): Pep {
-  const pep = createPep({
-    pdpUrl: pdp.url,
-    agentId: 'agent',
-    session,
-    retries: 0,
-    permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
-  });
-  open.push({ close: async () => pep.close() });
-  return pep;
-}
+const harness = sessionHarness(SESSION_POLICY);
+afterEach(() => harness.closeAll());
+const start = (extra: Partial<DevPdpOptions> = {}) => harness.start(extra);
+const pepOf = (pdp: DevPdp, session = 's1') => harness.pepOf(pdp, session);
 
 describe('session state', () => {
   test('content from a fetching tool labels the session; a money tool after it is held, in that session only', async () => {
@@ -205,7 +188,7 @@ describe('AuthZEN', () => {
       retries: 0,
       permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
     });
-    open.push({ close: async () => pep.close() });
+    harness.track(pep);
     await pep.checkContextEgress('x', { tool: 'web_fetch' });
     expect(await pep.authorizeAction('send_money', {})).toMatchObject({
       verdict: 'ESCALATE',
