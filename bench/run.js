@@ -13,7 +13,19 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { jwtVerify, SignJWT } from 'jose';
 import { Pool, request } from 'undici';
-import { closedPort, createCell, HOST, rowOf, runBatch, runCount, skippedRow, spawnCerbos, spawnRedis } from './lib.js';
+import {
+  closedPort,
+  createCell,
+  HOST,
+  rowOf,
+  runBatch,
+  runCount,
+  runRounds,
+  skippedRow,
+  spawnCerbos,
+  spawnRedis,
+} from './lib.js';
+import { benchSessions, SESSION_CONCURRENCY, SESSION_ROWS } from './sessions.js';
 import { loadActionHash, spawnStub } from './stub.js';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -450,17 +462,9 @@ async function benchBatch(stub, ap, pepWhy, profile, rows, log) {
       call: async () => allowed(await Promise.all(BATCH_CALLS.map((c) => singlePep.authorizeAction(c.tool, c.args)))),
     },
   ];
-  const cells = new Map(clients.map((c) => [c.name, createCell()]));
+  let cells;
   try {
-    log('batch: warm-up');
-    for (const c of clients) await runBatch(c.call, BATCH_CONCURRENCY, profile.warmupMs, null);
-    for (let r = 0; r < profile.rounds; r++) {
-      log(`batch: round ${r + 1}/${profile.rounds}`);
-      for (let i = 0; i < clients.length; i++) {
-        const c = clients[(i + r) % clients.length];
-        await runBatch(c.call, BATCH_CONCURRENCY, profile.batchMs, cells.get(c.name));
-      }
-    }
+    cells = await runRounds('batch', clients, BATCH_CONCURRENCY, profile, log);
   } finally {
     await batchPep.close();
     await singlePep.close();
@@ -1044,6 +1048,14 @@ export function computeRatios(rows, memory) {
       find(rows, 'cerbos', 'agent-pep checkInput (authzen, real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
       find(rows, 'cerbos', '@cerbos/http checkResource (real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
     ),
+    devpdp_session200_vs_empty: div(
+      find(rows, 'sessions', SESSION_ROWS.full, SESSION_CONCURRENCY)?.ops_per_s,
+      find(rows, 'sessions', SESSION_ROWS.empty, SESSION_CONCURRENCY)?.ops_per_s,
+    ),
+    devpdp_session_redis_vs_memory: div(
+      find(rows, 'sessions', SESSION_ROWS.redis, SESSION_CONCURRENCY)?.ops_per_s,
+      find(rows, 'sessions', SESSION_ROWS.full, SESSION_CONCURRENCY)?.ops_per_s,
+    ),
     hung_overshoot_ms: hung.p99_ms ?? null,
     heap_growth_ratio: pts.length >= 2 ? div(pts[pts.length - 1].heapUsed, pts[0].heapUsed) : null,
     open_sockets_after_close: rows.find((r) => r.open_sockets !== undefined)?.open_sockets ?? null,
@@ -1078,7 +1090,7 @@ export function formatMisses(misses) {
 }
 
 /** The sections of a run, in order; `--only` names some of them. */
-export const SECTIONS = Object.freeze(['decisions', 'batch', 'cerbos', 'verify', 'failclosed', 'memory']);
+export const SECTIONS = Object.freeze(['decisions', 'batch', 'cerbos', 'verify', 'failclosed', 'sessions', 'memory']);
 
 /**
  * Reads the command line: `--quick`, `--smoke`, `--out PATH`, `--only SECTION[,SECTION...]` (of
@@ -1110,7 +1122,7 @@ export function parseArgs(argv, defaultOut) {
   return { profile, out, only };
 }
 
-/** The targets of issue 16 (and of issues 10, 13 and 14 for their rows); a MISS makes the bench exit 1. */
+/** The targets of issue 16 (and of issues 10, 13, 14 and 25 for their rows); a MISS makes the bench exit 1. */
 export const TARGETS = {
   checkInput_p50_c1_vs_undici: { op: '<=', value: 1.1 },
   checkInput_ops_c64_vs_undici: { op: '>=', value: 0.9 },
@@ -1133,6 +1145,8 @@ export const TARGETS = {
   authorizeActions_8_calls_per_s_vs_8_singles_c16: { op: '>=', value: 4 },
   visibleTools_50_vs_singles_c16: { op: '>=', value: 5 },
   checkInput_authzen_vs_cerbos_http_real_cerbos_c16: { op: '>=', value: 0.9 },
+  devpdp_session200_vs_empty: { op: '>=', value: 0.8 },
+  devpdp_session_redis_vs_memory: { op: '>=', value: 0.5 },
 };
 
 export function verdictOf(key, value) {
@@ -1225,6 +1239,7 @@ export async function runBench({ profile, out = null, only, log = (s) => process
     if (runs('cerbos')) await benchCerbos(ap, pepWhy, profile, rows, log, cleanups);
     if (runs('verify')) await benchVerify(ap, profile, rows, log, cleanups);
     if (runs('failclosed')) await benchFailClosed(stub, ap, pepWhy, profile, rows, log);
+    if (runs('sessions')) await benchSessions(ap, profile, rows, log, cleanups, ROOT);
     if (runs('memory')) memory = await benchMemory(stub, pepWhy, profile, rows, log, cleanups);
   } finally {
     await cleanup();
