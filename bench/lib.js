@@ -43,6 +43,25 @@ export async function runBatch(call, concurrency, durationMs, cell, maxOps = Num
   if (cell) cell.elapsedMs += performance.now() - t0;
 }
 
+/**
+ * Measures clients side by side: a warm-up of each, then `profile.rounds` rounds in which each client
+ * runs one `profile.batchMs` batch, in an order that rotates every round.
+ * @returns a cell per client name
+ */
+export async function runRounds(section, clients, concurrency, profile, log) {
+  const cells = new Map(clients.map((c) => [c.name, createCell()]));
+  log(`${section}: warm-up`);
+  for (const c of clients) await runBatch(c.call, concurrency, profile.warmupMs, null);
+  for (let r = 0; r < profile.rounds; r++) {
+    log(`${section}: round ${r + 1}/${profile.rounds}`);
+    for (let i = 0; i < clients.length; i++) {
+      const c = clients[(i + r) % clients.length];
+      await runBatch(c.call, concurrency, profile.batchMs, cells.get(c.name));
+    }
+  }
+  return cells;
+}
+
 /** Runs `call` exactly `count` times from `concurrency` workers, recording `measure(result, ms)` ms values. */
 export async function runCount(call, concurrency, count, cell, measure = (_r, ms) => ms) {
   const t0 = performance.now();

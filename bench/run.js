@@ -13,7 +13,19 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { jwtVerify, SignJWT } from 'jose';
 import { Pool, request } from 'undici';
-import { closedPort, createCell, HOST, rowOf, runBatch, runCount, skippedRow, spawnCerbos, spawnRedis } from './lib.js';
+import {
+  closedPort,
+  createCell,
+  HOST,
+  rowOf,
+  runBatch,
+  runCount,
+  runRounds,
+  skippedRow,
+  spawnCerbos,
+  spawnRedis,
+} from './lib.js';
+import { benchSessions, SESSION_CONCURRENCY, SESSION_ROWS } from './sessions.js';
 import { loadActionHash, spawnStub } from './stub.js';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -450,17 +462,9 @@ async function benchBatch(stub, ap, pepWhy, profile, rows, log) {
       call: async () => allowed(await Promise.all(BATCH_CALLS.map((c) => singlePep.authorizeAction(c.tool, c.args)))),
     },
   ];
-  const cells = new Map(clients.map((c) => [c.name, createCell()]));
+  let cells;
   try {
-    log('batch: warm-up');
-    for (const c of clients) await runBatch(c.call, BATCH_CONCURRENCY, profile.warmupMs, null);
-    for (let r = 0; r < profile.rounds; r++) {
-      log(`batch: round ${r + 1}/${profile.rounds}`);
-      for (let i = 0; i < clients.length; i++) {
-        const c = clients[(i + r) % clients.length];
-        await runBatch(c.call, BATCH_CONCURRENCY, profile.batchMs, cells.get(c.name));
-      }
-    }
+    cells = await runRounds('batch', clients, BATCH_CONCURRENCY, profile, log);
   } finally {
     await batchPep.close();
     await singlePep.close();
@@ -469,6 +473,59 @@ async function benchBatch(stub, ap, pepWhy, profile, rows, log) {
     const cell = cells.get(c.name);
     const row = rowOf('batch', c.name, BATCH_CONCURRENCY, cell);
     row.calls_per_s = row.ops_per_s === null ? null : row.ops_per_s * BATCH_SIZE;
+    if (cell.errors > 0) row.note = `invalid answers: ${String(cell.lastError ?? 'wrong verdict')}`;
+    rows.push(row);
+  }
+}
+
+const VISIBLE_SIZE = 50;
+/** Fifty tool names, as an agent's tool list. */
+const VISIBLE_NAMES = Object.freeze(Array.from({ length: VISIBLE_SIZE }, (_, i) => `${TOOL}_${i}`));
+
+/**
+ * `visibleTools` of 50 tools against 50 single simulated `authorizeAction` calls (what an adapter would
+ * do without it), over AuthZEN at c16: tools decided per second (issue 27).
+ */
+async function benchVisibility(stub, ap, pepWhy, profile, rows, log) {
+  const names = [
+    `agent-pep visibleTools (${VISIBLE_SIZE} tools, authzen)`,
+    `agent-pep ${VISIBLE_SIZE} x authorizeAction simulated (authzen)`,
+  ];
+  if (pepWhy) {
+    for (const name of names) rows.push(skippedRow('batch', name, BATCH_CONCURRENCY, pepWhy));
+    return;
+  }
+  const visPep = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
+  const singlePep = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
+  const clients = [
+    { name: names[0], call: async () => (await visPep.visibleTools(VISIBLE_NAMES)).length === VISIBLE_SIZE },
+    {
+      name: names[1],
+      call: async () =>
+        (await Promise.all(VISIBLE_NAMES.map((t) => singlePep.authorizeAction(t, {}, { simulated: true })))).every(
+          (d) => d.verdict !== 'BLOCK',
+        ),
+    },
+  ];
+  const cells = new Map(clients.map((c) => [c.name, createCell()]));
+  try {
+    log('visibility: warm-up');
+    for (const c of clients) await runBatch(c.call, BATCH_CONCURRENCY, profile.warmupMs, null);
+    for (let r = 0; r < profile.rounds; r++) {
+      log(`visibility: round ${r + 1}/${profile.rounds}`);
+      for (let i = 0; i < clients.length; i++) {
+        const c = clients[(i + r) % clients.length];
+        await runBatch(c.call, BATCH_CONCURRENCY, profile.batchMs, cells.get(c.name));
+      }
+    }
+  } finally {
+    await visPep.close();
+    await singlePep.close();
+  }
+  for (const c of clients) {
+    const cell = cells.get(c.name);
+    const row = rowOf('batch', c.name, BATCH_CONCURRENCY, cell);
+    row.calls_per_s = row.ops_per_s === null ? null : row.ops_per_s * VISIBLE_SIZE;
     if (cell.errors > 0) row.note = `invalid answers: ${String(cell.lastError ?? 'wrong verdict')}`;
     rows.push(row);
   }
@@ -982,9 +1039,22 @@ export function computeRatios(rows, memory) {
       find(rows, 'batch', `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
       find(rows, 'batch', `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
     ),
+    visibleTools_50_vs_singles_c16: div(
+      find(rows, 'batch', `agent-pep visibleTools (${VISIBLE_SIZE} tools, authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
+      find(rows, 'batch', `agent-pep ${VISIBLE_SIZE} x authorizeAction simulated (authzen)`, BATCH_CONCURRENCY)
+        ?.calls_per_s,
+    ),
     checkInput_authzen_vs_cerbos_http_real_cerbos_c16: div(
       find(rows, 'cerbos', 'agent-pep checkInput (authzen, real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
       find(rows, 'cerbos', '@cerbos/http checkResource (real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
+    ),
+    devpdp_session200_vs_empty: div(
+      find(rows, 'sessions', SESSION_ROWS.full, SESSION_CONCURRENCY)?.ops_per_s,
+      find(rows, 'sessions', SESSION_ROWS.empty, SESSION_CONCURRENCY)?.ops_per_s,
+    ),
+    devpdp_session_redis_vs_memory: div(
+      find(rows, 'sessions', SESSION_ROWS.redis, SESSION_CONCURRENCY)?.ops_per_s,
+      find(rows, 'sessions', SESSION_ROWS.full, SESSION_CONCURRENCY)?.ops_per_s,
     ),
     hung_overshoot_ms: hung.p99_ms ?? null,
     heap_growth_ratio: pts.length >= 2 ? div(pts[pts.length - 1].heapUsed, pts[0].heapUsed) : null,
@@ -1020,7 +1090,7 @@ export function formatMisses(misses) {
 }
 
 /** The sections of a run, in order; `--only` names some of them. */
-export const SECTIONS = Object.freeze(['decisions', 'batch', 'cerbos', 'verify', 'failclosed', 'memory']);
+export const SECTIONS = Object.freeze(['decisions', 'batch', 'cerbos', 'verify', 'failclosed', 'sessions', 'memory']);
 
 /**
  * Reads the command line: `--quick`, `--smoke`, `--out PATH`, `--only SECTION[,SECTION...]` (of
@@ -1052,7 +1122,7 @@ export function parseArgs(argv, defaultOut) {
   return { profile, out, only };
 }
 
-/** The targets of issue 16 (and of issues 10, 13 and 14 for their rows); a MISS makes the bench exit 1. */
+/** The targets of issue 16 (and of issues 10, 13, 14 and 25 for their rows); a MISS makes the bench exit 1. */
 export const TARGETS = {
   checkInput_p50_c1_vs_undici: { op: '<=', value: 1.1 },
   checkInput_ops_c64_vs_undici: { op: '>=', value: 0.9 },
@@ -1073,7 +1143,10 @@ export const TARGETS = {
   checkInput_authzen_ops_c64_vs_agent_pep: { op: 'info', value: 1 },
   authorizeAction_authzen_ops_c64_vs_agent_pep: { op: 'info', value: 1 },
   authorizeActions_8_calls_per_s_vs_8_singles_c16: { op: '>=', value: 4 },
+  visibleTools_50_vs_singles_c16: { op: '>=', value: 5 },
   checkInput_authzen_vs_cerbos_http_real_cerbos_c16: { op: '>=', value: 0.9 },
+  devpdp_session200_vs_empty: { op: '>=', value: 0.8 },
+  devpdp_session_redis_vs_memory: { op: '>=', value: 0.5 },
 };
 
 export function verdictOf(key, value) {
@@ -1162,9 +1235,11 @@ export async function runBench({ profile, out = null, only, log = (s) => process
     if (pepWhy) log(`agent-pep rows skipped: ${pepWhy}`);
     if (runs('decisions')) await benchDecisions(stub, ap, pepWhy, profile, rows, log);
     if (runs('batch')) await benchBatch(stub, ap, pepWhy, profile, rows, log);
+    if (runs('batch')) await benchVisibility(stub, ap, pepWhy, profile, rows, log);
     if (runs('cerbos')) await benchCerbos(ap, pepWhy, profile, rows, log, cleanups);
     if (runs('verify')) await benchVerify(ap, profile, rows, log, cleanups);
     if (runs('failclosed')) await benchFailClosed(stub, ap, pepWhy, profile, rows, log);
+    if (runs('sessions')) await benchSessions(ap, profile, rows, log, cleanups, ROOT);
     if (runs('memory')) memory = await benchMemory(stub, pepWhy, profile, rows, log, cleanups);
   } finally {
     await cleanup();

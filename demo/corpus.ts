@@ -58,13 +58,13 @@ export class CorpusError extends Error {
   }
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
 
-const isOneOf = <T extends string>(list: readonly T[], value: unknown): value is T =>
+export const isOneOf = <T extends string>(list: readonly T[], value: unknown): value is T =>
   typeof value === 'string' && (list as readonly string[]).includes(value);
 
 /**
@@ -74,6 +74,15 @@ const isOneOf = <T extends string>(list: readonly T[], value: unknown): value is
 export function caseProblem(value: unknown): string | undefined {
   if (!isPlainObject(value)) return 'not a JSON object';
   if (typeof value.id !== 'string' || value.id.trim() === '') return 'id must be a non-empty string';
+  return stepProblem(value);
+}
+
+/**
+ * Checks one step of traffic: a case without its id, or a step of a session (demo/sessions.ts).
+ * @returns the reason it is malformed, or undefined when it is usable
+ */
+export function stepProblem(value: unknown): string | undefined {
+  if (!isPlainObject(value)) return 'not a JSON object';
   if (!isOneOf(STAGES, value.stage)) return `stage must be one of ${STAGES.join(', ')}`;
   if (!isOneOf(LABELS, value.label)) return `label must be one of ${LABELS.join(', ')}`;
   if (value.stage === 'action') {
@@ -87,7 +96,38 @@ export function caseProblem(value: unknown): string | undefined {
 
 /** Parses corpus text (JSON Lines). */
 export function parseCorpus(text: string): Corpus {
-  const cases: CorpusCase[] = [];
+  const { items, malformed } = parseJsonLines<CorpusCase>(text, caseProblem);
+  return { cases: items, malformed };
+}
+
+/**
+ * Reads a JSON Lines file as UTF-8 text.
+ * @throws CorpusError when the file cannot be read or is not UTF-8
+ */
+export async function readJsonLines(path: string | URL): Promise<string> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (cause) {
+    const code = (cause as { code?: string }).code ?? 'error';
+    throw new CorpusError(`cannot read the corpus file ${String(path)} (${code})`, { cause });
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (cause) {
+    throw new CorpusError(`the corpus file ${String(path)} is not UTF-8 text`, { cause });
+  }
+}
+
+/**
+ * Parses JSON Lines text into the usable items, in file order, and the lines skipped: a line that
+ * is not JSON, that `problem` finds fault with, or whose `id` was seen before.
+ */
+export function parseJsonLines<T extends { id: string }>(
+  text: string,
+  problem: (value: unknown) => string | undefined,
+): { items: T[]; malformed: MalformedLine[] } {
+  const items: T[] = [];
   const malformed: MalformedLine[] = [];
   const seen = new Set<string>();
   text.split(/\r?\n/).forEach((raw, index) => {
@@ -100,20 +140,40 @@ export function parseCorpus(text: string): Corpus {
       malformed.push({ line, reason: 'not valid JSON' });
       return;
     }
-    const problem = caseProblem(value);
-    if (problem) {
-      malformed.push({ line, reason: problem });
+    const why = problem(value);
+    if (why) {
+      malformed.push({ line, reason: why });
       return;
     }
-    const c = value as CorpusCase;
-    if (seen.has(c.id)) {
+    const item = value as T;
+    if (seen.has(item.id)) {
       malformed.push({ line, reason: 'duplicate id' });
       return;
     }
-    seen.add(c.id);
-    cases.push(c);
+    seen.add(item.id);
+    items.push(item);
   });
-  return { cases, malformed };
+  return { items, malformed };
+}
+
+/**
+ * Reads a JSON Lines file and parses it with `problem` (see {@link parseJsonLines}).
+ * @param what - what one item is called in the error (`case`, `session`)
+ * @throws CorpusError when the file cannot be read, is not UTF-8, or holds no usable item
+ */
+export async function loadJsonLines<T extends { id: string }>(
+  path: string | URL,
+  problem: (value: unknown) => string | undefined,
+  what: string,
+): Promise<{ items: T[]; malformed: MalformedLine[] }> {
+  const parsed = parseJsonLines<T>(await readJsonLines(path), problem);
+  if (parsed.items.length === 0) {
+    const file = what === 'case' ? 'corpus' : what;
+    throw new CorpusError(
+      `the ${file} file ${String(path)} holds no usable ${what} (${parsed.malformed.length} malformed lines)`,
+    );
+  }
+  return parsed;
 }
 
 /**
@@ -121,26 +181,8 @@ export function parseCorpus(text: string): Corpus {
  * @throws CorpusError when the file cannot be read, is not UTF-8, or holds no usable case
  */
 export async function loadCorpus(path: string | URL): Promise<Corpus> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (cause) {
-    const code = (cause as { code?: string }).code ?? 'error';
-    throw new CorpusError(`cannot read the corpus file ${String(path)} (${code})`, { cause });
-  }
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch (cause) {
-    throw new CorpusError(`the corpus file ${String(path)} is not UTF-8 text`, { cause });
-  }
-  const parsed = parseCorpus(text);
-  if (parsed.cases.length === 0) {
-    throw new CorpusError(
-      `the corpus file ${String(path)} holds no usable case (${parsed.malformed.length} malformed lines)`,
-    );
-  }
-  return parsed;
+  const { items, malformed } = await loadJsonLines<CorpusCase>(path, caseProblem, 'case');
+  return { cases: items, malformed };
 }
 
 /**

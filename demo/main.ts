@@ -14,21 +14,35 @@
  */
 import { pathToFileURL } from 'node:url';
 import { CorpusError } from './corpus.js';
-import { type CaseRow, PolicyFileError, runDemo } from './replay.js';
+import { type CaseRow, type DemoResult, PolicyFileError, runDemo } from './replay.js';
 import { failClosedText, progressText, summaryText, tableHeader, tableRow } from './report.js';
+import { runSessions, type SessionSplit } from './session-replay.js';
+import { headlineText, sessionSummaryText, sessionTableHeader, sessionTableRow } from './session-report.js';
 
-export const USAGE = `usage: npm run demo -- [--verbose | --quiet | --json] [--policy FILE] [--corpus FILE]
+export const USAGE = `usage: npm run demo -- [--verbose | --quiet | --json] [--policy FILE] [--corpus FILE] [--sessions FILE]
 
-  --verbose       also print one line per case (after the summary)
-  --quiet         print the summary and the fail-closed checks only (no progress line)
-  --json          write { cases, summary, failClosed } as JSON to stdout, nothing else
-  --policy FILE   replay with this dev PDP policy (it must list the agent "support-ai");
-                  default demo/policy.json
-  --corpus FILE   replay FILE (JSON Lines, the format of demo/agent-traffic.jsonl, see demo/CORPUS.md)
-  --sample N      replay a deterministic sample of N cases that spans every stage and label
-  --progress      show the progress line on stderr even when it is not a terminal
-  --no-progress   never show it (default: shown when stderr is a terminal, without --json or --quiet)
-  --help          show this help`;
+  With neither --corpus nor --sessions, replays both demo/agent-traffic.jsonl (405 single steps)
+  and demo/agent-sessions.jsonl (147 whole agent sessions) and prints a short summary.
+
+  --verbose         also print the tables, one line per case and one per session
+  --quiet           print the summaries and the fail-closed checks only (no progress line)
+  --json            write the result as JSON to stdout, nothing else: { cases, summary, failClosed }
+                    for the cases, { sessions, summary } for the sessions, and both as
+                    { cases, summary, failClosed, sessionReplay: { sessions, summary } }
+  --policy FILE     replay with this dev PDP policy (it must list the agent "support-ai");
+                    default demo/policy.json
+  --corpus FILE     replay the cases of FILE (JSON Lines, the format of demo/agent-traffic.jsonl,
+                    see demo/CORPUS.md); only the cases unless --sessions is given too
+  --sessions FILE   replay the sessions of FILE (JSON Lines, the format of demo/agent-sessions.jsonl,
+                    see demo/CORPUS.md), each under its own session id; only the sessions unless
+                    --corpus is given too
+  --split PART      replay only one part of the sessions, split by the SHA-256 of their ids:
+                    fit (about two thirds) or held-out (the rest); default all
+  --concurrency N   sessions replayed side by side, 1 to 64 (each one's steps always in order); default 4
+  --sample N        replay a deterministic sample of N cases that spans every stage and label
+  --progress        show the progress line on stderr even when it is not a terminal
+  --no-progress     never show it (default: shown when stderr is a terminal, without --json or --quiet)
+  --help            show this help`;
 
 /** The parsed command line. */
 export interface DemoArgs {
@@ -39,8 +53,11 @@ export interface DemoArgs {
   progress: boolean | undefined;
   help: boolean;
   corpus?: string;
+  sessions?: string;
   policy?: string;
   sample?: number;
+  split?: SessionSplit;
+  concurrency?: number;
 }
 
 /** Parses the command line, or says what is wrong with it (one line). */
@@ -72,11 +89,25 @@ export function parseArgs(argv: readonly string[]): DemoArgs | { error: string }
         opts.help = true;
         break;
       case '--corpus':
+      case '--sessions':
       case '--policy': {
         const file = value();
         if (!file) return { error: `${flag} needs a file` };
-        if (flag === '--corpus') opts.corpus = file;
-        else opts.policy = file;
+        opts[flag.slice(2) as 'corpus' | 'sessions' | 'policy'] = file;
+        break;
+      }
+      case '--split': {
+        const part = value();
+        if (part !== 'fit' && part !== 'held-out' && part !== 'all')
+          return { error: '--split needs fit, held-out or all' };
+        opts.split = part;
+        break;
+      }
+      case '--concurrency': {
+        const n = Number(value());
+        if (!Number.isInteger(n) || n < 1 || n > 64)
+          return { error: '--concurrency needs a whole number from 1 to 64' };
+        opts.concurrency = n;
         break;
       }
       case '--sample': {
@@ -103,7 +134,7 @@ function progressReporter(stderr: DemoIo['stderr']) {
   const tty = stderr.isTTY === true;
   let lastTenth = -1;
   return {
-    onCase(done: number, total: number, row: CaseRow): void {
+    onCase(done: number, total: number, row: { stage: string; id: string }): void {
       if (tty) {
         stderr.write(`\r\x1b[K${progressText(done, total, row)}`);
         return;
@@ -123,6 +154,80 @@ function progressReporter(stderr: DemoIo['stderr']) {
   };
 }
 
+/** What one run replays: the cases, the sessions, or both (neither flag given). */
+function modeOf(opts: DemoArgs): { cases: boolean; sessions: boolean } {
+  const neither = opts.corpus === undefined && opts.sessions === undefined;
+  return { cases: neither || opts.corpus !== undefined, sessions: neither || opts.sessions !== undefined };
+}
+
+/** The case replay, with the rows `--verbose` prints. */
+async function replayCases(
+  opts: DemoArgs,
+  io: DemoIo,
+  progress: ReturnType<typeof progressReporter> | undefined,
+): Promise<{ result: DemoResult; rows: CaseRow[] }> {
+  const rows: CaseRow[] = [];
+  const result = await runDemo({
+    ...(opts.corpus !== undefined ? { corpusPath: opts.corpus } : {}),
+    ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
+    ...(opts.sample !== undefined ? { sample: opts.sample } : {}),
+    onMalformed: (line, reason) => io.stderr.write(`corpus line ${line} skipped: ${reason}\n`),
+    onCase: (done, total, row) => {
+      if (opts.verbose && !opts.quiet && !opts.json) rows.push(row);
+      progress?.onCase(done, total, row);
+    },
+    onReplayed: () => progress?.onReplayed(),
+  });
+  return { result, rows };
+}
+
+/** The session replay. */
+function replaySessions(
+  opts: DemoArgs,
+  io: DemoIo,
+  progress: ReturnType<typeof progressReporter> | undefined,
+): ReturnType<typeof runSessions> {
+  return runSessions({
+    ...(opts.sessions !== undefined ? { sessionsPath: opts.sessions } : {}),
+    ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
+    ...(opts.split !== undefined ? { split: opts.split } : {}),
+    ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+    onMalformed: (line, reason) => io.stderr.write(`session line ${line} skipped: ${reason}\n`),
+    onSession: (done, total, row) => progress?.onCase(done, total, { stage: 'session', id: row.id }),
+  });
+}
+
+type SessionRun = Awaited<ReturnType<typeof runSessions>>;
+
+/** Writes the result: JSON, or text (the headline when both ran, unless --verbose). */
+function writeResult(
+  opts: DemoArgs,
+  io: DemoIo,
+  cases: { result: DemoResult; rows: CaseRow[] } | undefined,
+  sessions: SessionRun | undefined,
+): void {
+  const sessionJson = sessions && { sessions: sessions.sessions, summary: sessions.summary };
+  if (opts.json) {
+    const json = cases ? { ...cases.result, ...(sessionJson ? { sessionReplay: sessionJson } : {}) } : sessionJson;
+    io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+    return;
+  }
+  const details = opts.verbose && !opts.quiet;
+  if (cases && sessions && !details && !opts.quiet) {
+    io.stdout.write(`${headlineText(cases.result, sessions, opts.policy ?? 'demo/policy.json')}\n`);
+    return;
+  }
+  if (cases) {
+    io.stdout.write(`${summaryText(cases.result)}\n\n`);
+    if (cases.rows.length > 0) io.stdout.write(`${tableHeader()}\n${cases.rows.map(tableRow).join('\n')}\n\n`);
+  }
+  if (sessions) {
+    io.stdout.write(`${sessionSummaryText(sessions)}\n\n`);
+    if (details) io.stdout.write(`${sessionTableHeader()}\n${sessions.rows.map(sessionTableRow).join('\n')}\n\n`);
+  }
+  if (cases) io.stdout.write(`${failClosedText(cases.result)}\n`);
+}
+
 /**
  * Runs the demo command line.
  * @returns the exit code: 0 every fail-closed check held, 1 one failed, 2 bad usage, corpus or policy
@@ -137,22 +242,15 @@ export async function runCli(argv: readonly string[], io: DemoIo): Promise<numbe
     io.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  const mode = modeOf(opts);
   const showProgress = opts.progress ?? (io.stderr.isTTY === true && !opts.json && !opts.quiet);
   const progress = showProgress ? progressReporter(io.stderr) : undefined;
-  const rows: CaseRow[] = [];
-  let result: Awaited<ReturnType<typeof runDemo>>;
+  let cases: { result: DemoResult; rows: CaseRow[] } | undefined;
+  let sessions: SessionRun | undefined;
   try {
-    result = await runDemo({
-      ...(opts.corpus !== undefined ? { corpusPath: opts.corpus } : {}),
-      ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
-      ...(opts.sample !== undefined ? { sample: opts.sample } : {}),
-      onMalformed: (line, reason) => io.stderr.write(`corpus line ${line} skipped: ${reason}\n`),
-      onCase: (done, total, row) => {
-        if (opts.verbose && !opts.quiet && !opts.json) rows.push(row);
-        progress?.onCase(done, total, row);
-      },
-      onReplayed: () => progress?.onReplayed(),
-    });
+    if (mode.cases) cases = await replayCases(opts, io, progress);
+    progress?.clear();
+    if (mode.sessions) sessions = await replaySessions(opts, io, progress);
   } catch (error) {
     progress?.clear();
     if (error instanceof CorpusError || error instanceof PolicyFileError) {
@@ -162,14 +260,8 @@ export async function runCli(argv: readonly string[], io: DemoIo): Promise<numbe
     throw error;
   }
   progress?.clear();
-  if (opts.json) {
-    io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  } else {
-    io.stdout.write(`${summaryText(result)}\n\n`);
-    if (rows.length > 0) io.stdout.write(`${tableHeader()}\n${rows.map(tableRow).join('\n')}\n\n`);
-    io.stdout.write(`${failClosedText(result)}\n`);
-  }
-  return result.failClosed.every((c) => c.passed) ? 0 : 1;
+  writeResult(opts, io, cases, sessions);
+  return !cases || cases.result.failClosed.every((c) => c.passed) ? 0 : 1;
 }
 
 // `node build/demo/main.js` (what `npm run demo` runs).

@@ -19,7 +19,7 @@ import {
   type Verdict,
   verifyEvidence,
 } from 'agent-pep';
-import { startDevPdp } from 'agent-pep/dev-pdp';
+import { type DevPdp, startDevPdp } from 'agent-pep/dev-pdp';
 import { type CorpusCase, LABELS, type Label, loadCorpus, STAGES, sampleCases } from './corpus.js';
 import { createDispatcher } from './dispatcher.js';
 import { type FailClosedCheck, runFailClosedChecks, type ToolCall } from './failclosed.js';
@@ -135,7 +135,23 @@ export class PolicyFileError extends Error {
   }
 }
 
-async function loadPolicy(path: string | URL): Promise<{ agents?: unknown; latches?: unknown }> {
+/**
+ * Starts the dev PDP on 127.0.0.1 with a policy read by {@link loadPolicy}.
+ * @throws PolicyFileError when the dev PDP refuses the policy (its message names every problem)
+ */
+export async function startPolicyPdp(policy: object, policyPath: string | URL): Promise<DevPdp> {
+  return startDevPdp({ policy, host: '127.0.0.1', port: 0, audience: SERVICE_AUDIENCE }).catch((cause: unknown) => {
+    // The dev PDP names every problem of a policy it refuses (a TypeError), never its content.
+    if (cause instanceof TypeError) throw new PolicyFileError(`${String(policyPath)}: ${cause.message}`, { cause });
+    throw cause;
+  });
+}
+
+/**
+ * Reads a policy file and checks that it lists the demo's agent.
+ * @throws PolicyFileError when it cannot be read, is not a JSON object, or does not list `support-ai`
+ */
+export async function loadPolicy(path: string | URL): Promise<{ agents?: unknown; latches?: unknown }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -161,7 +177,7 @@ async function loadPolicy(path: string | URL): Promise<{ agents?: unknown; latch
 }
 
 /** Latch id to verdict, to name the latch that decided each case. */
-function latchVerdicts(policy: { latches?: unknown }): Map<string, string> {
+export function latchVerdicts(policy: { latches?: unknown }): Map<string, string> {
   const latches = Array.isArray(policy.latches) ? (policy.latches as { id?: unknown; verdict?: unknown }[]) : [];
   return new Map(latches.map((l) => [String(l.id), String(l.verdict)]));
 }
@@ -204,13 +220,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const cases = options.sample ? sampleCases(corpus.cases, options.sample) : corpus.cases;
   const deciding = latchVerdicts(policy);
 
-  const pdp = await startDevPdp({ policy, host: '127.0.0.1', port: 0, audience: SERVICE_AUDIENCE }).catch(
-    (cause: unknown) => {
-      // The dev PDP names every problem of a policy it refuses (a TypeError), never its content.
-      if (cause instanceof TypeError) throw new PolicyFileError(`${String(policyPath)}: ${cause.message}`, { cause });
-      throw cause;
-    },
-  );
+  const pdp = await startPolicyPdp(policy, policyPath);
   let service: ToolService | undefined;
   let pep: Pep | undefined;
   let interceptorCount = (): number => 0;
@@ -240,13 +250,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         lastEvent = event;
       },
     });
-    const dispatcher = createDispatcher(pep, service.url);
-
     const rows: CaseRow[] = [];
     for (const c of cases) {
       lastEvent = undefined;
+      // Each case is a step on its own: decided in a session of its own, so that what one case did
+      // (a label, a denial) never colours the next one. Whole sessions are replayed by session-replay.ts.
+      const casePep = pep.withSession(c.id);
+      const dispatcher = createDispatcher(casePep, service.url);
       const { decision, executed, redacted } = await replayCase(
-        pep,
+        casePep,
         (name, args) => dispatcher.dispatch(name, args),
         c,
         () => lastEvent,
@@ -261,7 +273,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         code: decision.synthesized?.code ?? null,
         latches,
         executed,
-        decidingLatch: latches.find((id) => deciding.get(id) === verdict) ?? null,
+        decidingLatch: verdict === 'ALLOW' ? null : (latches.find((id) => deciding.get(id) === verdict) ?? null),
         redacted,
       };
       if (c.tool !== undefined) row.tool = c.tool;

@@ -53,10 +53,15 @@ const COLUMNS: readonly (readonly [string, number])[] = [
   ['result', 9],
 ];
 
+/** A table's header lines: the column names, padded to their widths, and a rule under them. */
+export function headerOf(columns: readonly (readonly [string, number])[]): string {
+  const head = columns.map(([name, width]) => pad(name, width)).join('');
+  return [head, '-'.repeat(head.length + 16)].join('\n');
+}
+
 /** The per-case table's header lines. */
 export function tableHeader(): string {
-  const head = COLUMNS.map(([name, width]) => pad(name, width)).join('');
-  return [head, '-'.repeat(head.length + 16)].join('\n');
+  return headerOf(COLUMNS);
 }
 
 /** One per-case line. */
@@ -67,8 +72,8 @@ export function tableRow(row: CaseRow): string {
   return `${cells.map((cell, i) => pad(String(cell), COLUMNS[i]?.[1] ?? 10)).join('')}${miss(row)}`.trimEnd();
 }
 
-/** The progress line while replaying: `[done/total] stage id`. */
-export function progressText(done: number, total: number, row: Pick<CaseRow, 'stage' | 'id'>): string {
+/** The progress line while replaying: `[done/total] stage id` (`session` for a whole session). */
+export function progressText(done: number, total: number, row: { stage: string; id: string }): string {
   return `[${done}/${total}] ${row.stage} ${excerpt(row.id, 40)}`;
 }
 

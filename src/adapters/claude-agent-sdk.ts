@@ -16,9 +16,9 @@ import type {
   PermissionResult,
   SyncHookJSONOutput,
 } from '@anthropic-ai/claude-agent-sdk';
-import type { Pep } from '../core/client.js';
 import type { PolicyDecision } from '../decision.js';
 import { answerPostToolUse, answerPrompt, readHookEvent, withheld } from '../hooks/wire.js';
+import type { Pep } from '../pep.js';
 import { callOptions, type Enforcement, enforcementOf, RULES, readOptions, requirePermits, resultText } from './kit.js';
 
 const PACKAGE = '@anthropic-ai/claude-agent-sdk';

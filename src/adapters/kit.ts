@@ -5,15 +5,15 @@
  * @internal
  */
 import { randomUUID } from 'node:crypto';
-import type { Pep } from '../core/client.js';
-import { isSessionId } from '../core/request.js';
 import { type FailClosedCode, isTextStage, synthesizeBlock, type TextStage } from '../decision.js';
 import type { Kernel, Ran, ResultCheck } from '../enforce/kernel.js';
 import { refusedBy } from '../enforce/kernel.js';
 import { kernelOf } from '../enforce/registry.js';
 import type { RefusalSite, Refused } from '../enforce/results.js';
 import { PolicyEnforcementError } from '../errors.js';
+import { isSessionId } from '../internal/guards.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import type { Pep } from '../pep.js';
 
 export type { ActionResult, FinishResult, Refused, TextResult } from '../enforce/results.js';
 export { resultText } from '../enforce/text.js';

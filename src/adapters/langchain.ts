@@ -4,11 +4,12 @@
  * @packageDocumentation
  */
 import { createMiddleware } from 'langchain';
-import type { Pep } from '../core/client.js';
+import type { Pep } from '../pep.js';
 import { enforcementOf, RULES, readOptions, requirePermits } from './kit.js';
 import { SeenMessages, threadSession } from './langchain/seen.js';
 import { makeTextHooks } from './langchain/text.js';
 import { makeWrapToolCall } from './langchain/tools.js';
+import { keepVisible } from './visible-tools.js';
 
 export type { LangChainReviewDecision, PepInterruptValue } from './langchain/review.js';
 export type { PepStopInfo } from './langchain/text.js';
@@ -18,6 +19,12 @@ export type { PepToolCall } from './langchain/tools.js';
 export interface PepMiddlewareOptions {
   /** The middleware's name (LangChain requires names to be unique within one agent). @defaultValue 'agent-pep' */
   name?: string;
+  /**
+   * Offer the model only the tools `pep.visibleTools` shows for the thread (docs/visibility.md): each
+   * model call's tools are filtered in one batch. A hidden tool called anyway is still decided per call.
+   * @defaultValue false
+   */
+  hideBlocked?: boolean;
 }
 
 /**
@@ -43,7 +50,7 @@ export interface PepMiddlewareOptions {
  * The session of each decision is the run's `configurable.thread_id`, else the client's.
  *
  * @param pep - the client to decide through; it must have `permits` configured (or `permits: false`)
- * @param opts - `{ name? }` (default `'agent-pep'`)
+ * @param opts - `{ name?, hideBlocked? }` (name default `'agent-pep'`)
  * @returns a middleware for `createAgent({ middleware: [...] })`
  * @throws TypeError when `pep` is not a client, `guardTool` cannot be used (no `permits` option), or an
  *   option is unknown or bad (`err.option` names it)
@@ -64,14 +71,38 @@ export interface PepMiddlewareOptions {
  */
 export function pepMiddleware(pep: Pep, opts?: PepMiddlewareOptions) {
   const enforcement = enforcementOf(pep, 'pepMiddleware');
-  const o = readOptions<PepMiddlewareOptions>('pepMiddleware', opts, { name: RULES.nonEmptyString });
+  const o = readOptions<PepMiddlewareOptions>('pepMiddleware', opts, {
+    name: RULES.nonEmptyString,
+    hideBlocked: RULES.boolean,
+  });
   const name = o.name ?? 'agent-pep';
   // guardTool refuses a client without `permits` at creation: so does the middleware, now, not at the first call.
   requirePermits(pep, 'pepMiddleware');
 
   const seen = new SeenMessages();
   const side = { pep, enforcement, seen, session: threadSession };
-  const { wrapModelCall, afterAgent } = makeTextHooks(side);
+  const text = makeTextHooks(side);
+  const { afterAgent } = text;
+  // hideBlocked: the model call below the text checks is offered only the visible tools (one batch a call).
+  const wrapModelCall: typeof text.wrapModelCall =
+    o.hideBlocked !== true
+      ? text.wrapModelCall
+      : (request, handler) =>
+          text.wrapModelCall(request, async (req) =>
+            handler(
+              Array.isArray(req?.tools)
+                ? {
+                    ...req,
+                    tools: await keepVisible(
+                      pep,
+                      req.tools,
+                      threadSession(req.runtime?.configurable),
+                      req.runtime?.signal,
+                    ),
+                  }
+                : req,
+            ),
+          );
   return createMiddleware({
     name,
     wrapToolCall: makeWrapToolCall(side),

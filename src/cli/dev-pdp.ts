@@ -5,7 +5,7 @@
  * @internal
  */
 import { readFile, stat } from 'node:fs/promises';
-import { InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
+import { type DevPdpOptions, InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
 import type { CliIo } from './io.js';
 import {
   EXIT,
@@ -35,6 +35,11 @@ Options:
   --audience AUD    the permits' aud claim (default agent-pep)
   --ttl SEC         permit lifetime in seconds, 1-300 (default 60)
   --key FILE        Ed25519 private key (JWK JSON or PKCS#8 PEM) instead of a fresh one
+  --session-store URL
+                    keep session state in Redis (redis://host:port), shared by every PDP
+                    started with the same URL (default: this process's memory); needs ioredis
+  --max-history N   decided steps kept per session, 1-100000 (default 256)
+  --session-ttl SEC a session expires SEC seconds after its last step (default 3600)
   --quiet           do not log one line per decision
   -h, --help        show this help
 
@@ -45,6 +50,21 @@ Environment:
 `;
 
 const COMMAND = 'dev-pdp';
+
+/** The session options the flags give (docs/dev-pdp.md, Sessions). */
+type SessionFlags = Pick<DevPdpOptions, 'sessionStore' | 'maxHistory' | 'sessionTtlSec'>;
+
+/** Reads `--session-store`, `--max-history` and `--session-ttl`. @throws UsageError */
+function sessionFlags(values: Record<string, string | boolean | undefined>): SessionFlags {
+  const out: SessionFlags = {};
+  const store = values['session-store'];
+  if (typeof store === 'string') out.sessionStore = { redis: store };
+  const maxHistory = integerFlag(values['max-history'] as string | undefined, 'max-history', 1, 100_000);
+  if (maxHistory !== undefined) out.maxHistory = maxHistory;
+  const ttl = integerFlag(values['session-ttl'] as string | undefined, 'session-ttl', 1, 30 * 24 * 3600);
+  if (ttl !== undefined) out.sessionTtlSec = ttl;
+  return out;
+}
 
 /**
  * Runs the command; resolves with 0 once the server is up (the process then lives until SIGINT or
@@ -65,6 +85,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       audience: { type: 'string' },
       ttl: { type: 'string' },
       key: { type: 'string' },
+      'session-store': { type: 'string' },
+      'max-history': { type: 'string' },
+      'session-ttl': { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -75,12 +98,14 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   }
   let port: number | undefined;
   let ttl: number | undefined;
+  let sessions: SessionFlags;
   let policyPath: string;
   try {
     if (values.policy === undefined) throw new UsageError('--policy FILE is required');
     policyPath = values.policy;
     port = integerFlag(values.port, 'port', 0, 65535);
     ttl = integerFlag(values.ttl, 'ttl', 1, 300);
+    sessions = sessionFlags(values);
   } catch (error) {
     usageExit(COMMAND, (error as Error).message);
   }
@@ -124,6 +149,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
       ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
       ...(values.key !== undefined ? { key: values.key } : {}),
+      ...sessions,
       onDecision: (record) => {
         if (quiet) return;
         const what = record.tool !== undefined ? ` ${record.tool}` : '';

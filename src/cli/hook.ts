@@ -6,7 +6,7 @@
  * @internal
  */
 
-import { createPep, type Pep } from '../core/client.js';
+import type { PolicyDecision } from '../decision.js';
 import { kernelOf } from '../enforce/registry.js';
 import {
   type AnswerOptions,
@@ -22,7 +22,8 @@ import {
   readHookEvent,
 } from '../hooks/wire.js';
 import type { PepOptions } from '../options/pep.js';
-import { hasDuplicateMemberNames } from '../wire/json.js';
+import { createPep, type Pep } from '../pep.js';
+import { decodeJsonBody } from '../wire/json.js';
 import { apiKeyFromEnv, protocolFlag } from './input.js';
 import type { CliIo } from './io.js';
 import { EXIT, integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
@@ -144,23 +145,26 @@ function readStdin(stdin: NodeJS.ReadableStream, maxBytes: number): Promise<Buff
   });
 }
 
+/** Reads the hook event with the one JSON body decoder (`wire/json.ts`: UTF-8 without a BOM, JSON, I-JSON). */
 function parseEvent(bytes: Buffer): unknown {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new HookEventError('the hook event is not valid UTF-8');
+  const d = decodeJsonBody(bytes);
+  if (d.ok) return d.value;
+  switch (d.problem) {
+    case 'utf8':
+      throw new HookEventError('the hook event is not valid UTF-8');
+    case 'json': {
+      const text = d.text ?? '';
+      if (text.trim() === '') throw new HookEventError('the hook event is not JSON: stdin is empty');
+      throw new HookEventError(`the hook event is not JSON${jsonPosition(text)}`);
+    }
+    case 'duplicate':
+      // I-JSON: a name given twice reads one way here (the last wins) and may read another way to the host
+      throw new HookEventError('the hook event names a member twice');
+    default:
+      // Values are read by the step that uses them: an output too deep to read is answered in the
+      // host's PostToolUse form, its output withheld (docs/adapters.md).
+      return d.value;
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text) as unknown;
-  } catch {
-    if (text.trim() === '') throw new HookEventError('the hook event is not JSON: stdin is empty');
-    throw new HookEventError(`the hook event is not JSON${jsonPosition(text)}`);
-  }
-  // I-JSON: a name given twice reads one way here (the last wins) and may read another way to the host
-  if (hasDuplicateMemberNames(text)) throw new HookEventError('the hook event names a member twice');
-  return value;
 }
 
 /**
@@ -173,14 +177,19 @@ async function decideAndAnswer(config: HookConfig, step: HookStep): Promise<Hook
   if (enforcement === undefined) throw new Error('the client has no enforcement layer');
   const opts = { session: step.session };
   switch (step.event) {
-    case 'PreToolUse':
-      return answerAction(config.host, step, await enforcement.decideAction(step.tool, step.args, opts), config.answer);
+    case 'PreToolUse': {
+      const r = await enforcement.decideAction(step.tool, step.args, opts);
+      return withFailureDetail(answerAction(config.host, step, r, config.answer), r.decision);
+    }
     case 'PostToolUse': {
       const ran = { args: step.args ?? {}, session: step.session, signal: undefined };
-      return answerPostToolUse(config.host, step, await enforcement.finishAction(step.tool, ran, step.response, true));
+      const r = await enforcement.finishAction(step.tool, ran, step.response, true);
+      return withFailureDetail(answerPostToolUse(config.host, step, r), r.kind === 'refused' ? r.decision : undefined);
     }
-    default:
-      return answerPrompt(config.host, step, await enforcement.decideText('input', step.content, opts));
+    default: {
+      const r = await enforcement.decideText('input', step.content, opts);
+      return withFailureDetail(answerPrompt(config.host, step, r), r.decision);
+    }
   }
 }
 
@@ -235,4 +244,15 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     }
   })();
   return exitCode;
+}
+
+/**
+ * A failed-closed answer's stderr line (exit 2) with what the PEP knows of the failure: the
+ * synthesized BLOCK's message, which names the PDP's error code (`unknown_agent`, `not_found`) and
+ * the URL tried, so a misconfiguration says what it is (docs/cli.md). Never args, content or a key.
+ */
+function withFailureDetail(answer: HookAnswer, decision: PolicyDecision | undefined): HookAnswer {
+  const detail = decision?.synthesized?.message;
+  if (answer.stderr === undefined || detail === undefined || detail === '') return answer;
+  return { ...answer, stderr: `${answer.stderr}: ${detail.split('\n')[0]}` };
 }

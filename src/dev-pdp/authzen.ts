@@ -80,21 +80,26 @@ export function fromEvaluation(
       content: stage === 'action' ? undefined : properties.content,
       tool: stage === 'action' ? resource.id : properties.tool,
       args: stage === 'action' ? properties.args : undefined,
+      purpose: context.purpose,
+      visibilityBatch: context.visibilityBatch,
     },
     policy,
     headerId,
+    '',
+    true,
   );
 }
 
 /**
  * An evaluation answer: `decision` true for ALLOW and WARN, false for BLOCK and ESCALATE, and the
- * agent-pep profile in `context` (`verdict` always).
+ * agent-pep profile in `context` (`verdict` and `sessionLabels` always).
  * @internal
  */
 export function toEvaluationAnswer(decision: Decision): { decision: boolean; context: Record<string, unknown> } {
   const context: Record<string, unknown> = { verdict: decision.verdict, decisionId: decision.decisionId };
   if (decision.reason !== undefined) context.reason_admin = decision.reason;
   if (decision.latches.length > 0) context.latches = decision.latches;
+  context.sessionLabels = decision.sessionLabels;
   if (decision.permitId !== undefined) context.permitId = decision.permitId;
   if (decision.transformedContent !== undefined) context.transformedContent = decision.transformedContent;
   if (decision.transformedArgs !== undefined) context.transformedArgs = decision.transformedArgs;

@@ -1,18 +1,22 @@
 /**
- * One decision of the dev PDP, whichever protocol asked: evaluate the latches, apply an escalation's
- * resolution or open a new one, mint the permit (bound to the args that run), and append the evidence
- * record (docs/dev-pdp.md).
+ * One decision of the dev PDP, whichever protocol asked: read the session's state, evaluate the
+ * latches, apply an escalation's resolution or open a new one, mint the permit (bound to the args that
+ * run), commit the session's new labels and step, and append the evidence record (docs/dev-pdp.md).
  * @packageDocumentation
  */
 import type { Stage, Verdict } from '../decision.js';
 import type { EvidenceRecord } from '../evidence/record.js';
 import { referenceActionHash } from '../permit/hash.js';
 import type { EscalationBook, EscalationSubject } from './escalations.js';
-import { evaluatePolicy } from './evaluate.js';
+import { type Evaluation, evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
 import type { CompiledPolicy } from './policy.js';
 import type { DecisionRequest } from './request.js';
+import type { SessionKeeper, SessionPlan } from './sessions/keeper.js';
+import { type HistoryStep, labelsAfter, type SessionView } from './sessions/state.js';
+import { sessionKey } from './sessions/store.js';
 import { randomId, type SigningKey, signPermit } from './signing.js';
+import { decideVisibility } from './visibility.js';
 
 /** A decision, before a protocol shapes it. @internal */
 export interface Decision {
@@ -22,6 +26,8 @@ export interface Decision {
   stage: Stage;
   /** Every engaged latch id, in policy order. */
   latches: string[];
+  /** The session's labels after this step, sorted (`[]` when none; unchanged by a simulated request). */
+  sessionLabels: string[];
   reason?: string;
   /** Action ALLOW or WARN, not simulated: the permit, bound to the args that run. */
   permitId?: string;
@@ -40,6 +46,7 @@ export interface DecideContext {
   key: SigningKey;
   evidence: EvidenceLog;
   escalations: EscalationBook;
+  sessions: SessionKeeper;
   audience: string;
   permitTtlSec: number;
   issuer(): string;
@@ -47,54 +54,87 @@ export interface DecideContext {
 }
 
 /**
- * Decides one checked request.
+ * Decides one checked request, one at a time per session, against the session's state before the step.
  * @remarks An approved escalation gives a one-time ALLOW (a WARN with `transformedArgs` when a `setArgs`
  * latch engaged too); a denied one a one-time BLOCK; a simulated request reports what would happen
- * without using the resolution up and gets no permit.
+ * without using the resolution up, gets no permit and changes no session. An approval is weighed against
+ * the state when it is used: it turns only an ESCALATE into an ALLOW, never a BLOCK that engages then.
+ * @throws HttpError 503 `session_store_unavailable` when the session store cannot answer in time
  * @internal
  */
-export async function decide(ctx: DecideContext, request: DecisionRequest): Promise<Decision> {
-  const evaluation = evaluatePolicy(ctx.policy, {
-    stage: request.stage,
-    ...(request.tool !== undefined ? { tool: request.tool } : {}),
-    ...(request.args !== undefined ? { args: request.args } : {}),
-    ...(request.content !== undefined ? { content: request.content } : {}),
-  });
-  let verdict: Verdict = evaluation.verdict;
-  let reason = evaluation.reason;
-  let transformedContent = evaluation.transformedContent;
-  let transformedArgs = evaluation.transformedArgs;
-  let escalationId: string | undefined;
-  if (verdict === 'ESCALATE') {
-    const subject: EscalationSubject = {
+export function decide(ctx: DecideContext, request: DecisionRequest): Promise<Decision> {
+  const key = request.stateless ? undefined : sessionKey(request.agentId, request.session);
+  if (request.purpose === 'visibility') {
+    // decided on the tool alone and changes nothing, but says what the session holds (sessionLabels)
+    return ctx.sessions.run(key, true, async (view) => ({
+      finish: async () => ({ ...(await decideVisibility(ctx, request)), sessionLabels: labelsAfter(view, []) }),
+    }));
+  }
+  return ctx.sessions.run(key, request.simulated, (view) => plan(ctx, request, view));
+}
+
+/** The outcome before anything is written. */
+interface Outcome {
+  verdict: Verdict;
+  reason: string | undefined;
+  transformedContent: string | undefined;
+  transformedArgs: Record<string, unknown> | undefined;
+  /** The escalation's resolution this decision uses up, if any. */
+  resolved: 'approve' | 'deny' | undefined;
+  subject: EscalationSubject | undefined;
+}
+
+function outcomeOf(ctx: DecideContext, request: DecisionRequest, evaluation: Evaluation, view: SessionView): Outcome {
+  const out: Outcome = {
+    verdict: evaluation.verdict,
+    reason: evaluation.reason,
+    transformedContent: evaluation.transformedContent,
+    transformedArgs: evaluation.transformedArgs,
+    resolved: undefined,
+    subject: undefined,
+  };
+  if (out.verdict === 'ESCALATE') {
+    out.subject = {
       agentId: request.agentId,
       session: request.session,
       stage: request.stage,
       hash: request.actHash ?? ctx.evidence.contentHash(request.content ?? ''),
       ...(request.tool !== undefined ? { tool: request.tool } : {}),
     };
-    const resolution = ctx.escalations.take(subject, !request.simulated);
-    if (resolution === 'approve') {
+    // looked at, not taken: it is used up only once the step is committed
+    out.resolved = ctx.escalations.take(out.subject, false);
+    if (out.resolved === 'approve') {
       // the setArgs of latches that engaged beside the escalation still apply
-      transformedArgs = request.stage === 'action' ? transformedArgsOf(ctx.policy, request) : undefined;
-      verdict = transformedArgs !== undefined ? 'WARN' : 'ALLOW';
-      reason = 'approved by a reviewer';
-      transformedContent = undefined;
-    } else if (resolution === 'deny') {
-      verdict = 'BLOCK';
-      reason = 'denied by a reviewer';
-      transformedContent = undefined;
-      transformedArgs = undefined;
-    } else {
-      escalationId = ctx.escalations.open(subject);
+      out.transformedArgs = request.stage === 'action' ? transformedArgsOf(ctx.policy, request, view) : undefined;
+      out.verdict = out.transformedArgs !== undefined ? 'WARN' : 'ALLOW';
+      out.reason = 'approved by a reviewer';
+      out.transformedContent = undefined;
+    } else if (out.resolved === 'deny') {
+      out.verdict = 'BLOCK';
+      out.reason = 'denied by a reviewer';
     }
   }
-  if (verdict !== 'WARN') {
-    transformedContent = undefined;
-    transformedArgs = undefined;
+  if (out.verdict !== 'WARN') {
+    out.transformedContent = undefined;
+    out.transformedArgs = undefined;
   }
+  return out;
+}
+
+async function plan(ctx: DecideContext, request: DecisionRequest, view: SessionView): Promise<SessionPlan<Decision>> {
+  const evaluation = evaluatePolicy(ctx.policy, {
+    stage: request.stage,
+    ...(request.tool !== undefined ? { tool: request.tool } : {}),
+    ...(request.args !== undefined ? { args: request.args } : {}),
+    ...(request.content !== undefined ? { content: request.content } : {}),
+    session: view,
+  });
+  const outcome = outcomeOf(ctx, request, evaluation, view);
+  const { verdict } = outcome;
+  // a simulated request, or one in no session (AuthZEN), changes no state: it adds no label
+  const added = request.simulated || request.stateless ? [] : (evaluation.labels ?? []);
+  const sessionLabels = labelsAfter(view, added);
   const decisionId = randomId('dec_');
-  const runArgs = transformedArgs ?? request.args;
   let permitId: string | undefined;
   if (request.stage === 'action' && (verdict === 'ALLOW' || verdict === 'WARN') && !request.simulated) {
     permitId = await signPermit(ctx.key, {
@@ -103,10 +143,41 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
       agentId: request.agentId,
       session: request.session,
       tool: request.tool as string,
-      args: runArgs as Record<string, unknown>,
+      args: (outcome.transformedArgs ?? request.args) as Record<string, unknown>,
       decisionId,
       ttlSec: ctx.permitTtlSec,
+      labels: sessionLabels,
     });
+  }
+  const step: HistoryStep = {
+    stage: request.stage,
+    verdict,
+    latches: evaluation.latches,
+    ...(request.tool !== undefined ? { tool: request.tool } : {}),
+  };
+  const finish = () => finishDecision(ctx, request, { outcome, decisionId, permitId, evaluation, sessionLabels });
+  return request.simulated ? { finish } : { update: { labels: added, step }, finish };
+}
+
+/** After the commit: use up or open the escalation, append the evidence record, shape the decision. */
+async function finishDecision(
+  ctx: DecideContext,
+  request: DecisionRequest,
+  made: {
+    outcome: Outcome;
+    decisionId: string;
+    permitId: string | undefined;
+    evaluation: Evaluation;
+    sessionLabels: string[];
+  },
+): Promise<Decision> {
+  const { outcome, decisionId, permitId, evaluation, sessionLabels } = made;
+  const { verdict, reason, transformedContent, transformedArgs, subject } = outcome;
+  let escalationId: string | undefined;
+  if (subject !== undefined && outcome.resolved !== undefined) {
+    if (!request.simulated) ctx.escalations.take(subject, true);
+  } else if (subject !== undefined) {
+    escalationId = ctx.escalations.open(subject);
   }
   const entry: EvidenceEntry = {
     decisionId,
@@ -116,6 +187,7 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
     stage: request.stage,
     verdict,
     latches: evaluation.latches,
+    labels: sessionLabels,
     simulated: request.simulated,
   };
   if (reason !== undefined) entry.reason = reason;
@@ -138,6 +210,7 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
     requestId: request.requestId,
     stage: request.stage,
     latches: evaluation.latches,
+    sessionLabels,
     simulated: request.simulated,
   };
   if (reason !== undefined) decision.reason = reason;
@@ -149,7 +222,11 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
 }
 
 /** The args an approved escalation runs with: those of the `setArgs` latches that engaged, if any. */
-function transformedArgsOf(policy: CompiledPolicy, request: DecisionRequest): Record<string, unknown> | undefined {
+function transformedArgsOf(
+  policy: CompiledPolicy,
+  request: DecisionRequest,
+  session: SessionView,
+): Record<string, unknown> | undefined {
   const withoutEscalations: CompiledPolicy = {
     agents: policy.agents,
     latches: policy.latches.filter((latch) => latch.verdict !== 'ESCALATE'),
@@ -158,6 +235,7 @@ function transformedArgsOf(policy: CompiledPolicy, request: DecisionRequest): Re
     stage: 'action',
     ...(request.tool !== undefined ? { tool: request.tool } : {}),
     ...(request.args !== undefined ? { args: request.args } : {}),
+    session,
   });
   return again.verdict === 'WARN' ? again.transformedArgs : undefined;
 }

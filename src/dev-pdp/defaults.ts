@@ -39,6 +39,18 @@ export const DEV_PDP_DEFAULTS = Object.freeze({
    * its part that many times in the compiled program, and multiplies the time every text takes.
    */
   maxRegexRepeat: 200,
+  /** Steps of a session's history kept, the oldest dropped. */
+  maxHistory: 256,
+  /** Largest `maxHistory` allowed. */
+  maxMaxHistory: 100_000,
+  /** A session expires this long after its last non-simulated step, in seconds. */
+  sessionTtlSec: 3600,
+  /** Longest `sessionTtlSec` allowed (30 days), in seconds. */
+  maxSessionTtlSec: 30 * 24 * 3600,
+  /** How long a decision may wait for the session store, in milliseconds; then 503 `session_store_unavailable`. */
+  sessionStoreTimeoutMs: 1000,
+  /** Key prefix of the Redis session store. */
+  sessionStorePrefix: 'agent-pep:session:',
   /** Default trickle rate of the `slow` fault, bytes per second. */
   slowBytesPerSecond: 16,
 });

@@ -84,10 +84,12 @@ export class EvidenceLog {
       stage: entry.stage,
       verdict: entry.verdict,
       latches: [...entry.latches],
+      ...(entry.labels !== undefined ? { labels: [...entry.labels] } : {}),
       ...(entry.reason !== undefined ? { reason: entry.reason } : {}),
       ...(entry.tool !== undefined ? { tool: entry.tool } : {}),
       ...(entry.argsHash !== undefined ? { argsHash: entry.argsHash } : {}),
       ...(entry.content !== undefined ? { contentHash: this.contentHash(entry.content) } : {}),
+      ...(entry.visibility !== undefined ? { visibility: structuredClone(entry.visibility) } : {}),
       simulated: entry.simulated,
       prevHash: this.#lastHash,
     };

@@ -8,13 +8,18 @@
 import type { AddressInfo } from 'node:net';
 import type { JSONWebKeySet } from 'jose';
 import type { EvidenceRecord } from '../evidence/record.js';
+import { DEV_PDP_DEFAULTS } from './defaults.js';
 import { EscalationBook, type EscalationResolution } from './escalations.js';
 import { EvidenceLog } from './evidence.js';
 import { type Fault, validateFault } from './faults.js';
 import { refusalLogger } from './log.js';
-import { type DevPdpOptions, resolveDevPdpOptions } from './options.js';
+import { type DevPdpOptions, type ResolvedDevPdpOptions, resolveDevPdpOptions } from './options.js';
 import { compilePolicy } from './policy.js';
 import { createPdpServer } from './server.js';
+import { SessionKeeper } from './sessions/keeper.js';
+import { createMemorySessionStore } from './sessions/memory.js';
+import { createRedisSessionStore } from './sessions/redis.js';
+import type { SessionStore } from './sessions/store.js';
 import { createSigningKey } from './signing.js';
 
 export type { EvidenceRecord } from '../evidence/record.js';
@@ -26,9 +31,19 @@ export { evaluatePolicy } from './evaluate.js';
 export type { Fault } from './faults.js';
 export type { DevPdpErrorCode } from './http.js';
 export type { RefusalLogOption, RefusedRequest } from './log.js';
-export type { DevPdpOptions, OptionTypeError } from './options.js';
-export type { ConditionSpec, LatchSpec, PolicyIssue, PolicyScalar, PolicySpec } from './policy.js';
+export type { DevPdpOptions, OptionTypeError, SessionStoreOption } from './options.js';
+export type {
+  ConditionSpec,
+  LatchSpec,
+  PolicyIssue,
+  PolicyScalar,
+  PolicySpec,
+  SessionConditionSpec,
+  StepFilterSpec,
+} from './policy.js';
 export { compilePolicy, InvalidPolicyError, policyJsonSchema } from './policy.js';
+export type { SessionRedisClient } from './sessions/options.js';
+export type { HistoryStep, SessionView } from './sessions/state.js';
 export type { DevPdpKeySource } from './signing.js';
 
 /** A running dev PDP. */
@@ -63,6 +78,21 @@ export interface DevPdp {
   close(): Promise<void>;
 }
 
+/** The session store the options name (memory by default), behind its per-session queue. */
+async function openSessions(o: ResolvedDevPdpOptions): Promise<SessionKeeper> {
+  const limits = { maxHistory: o.maxHistory, sessionTtlSec: o.sessionTtlSec };
+  const store: SessionStore =
+    o.sessionStore === undefined
+      ? createMemorySessionStore(limits)
+      : await createRedisSessionStore(
+          o.sessionStore,
+          limits,
+          o.sessionStoreTimeoutMs,
+          o.sessionStore.prefix ?? DEV_PDP_DEFAULTS.sessionStorePrefix,
+        );
+  return new SessionKeeper(store, o.sessionStoreTimeoutMs);
+}
+
 /**
  * Starts the local reference PDP.
  *
@@ -94,6 +124,13 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
   const key = await createSigningKey(o.key);
   const evidence = await EvidenceLog.open(key, o.evidencePath);
   const escalations = new EscalationBook();
+  let sessions: SessionKeeper;
+  try {
+    sessions = await openSessions(o);
+  } catch (error) {
+    await evidence.close();
+    throw error;
+  }
   let fault: Readonly<Fault> | null = null;
   let issuer = '';
   const pdpServer = createPdpServer({
@@ -101,6 +138,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     key,
     evidence,
     escalations,
+    sessions,
     audience: o.audience,
     permitTtlSec: o.permitTtlSec,
     maxBodyBytes: o.maxBodyBytes,
@@ -126,6 +164,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
       });
     });
   } catch (error) {
+    await sessions.close();
     await evidence.close();
     throw error;
   }
@@ -149,7 +188,10 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
       escalations.resolve(id, resolution);
     },
     close() {
-      closed ??= pdpServer.close().then(() => evidence.close());
+      closed ??= pdpServer
+        .close()
+        .then(() => sessions.close())
+        .then(() => evidence.close());
       return closed;
     },
   });

@@ -4,9 +4,21 @@
  * @packageDocumentation
  */
 import type { EvidenceRecord } from '../evidence/record.js';
+import {
+  msOption,
+  type OptionTypeError,
+  optionTypeError,
+  refuseUnknownKeys as refuseUnknownKeysOf,
+} from '../internal/option-kit.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import type { RefusalLogOption } from './log.js';
+import { resolveSessionStoreOption, type SessionStoreOption } from './sessions/options.js';
 import type { DevPdpKeySource } from './signing.js';
+
+export type { SessionStoreOption } from './sessions/options.js';
+
+/** Who validates, in every option error's message. */
+const SCOPE = 'startDevPdp';
 
 /** Options of `startDevPdp`. */
 export interface DevPdpOptions {
@@ -47,6 +59,21 @@ export interface DevPdpOptions {
    * nowhere, or a function given each refusal. @defaultValue one line on stderr
    */
   log?: RefusalLogOption;
+  /**
+   * Where session state lives (docs/dev-pdp.md): `{ redis: 'redis://host:port' }` or
+   * `{ redis: ioredisClient }` (a client the caller owns and closes) to share it between PDP replicas,
+   * with `prefix?` (default `'agent-pep:session:'`). Needs the `ioredis` package. @defaultValue this process's memory
+   */
+  sessionStore?: SessionStoreOption;
+  /** Decided steps kept per session, 1 to 100000, the oldest dropped. @defaultValue 256 */
+  maxHistory?: number;
+  /** A session expires this many seconds after its last non-simulated step (1 to 2592000). @defaultValue 3600 */
+  sessionTtlSec?: number;
+  /**
+   * How long one decision may wait for the session store (the decisions of its session queued before
+   * it included), in milliseconds; then it is answered 503 `session_store_unavailable`. @defaultValue 1000
+   */
+  sessionStoreTimeoutMs?: number;
 }
 
 /** Options after validation, with defaults. @internal */
@@ -66,6 +93,10 @@ export interface ResolvedDevPdpOptions {
   keepAliveTimeoutMs: number;
   onDecision: ((record: EvidenceRecord) => void) | undefined;
   log: RefusalLogOption | undefined;
+  sessionStore: SessionStoreOption | undefined;
+  maxHistory: number;
+  sessionTtlSec: number;
+  sessionStoreTimeoutMs: number;
 }
 
 const KNOWN: ReadonlySet<string> = new Set([
@@ -84,37 +115,37 @@ const KNOWN: ReadonlySet<string> = new Set([
   'keepAliveTimeoutMs',
   'onDecision',
   'log',
+  'sessionStore',
+  'maxHistory',
+  'sessionTtlSec',
+  'sessionStoreTimeoutMs',
 ]);
 
 /** A `TypeError` naming the option at fault in `option`. */
-export type OptionTypeError = TypeError & { option: string };
+export type { OptionTypeError };
 
-/** Makes a `TypeError` whose `option` names the path at fault. @internal */
+/** Makes a `TypeError` whose `option` names the path at fault (the one option kit). @internal */
 export function optionError(option: string, message: string): OptionTypeError {
-  const error = new TypeError(`${option}: ${message}`) as OptionTypeError;
-  Object.defineProperty(error, 'option', { value: option, enumerable: true });
-  return error;
+  return optionTypeError(SCOPE, option, message);
 }
-
 /** Refuses keys other than `known` in `value`, naming the first unknown one under `path`. @internal */
 export function refuseUnknownKeys(value: object, known: ReadonlySet<string>, path: string): void {
-  for (const key of Object.keys(value)) {
-    if (!known.has(key)) throw optionError(path === '' ? key : `${path}.${key}`, 'unknown option');
-  }
+  refuseUnknownKeysOf(SCOPE, value, known, path);
 }
-
 const nonEmpty = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
-/** Largest delay a timer can hold (2^31 - 1 ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-function duration(value: unknown, name: string, fallback: number): number {
+/** An integer option from `min` to `max`, or the default. @internal */
+export function integerOption(value: unknown, name: string, min: number, max: number, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
-    throw optionError(name, `must be an integer number of milliseconds from 1 to ${MAX_TIMER_MS}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw optionError(name, `must be an integer from ${min} to ${max}`);
   }
   return value;
 }
 
+/** A millisecond option: the kit's one rule (an integer from 1 to 600000). */
+function duration(value: unknown, name: string, fallback: number): number {
+  return msOption(SCOPE, name, value, fallback);
+}
 /**
  * Validates the options of `startDevPdp` (not the policy, which `compilePolicy` checks) and fills in
  * the defaults.
@@ -189,5 +220,19 @@ export function resolveDevPdpOptions(options: unknown): ResolvedDevPdpOptions {
     keepAliveTimeoutMs,
     onDecision: o.onDecision,
     log: o.log,
+    ...resolveSessionOptions(o),
+  };
+}
+
+/** The session options (docs/dev-pdp.md, Sessions), with their defaults. */
+function resolveSessionOptions(
+  o: DevPdpOptions,
+): Pick<ResolvedDevPdpOptions, 'sessionStore' | 'maxHistory' | 'sessionTtlSec' | 'sessionStoreTimeoutMs'> {
+  const d = DEV_PDP_DEFAULTS;
+  return {
+    sessionStore: resolveSessionStoreOption(o.sessionStore),
+    maxHistory: integerOption(o.maxHistory, 'maxHistory', 1, d.maxMaxHistory, d.maxHistory),
+    sessionTtlSec: integerOption(o.sessionTtlSec, 'sessionTtlSec', 1, d.maxSessionTtlSec, d.sessionTtlSec),
+    sessionStoreTimeoutMs: duration(o.sessionStoreTimeoutMs, 'sessionStoreTimeoutMs', d.sessionStoreTimeoutMs),
   };
 }

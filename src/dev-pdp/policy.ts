@@ -6,8 +6,26 @@
 import { z } from 'zod';
 import { isTextStage, STAGES, type Stage, VERDICTS, type Verdict } from '../decision.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
-import { compileGlob, type ToolGlob } from './glob.js';
 import { compileLinearRegex, type LinearRegex } from './regex.js';
+import {
+  type CompiledSessionCondition,
+  compileSessionConditions,
+  filtersOf,
+  type SessionConditionSpec,
+  sessionSchema,
+} from './sessions/conditions.js';
+import { labelSchema } from './sessions/names.js';
+import {
+  type CompiledToolGroups,
+  compileTool,
+  compileToolGroups,
+  type ToolMatcher,
+  toolGroupsSchema,
+  toolSchema,
+  unknownGroup,
+} from './tool-groups.js';
+
+export type { SessionConditionSpec, StepFilterSpec } from './sessions/conditions.js';
 
 /** A JSON scalar, the only kind of value `eq`, `ne` and `in` compare against (strict equality). */
 export type PolicyScalar = string | number | boolean | null;
@@ -22,7 +40,8 @@ export type ConditionSpec =
   | { lte: number }
   | { in: PolicyScalar[] }
   | { exists: boolean }
-  | { matches: string };
+  | { matches: string }
+  | { notMatches: string };
 
 /** One latch of a policy, as written in the policy JSON. */
 export interface LatchSpec {
@@ -31,16 +50,24 @@ export interface LatchSpec {
   /** The stage or stages the latch applies to. */
   stage: Stage | Stage[];
   /**
-   * Tool-name pattern in normalized form; `*` matches any run of characters, possibly empty. Matched
-   * on the action stage, and on context_egress against the `tool` whose result the content is.
+   * Tool-name pattern in normalized form; `*` matches any run of characters, possibly empty; or
+   * `@name`, one of the policy's `toolGroups`. Matched on the action stage, and on context_egress
+   * against the `tool` whose result the content is.
    */
   tool?: string;
   /** RE2-syntax regex searched in the content of a text stage (lookaround and backreferences are refused). */
   content?: string;
   /** Conditions on dotted `args` paths, all of which must hold. */
   when?: Record<string, ConditionSpec>;
+  /**
+   * Conditions on the session's state as it was before this step, all of which must hold (one
+   * object is a list of one): `{ has }`, `{ hasAny }`, `{ lacks }`, `{ seen: F }`, `{ count: F, gte }`.
+   */
+  session?: SessionConditionSpec | SessionConditionSpec[];
   /** The verdict of the latch when it engages. */
   verdict: Verdict;
+  /** Labels added to the session when the latch engages, whatever its verdict. */
+  labels?: string[];
   /** Why, for people; returned as the decision's `reason` when this latch decides. */
   reason?: string;
   /** On a text WARN: every match of `content` is replaced by this text. */
@@ -62,6 +89,8 @@ export interface PolicySpec {
   description?: string;
   /** The agent ids this PDP answers for; any other agent gets 404. */
   agents: string[];
+  /** Named lists of tool patterns, used as `tool: "@name"` in latches and session filters. */
+  toolGroups?: Record<string, string[]>;
   /** The latches, in policy order (order decides `reason` and the order of redactions). */
   latches: LatchSpec[];
 }
@@ -95,31 +124,23 @@ const conditionSchema = z
     z.strictObject({ in: z.array(scalarSchema) }),
     z.strictObject({ exists: z.boolean() }),
     z.strictObject({ matches: regexSource('matches') }),
+    z.strictObject({ notMatches: regexSource('notMatches') }),
   ])
   .meta({
     description:
       'exactly one operator: eq, ne (strict equality; ne holds when the path is absent), gt gte lt lte (numbers only), ' +
-      'in (strict membership), exists (true or false), matches (a string the regex finds)',
+      'in (strict membership), exists (true or false), matches (a string the regex finds), ' +
+      'notMatches (holds unless the value is a string the regex finds; holds when the path is absent)',
   });
 
 /** Path syntax of a `when` key: `args.` and one or more non-empty dot-separated property names. */
 const WHEN_PATH = /^args(\.[^.]+)+$/;
-/** A tool pattern in normalized form, with `*` wildcards. */
-const TOOL_PATTERN = /^[a-z0-9*]+(_[a-z0-9*]+)*$/;
 
 const latchSchema = z
   .strictObject({
     id: z.string().min(1).max(200).meta({ description: 'unique latch id' }),
     stage: z.union([stageSchema, z.array(stageSchema).min(1)]).meta({ description: 'a stage or a list of stages' }),
-    tool: z
-      .string()
-      .regex(TOOL_PATTERN, {
-        error: 'tool must be a normalized tool name (a-z, 0-9, single _) with optional * wildcards',
-      })
-      .optional()
-      .meta({
-        description: 'normalized tool-name pattern; * matches any run of characters, _ included, possibly empty',
-      }),
+    tool: toolSchema.optional(),
     content: regexSource('content').optional(),
     when: z
       .record(
@@ -130,7 +151,13 @@ const latchSchema = z
       .meta({
         description: 'dotted args paths (args.amount, args.to.domain) mapped to one operator each; all must hold',
       }),
+    session: sessionSchema.optional(),
     verdict: verdictSchema,
+    labels: z
+      .array(labelSchema)
+      .min(1)
+      .optional()
+      .meta({ description: 'labels added to the session when the latch engages, whatever its verdict' }),
     reason: z.string().max(1000).optional(),
     redact: z
       .string()
@@ -149,7 +176,10 @@ const latchSchema = z
       }),
     description: z.string().optional(),
   })
-  .meta({ description: 'a latch engages when its stage, tool, content and every when condition match' });
+  .meta({
+    description:
+      'a latch engages when its stage, tool, content, every when condition and every session condition match',
+  });
 
 /** The zod schema of a policy file (docs/dev-pdp.md). Cross-field rules are checked by {@link compilePolicy}. */
 export const policySchema = z
@@ -157,6 +187,7 @@ export const policySchema = z
     $schema: z.string().optional(),
     description: z.string().optional(),
     agents: z.array(z.string().min(1)).min(1).meta({ description: 'the agent ids this PDP answers for' }),
+    toolGroups: toolGroupsSchema.optional(),
     latches: z.array(latchSchema).meta({ description: 'latches in policy order' }),
   })
   .meta({
@@ -209,7 +240,7 @@ export type CompiledCondition =
   | { path: readonly string[]; op: 'gt' | 'gte' | 'lt' | 'lte'; value: number }
   | { path: readonly string[]; op: 'in'; value: readonly PolicyScalar[] }
   | { path: readonly string[]; op: 'exists'; value: boolean }
-  | { path: readonly string[]; op: 'matches'; value: LinearRegex };
+  | { path: readonly string[]; op: 'matches' | 'notMatches'; value: LinearRegex };
 
 /** One `setArgs` entry: the path (segments after `args.`) and the JSON value to set. @internal */
 export interface CompiledSetArg {
@@ -221,8 +252,8 @@ export interface CompiledSetArg {
 export interface CompiledLatch {
   readonly id: string;
   readonly stages: ReadonlySet<Stage>;
-  /** Whole-name glob of the tool pattern (linear). */
-  readonly tool?: ToolGlob;
+  /** Whole-name glob of the tool pattern, or the group's globs (linear). */
+  readonly tool?: ToolMatcher;
   /** Searched RE2 regex (linear). */
   readonly content?: LinearRegex;
   readonly redact?: string;
@@ -231,12 +262,18 @@ export interface CompiledLatch {
   readonly setArgs: readonly CompiledSetArg[];
   readonly verdict: Verdict;
   readonly reason?: string;
+  /** Labels added to the session when the latch engages. */
+  readonly labels: readonly string[];
+  /** Session conditions, all of which must hold. */
+  readonly session: readonly CompiledSessionCondition[];
 }
 
 /** A policy ready for evaluation. @internal */
 export interface CompiledPolicy {
   readonly agents: ReadonlySet<string>;
   readonly latches: readonly CompiledLatch[];
+  /** The compiled `toolGroups`, by name. */
+  readonly toolGroups?: CompiledToolGroups;
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
@@ -251,28 +288,50 @@ function formatPath(path: readonly PropertyKey[]): string {
   return out || '(root)';
 }
 
-function zodIssues(error: z.ZodError): PolicyIssue[] {
-  const out: PolicyIssue[] = [];
-  for (const issue of error.issues) {
-    if (issue.code === 'invalid_union' && issue.path.length >= 2 && issue.path[issue.path.length - 2] === 'when') {
-      out.push({
-        path: formatPath(issue.path),
-        message:
-          'a condition must be one operator: eq ne gt gte lt lte in exists matches, with a value of the right type',
-      });
-    } else if (issue.code === 'invalid_union') {
-      out.push({
-        path: formatPath(issue.path),
-        message: 'must be a stage or a non-empty list of stages (input, context_egress, output, delivery, action)',
-      });
-    } else if (issue.code === 'invalid_key') {
-      const inner = issue.issues[0]?.message;
-      out.push({ path: formatPath(issue.path), message: inner ?? issue.message });
-    } else {
-      out.push({ path: formatPath(issue.path), message: issue.message });
-    }
+type ZodIssue = z.core.$ZodIssue;
+
+/** A branch of a union that failed on its shape (a missing or unknown key, a wrong type) rather than on a value. */
+function failedOnShape(issues: readonly ZodIssue[]): boolean {
+  return issues.some(
+    (i) =>
+      (i.path.length === 0 && (i.code === 'unrecognized_keys' || i.code === 'invalid_type')) ||
+      (i.path.length === 0 && i.code === 'invalid_union' && i.errors.every(failedOnShape)) ||
+      (i.path.length === 1 && i.code === 'invalid_type' && i.message.endsWith('received undefined')),
+  );
+}
+
+/** What a union at `path` accepts, when no branch fits the input's shape. */
+function unionMessage(path: readonly PropertyKey[]): string {
+  const names = path.filter((p): p is string => typeof p === 'string');
+  const last = names[names.length - 1];
+  if (names.includes('when') && last !== 'when') {
+    return 'a condition must be one operator: eq ne gt gte lt lte in exists matches notMatches, with a value of the right type';
   }
-  return out;
+  if (names.includes('session')) {
+    return 'a session condition must be one of { has: label }, { hasAny: [labels] }, { lacks: label }, { seen: filter }, { count: filter, gte: n }';
+  }
+  if (last === 'verdict') return 'must be a verdict or a non-empty list of verdicts (ALLOW, WARN, BLOCK, ESCALATE)';
+  if (last === 'latch') return 'must be a latch id or a non-empty list of latch ids';
+  return 'must be a stage or a non-empty list of stages (input, context_egress, output, delivery, action)';
+}
+
+/** Flattens one zod issue: a union whose input fits exactly one branch's shape reports that branch's problems. */
+function flatten(issue: ZodIssue, prefix: readonly PropertyKey[]): PolicyIssue[] {
+  const at = [...prefix, ...issue.path];
+  if (issue.code === 'invalid_union') {
+    const fitting = at.includes('when') ? [] : issue.errors.filter((branch) => !failedOnShape(branch));
+    if (fitting.length === 1) return (fitting[0] as ZodIssue[]).flatMap((inner) => flatten(inner, at));
+    return [{ path: formatPath(at), message: unionMessage(at) }];
+  }
+  if (issue.code === 'invalid_key') {
+    const inner = issue.issues[0]?.message;
+    return [{ path: formatPath(at), message: inner ?? issue.message }];
+  }
+  return [{ path: formatPath(at), message: issue.message }];
+}
+
+function zodIssues(error: z.ZodError): PolicyIssue[] {
+  return error.issues.flatMap((issue) => flatten(issue as ZodIssue, []));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -343,6 +402,41 @@ function crossFieldIssues(raw: unknown): PolicyIssue[] {
   return out;
 }
 
+/**
+ * References a policy must resolve, reported at the field that makes them, naming the latch: a
+ * `tool: "@name"` (in a latch or a session filter) of a group `toolGroups` lacks, and a filter's
+ * `latch` that names no latch of the policy.
+ */
+function referenceIssues(raw: unknown): PolicyIssue[] {
+  const out: PolicyIssue[] = [];
+  if (!isRecord(raw) || !Array.isArray(raw.latches)) return out;
+  const ids = new Set(raw.latches.map((latch: unknown) => (isRecord(latch) ? latch.id : undefined)));
+  raw.latches.forEach((latch: unknown, i) => {
+    if (!isRecord(latch)) return;
+    const at = `latches[${i}]`;
+    const group = unknownGroup(latch.tool, raw.toolGroups);
+    if (group !== undefined)
+      out.push({ path: `${at}.tool`, message: `unknown tool group @${group} (not in toolGroups)` });
+    if (latch.session === undefined) return;
+    for (const { path, filter } of filtersOf(latch.session)) {
+      const inFilter = unknownGroup(filter.tool, raw.toolGroups);
+      if (inFilter !== undefined) {
+        out.push({ path: `${at}.${path}.tool`, message: `unknown tool group @${inFilter} (not in toolGroups)` });
+      }
+      const named = Array.isArray(filter.latch) ? filter.latch : [filter.latch];
+      for (const id of named) {
+        if (typeof id === 'string' && id.length > 0 && !ids.has(id)) {
+          out.push({
+            path: `${at}.${path}.latch`,
+            message: `no latch of this policy has the id ${JSON.stringify(id)}`,
+          });
+        }
+      }
+    }
+  });
+  return out;
+}
+
 function compileCondition(path: string, spec: ConditionSpec): CompiledCondition {
   const segments = path.split('.').slice(1);
   if ('eq' in spec) return { path: segments, op: 'eq', value: spec.eq };
@@ -353,7 +447,8 @@ function compileCondition(path: string, spec: ConditionSpec): CompiledCondition 
   if ('lte' in spec) return { path: segments, op: 'lte', value: spec.lte };
   if ('in' in spec) return { path: segments, op: 'in', value: Object.freeze([...spec.in]) };
   if ('exists' in spec) return { path: segments, op: 'exists', value: spec.exists };
-  return { path: segments, op: 'matches', value: mustCompile(spec.matches) };
+  if ('matches' in spec) return { path: segments, op: 'matches', value: mustCompile(spec.matches) };
+  return { path: segments, op: 'notMatches', value: mustCompile(spec.notMatches) };
 }
 
 /** Compiles a source the schema already accepted. */
@@ -363,7 +458,7 @@ function mustCompile(source: string): LinearRegex {
   return compiled.regex;
 }
 
-function compileLatch(spec: LatchSpec): CompiledLatch {
+function compileLatch(spec: LatchSpec, groups: CompiledToolGroups): CompiledLatch {
   const stages = new Set<Stage>(Array.isArray(spec.stage) ? spec.stage : [spec.stage]);
   const when = Object.entries(spec.when ?? {}).map(([path, cond]) => compileCondition(path, cond));
   const setArgs = Object.entries(spec.setArgs ?? {}).map(([path, value]) =>
@@ -371,8 +466,16 @@ function compileLatch(spec: LatchSpec): CompiledLatch {
   );
   const latch: {
     -readonly [K in keyof CompiledLatch]: CompiledLatch[K];
-  } = { id: spec.id, stages, when, setArgs: Object.freeze(setArgs), verdict: spec.verdict };
-  if (spec.tool !== undefined) latch.tool = compileGlob(spec.tool);
+  } = {
+    id: spec.id,
+    stages,
+    when,
+    setArgs: Object.freeze(setArgs),
+    verdict: spec.verdict,
+    labels: Object.freeze([...new Set(spec.labels ?? [])]),
+    session: compileSessionConditions(spec.session, groups),
+  };
+  if (spec.tool !== undefined) latch.tool = compileTool(spec.tool, groups);
   if (spec.content !== undefined) latch.content = mustCompile(spec.content);
   if (spec.redact !== undefined) latch.redact = spec.redact;
   if (spec.reason !== undefined) latch.reason = spec.reason;
@@ -416,13 +519,18 @@ export function compilePolicy(input: unknown): CompiledPolicy {
     }
   }
   const parsed = policySchema.safeParse(raw);
-  const issues = withLatchIds([...(parsed.success ? [] : zodIssues(parsed.error)), ...crossFieldIssues(raw)], raw);
+  const issues = withLatchIds(
+    [...(parsed.success ? [] : zodIssues(parsed.error)), ...crossFieldIssues(raw), ...referenceIssues(raw)],
+    raw,
+  );
   if (issues.length > 0 || !parsed.success) {
     throw new InvalidPolicyError(issues.length > 0 ? issues : [{ path: '(root)', message: 'invalid policy' }]);
   }
   const spec = parsed.data as PolicySpec;
+  const toolGroups = compileToolGroups(spec.toolGroups);
   return Object.freeze({
     agents: new Set(spec.agents),
-    latches: Object.freeze(spec.latches.map(compileLatch)),
+    latches: Object.freeze(spec.latches.map((latch) => compileLatch(latch, toolGroups))),
+    toolGroups,
   });
 }

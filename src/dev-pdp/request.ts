@@ -15,7 +15,10 @@ import { randomId } from './signing.js';
 /** A checked decision request. @internal */
 export interface DecisionRequest {
   agentId: string;
+  /** `''` when the request named no session (AuthZEN only): see `stateless`. */
   session: string;
+  /** True for an AuthZEN request whose `context` names no session: an empty state, nothing written. */
+  stateless?: true;
   stage: Stage;
   requestId: string;
   simulated: boolean;
@@ -27,6 +30,10 @@ export interface DecisionRequest {
   args?: Record<string, unknown>;
   /** Action: `act_hash` of the request's tool and args. */
   actHash?: string;
+  /** `'visibility'`: decided on the tool alone (docs/visibility.md). */
+  purpose?: 'visibility';
+  /** A visibility request: its batch id and the batch's size. */
+  visibilityBatch?: { id: string; size: number };
 }
 
 /** The fields a protocol extracted, not yet checked. @internal */
@@ -39,6 +46,9 @@ export interface RequestFields {
   content: unknown;
   tool: unknown;
   args: unknown;
+  /** Absent from a protocol that does not carry it. */
+  purpose?: unknown;
+  visibilityBatch?: unknown;
 }
 
 /**
@@ -70,12 +80,15 @@ export function checkRequest(
   policy: CompiledPolicy,
   headerId: string | undefined,
   where = '',
+  sessionOptional = false,
 ): DecisionRequest {
-  const { agentId, session, stage, requestId, simulated, content, tool, args } = fields;
+  const { agentId, stage, requestId, simulated, content, tool, args } = fields;
   const at = (name: string) => `${where}${name}`;
   if (typeof agentId !== 'string' || agentId.length === 0)
     throw badRequest(`${at('agentId')} must be a non-empty string`);
-  if (typeof session !== 'string' || session.length === 0)
+  const stateless = sessionOptional && fields.session === undefined;
+  const session = stateless ? '' : fields.session;
+  if (!stateless && (typeof session !== 'string' || session.length === 0))
     throw badRequest(`${at('session')} must be a non-empty string`);
   if (typeof stage !== 'string' || !(STAGES as readonly string[]).includes(stage))
     throw badRequest(`${at('stage')} is not a stage`);
@@ -89,7 +102,8 @@ export function checkRequest(
     throw badRequest(`${at('simulated')} must be a boolean`);
   const out: DecisionRequest = {
     agentId,
-    session,
+    session: session as string,
+    ...(stateless ? { stateless: true as const } : {}),
     stage: stage as Stage,
     requestId: (requestId as string | undefined) ?? headerId ?? randomId('req_'),
     simulated: simulated === true,
@@ -99,6 +113,8 @@ export function checkRequest(
     if (args !== undefined) throw badRequest(`${at('args')} belongs to the action stage`);
     if (tool !== undefined && stage !== 'context_egress')
       throw badRequest(`${at('tool')} belongs to the action stage and context_egress`);
+    if (fields.purpose !== undefined || fields.visibilityBatch !== undefined)
+      throw badRequest(`${at('purpose')} belongs to the action stage`);
     out.content = content;
     if (tool !== undefined) out.tool = checkTool(tool);
     return listed(out, policy);
@@ -113,7 +129,41 @@ export function checkRequest(
     throw badRequest(`${at('args')} must be a plain object of JSON values`);
   }
   out.actHash = referenceActionHash(out.tool, out.args);
+  readPurpose(fields, out, at);
   return listed(out, policy);
+}
+
+/** Most requests one visibility batch may declare. */
+const MAX_VISIBILITY_BATCH = 10_000;
+
+/**
+ * `purpose` and `visibilityBatch` of an action request: `purpose` absent or `'visibility'`, the batch
+ * only with it, `{ id: 1-200 visible ASCII characters, size: 1-10000 }`.
+ * @throws HttpError 400 `bad_request`
+ */
+function readPurpose(fields: RequestFields, out: DecisionRequest, at: (name: string) => string): void {
+  const { purpose, visibilityBatch: batch } = fields;
+  if (purpose === undefined) {
+    if (batch !== undefined) throw badRequest(`${at('visibilityBatch')} belongs to a visibility request`);
+    return;
+  }
+  if (purpose !== 'visibility') throw badRequest(`${at('purpose')} must be "visibility" when given`);
+  out.purpose = purpose;
+  if (batch === undefined) return;
+  const b = batch as { id?: unknown; size?: unknown } | null;
+  if (
+    typeof b !== 'object' ||
+    b === null ||
+    Array.isArray(b) ||
+    typeof b.id !== 'string' ||
+    !REQUEST_ID.test(b.id) ||
+    !Number.isSafeInteger(b.size) ||
+    (b.size as number) < 1 ||
+    (b.size as number) > MAX_VISIBILITY_BATCH
+  ) {
+    throw badRequest(`${at('visibilityBatch')} must be { id, size } (size 1-${MAX_VISIBILITY_BATCH})`);
+  }
+  out.visibilityBatch = { id: b.id, size: b.size as number };
 }
 
 /** A well-formed request from an agent the policy does not list is a 404 `unknown_agent`. */

@@ -16,8 +16,8 @@ import {
   type JWK,
   SignJWT,
 } from 'jose';
+import { optionTypeError } from '../internal/option-kit.js';
 import { referenceActionHash } from '../permit/hash.js';
-import { optionError } from './options.js';
 
 /**
  * Where the PDP's signing key comes from: a path to a file holding a private Ed25519 JWK (JSON) or a
@@ -34,7 +34,7 @@ export interface SigningKey {
 }
 
 function keyError(message: string, cause?: unknown): TypeError {
-  const error = optionError('key', message);
+  const error = optionTypeError('startDevPdp', 'key', message);
   if (cause !== undefined) Object.defineProperty(error, 'cause', { value: cause, configurable: true, writable: true });
   return error;
 }
@@ -120,6 +120,8 @@ export interface PermitRequest {
   args: Record<string, unknown>;
   decisionId: string;
   ttlSec: number;
+  /** The session's labels after the step: a `labels` claim when there is at least one, none otherwise. */
+  labels?: readonly string[];
   /** Seconds since the epoch; defaults to now. */
   nowSec?: number;
 }
@@ -131,17 +133,20 @@ export function randomId(prefix = ''): string {
 
 /**
  * Signs a one-time permit (docs/permits.md): header `{ alg: 'EdDSA', kid, typ: 'permit+jwt' }`,
- * claims `iss aud sub sid jti iat nbf exp tool act_hash decision_id`.
+ * claims `iss aud sub sid jti iat nbf exp tool act_hash decision_id`, and `labels` (sorted) when the
+ * session has any.
  * @internal
  */
 export async function signPermit(key: SigningKey, request: PermitRequest): Promise<string> {
   const iat = request.nowSec ?? Math.floor(Date.now() / 1000);
-  return new SignJWT({
+  const claims: Record<string, unknown> = {
     sid: request.session,
     tool: request.tool,
     act_hash: referenceActionHash(request.tool, request.args),
     decision_id: request.decisionId,
-  })
+  };
+  if (request.labels !== undefined && request.labels.length > 0) claims.labels = [...request.labels];
+  return new SignJWT(claims)
     .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'permit+jwt' })
     .setIssuer(request.issuer)
     .setAudience(request.audience)

@@ -23,6 +23,8 @@ export function fromAuthorizeBody(
       content: body.content,
       tool: body.tool,
       args: body.args,
+      purpose: body.purpose,
+      visibilityBatch: body.visibilityBatch,
     },
     policy,
     headerId,
@@ -37,6 +39,7 @@ export function toAuthorizeAnswer(decision: Decision): Record<string, unknown> {
     requestId: decision.requestId,
     stage: decision.stage,
     latches: decision.latches,
+    sessionLabels: decision.sessionLabels,
   };
   if (decision.reason !== undefined) out.reason = decision.reason;
   if (decision.permitId !== undefined) out.permitId = decision.permitId;

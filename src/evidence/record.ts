@@ -26,6 +26,8 @@ export interface EvidenceRecord {
   verdict: string;
   /** Every engaged latch id, in policy order. */
   latches: string[];
+  /** The session's labels after the step, sorted (`[]` when none). Absent in logs written before sessions. */
+  labels?: string[];
   reason?: string;
   /** Action: the normalized tool name. */
   tool?: string;
@@ -33,6 +35,11 @@ export interface EvidenceRecord {
   argsHash?: string;
   /** Text stages: base64url HMAC-SHA-256 of the content under the PDP's secret evidence key. */
   contentHash?: string;
+  /**
+   * A visibility batch (docs/visibility.md), recorded as one record: how many requests the batch
+   * declared (`size`), how many were decided (`decided`), and the normalized names of the tools hidden.
+   */
+  visibility?: { size: number; decided: number; hidden: string[] };
   /** True for a simulated (dry-run) request. */
   simulated: boolean;
   /** The previous record's `hash`; `null` for the first record. */

@@ -34,6 +34,8 @@ export interface PermitClaims {
   act_hash: string;
   /** The PDP's decision id, for its evidence feed, when present. */
   decision_id?: string;
+  /** The session's labels after the decided step (docs/permits.md), when the session had any. */
+  labels?: string[];
   /** Other claims the PDP added, unchecked. */
   [claim: string]: unknown;
 }
@@ -89,6 +91,9 @@ export function checkClaims(d: Pick<DecodedPermit, 'header' | 'payload'>, expect
     throw refuse('permit_claim_invalid', "claim 'nbf' is not a NumericDate");
   if (c.decision_id !== undefined && typeof c.decision_id !== 'string') {
     throw refuse('permit_claim_invalid', "claim 'decision_id' is not a string");
+  }
+  if (c.labels !== undefined && !(Array.isArray(c.labels) && c.labels.every((l) => typeof l === 'string'))) {
+    throw refuse('permit_claim_invalid', "claim 'labels' is not an array of strings");
   }
   const claims = c as PermitClaims;
   if (claims.iss !== expected.issuer) throw refuse('permit_claim_invalid', "claim 'iss' is not the expected issuer");

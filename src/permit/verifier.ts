@@ -15,21 +15,21 @@
  * | 5 | key lookup: JWKS URL reachable within `jwksTimeoutMs` and a valid JWKS (not refetched within 1 s of a failed fetch) | keys | `permit_keys_unavailable` |
  * | 6 | a key with that `kid` exists and the signature verifies with it | keys, signature | `permit_signature_invalid` |
  * | 7 | header `typ` is exactly `permit+jwt` (RFC 8725 section 3.11, explicit typing) | claims | `permit_claim_invalid` |
- * | 8 | claims present with their types: `iss aud sub sid jti iat exp tool act_hash` (strings / NumericDates), `nbf` and `decision_id` when present | claims | `permit_claim_invalid` |
+ * | 8 | claims present with their types: `iss aud sub sid jti iat exp tool act_hash` (strings / NumericDates), `nbf`, `decision_id` and `labels` (strings) when present | claims | `permit_claim_invalid` |
  * | 9 | `iss` equals the issuer; `aud` contains the audience; `sub`/`sid` equal the expected agent and session (checker only, when given) | claims | `permit_claim_invalid` |
  * | 10 | `exp` not passed (`now < exp + tolerance`) | claims | `permit_expired` |
  * | 11 | `nbf` not in the future (`nbf <= now + tolerance`) | claims | `permit_not_yet_valid` |
  * | 12 | `iat` not in the future (`iat <= now + tolerance`) and `0 < exp - iat <= 300` s | claims | `permit_claim_invalid` |
  * | 13 | `tool` equals `normalizeToolName(expected tool)` | binding | `permit_tool_mismatch` |
  * | 14 | `act_hash` equals `actionHash(tool, args)` (args not a plain object of JSON values: also this code) | binding | `permit_args_mismatch` |
- * | 15 | verifier only: the `jti`, scoped by issuer, is claimed in the replay store | verifier | `permit_replayed` / `permit_store_unavailable` |
+ * | 15 | verifier only, with `refuseLabels`: the `labels` claim holds none of them | verifier | `permit_label_refused` |
+ * | 16 | verifier only: the `jti`, scoped by issuer, is claimed in the replay store | verifier | `permit_replayed` / `permit_store_unavailable` |
  *
  * @packageDocumentation
  */
 
+import { msOption, optionError, refuseUnknownKeys } from '../internal/option-kit.js';
 import { isThenable } from '../internal/thenable.js';
-import { optionError, refuseUnknownKeys } from '../options/kit.js';
-import type { PermitsOptions } from '../options/pep.js';
 import { createMemoryReplayStore } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
 import { createTelemetry, type TelemetryOption, validateTelemetry } from '../telemetry.js';
@@ -76,6 +76,13 @@ export interface PermitVerifierOptions {
   jwksCooldownMs?: number | undefined;
   /** Deadline of one `replayStore.claim`, in milliseconds; a claim that takes longer refuses. @defaultValue 2000 */
   storeTimeoutMs?: number | undefined;
+  /**
+   * Session labels this service will not act under (docs/permits.md): a permit whose `labels` claim
+   * holds one of them is refused with `permit_label_refused` (before the replay claim, so it is not
+   * used up), whatever the PDP decided; e.g. `['untrusted']` to refuse to act for a session that read
+   * untrusted content. @defaultValue [] (no label refused)
+   */
+  refuseLabels?: string[] | undefined;
   /**
    * OpenTelemetry (docs/telemetry.md): counts every `verify` in `pep.permit.verifications` by result
    * (`ok` or the error code); `true` for the global meter, or `{ meter }`. Needs `@opentelemetry/api`.
@@ -124,6 +131,18 @@ export interface PermitChecker {
    * @throws PermitVerificationError (as a rejection) for the first failed check
    */
   check(permit: string, expected: PermitExpectation): Promise<PermitClaims>;
+}
+
+/** How the client checks permits it receives (rule 5 of section 3, and `guardTool`). */
+export interface PermitsOptions {
+  /** The PDP's public keys: a JWKS URL (`https:` or `http:`), a JWKS object, or a KeyObject/CryptoKey. */
+  keys: PermitKeySource;
+  /** Expected `iss` claim, exactly. */
+  issuer: string;
+  /** Allowed JWS `alg` values. `none` and HMAC algorithms are always refused. @defaultValue `['EdDSA', 'ES256']` */
+  algorithms?: string[];
+  /** Clock tolerance for `exp`/`nbf`/`iat`, in seconds. @defaultValue 5 */
+  clockToleranceSec?: number;
 }
 
 /** Options of {@link createPermitChecker}: the client's `permits` plus the JWKS bounds. @internal */
@@ -189,6 +208,7 @@ const KNOWN_VERIFIER_OPTIONS: ReadonlySet<string> = new Set([
   'replayStore',
   'storeTimeoutMs',
   'telemetry',
+  'refuseLabels',
 ]);
 
 /** Where the options sit: `scope` for the message, `prefix` for `err.option` (`''` or `'permits'`). */
@@ -219,11 +239,7 @@ function validateAlgorithms(v: unknown, at: At): string[] {
 }
 
 function validateMs(v: unknown, at: At, key: string, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > 600_000) {
-    fail(at, key, 'expected a positive integer number of milliseconds (at most 600000)');
-  }
-  return v;
+  return msOption(at.scope, at.prefix === '' ? key : `${at.prefix}.${key}`, v, dflt);
 }
 
 function validateTolerance(v: unknown, at: At): number {
@@ -232,6 +248,15 @@ function validateTolerance(v: unknown, at: At): number {
     fail(at, 'clockToleranceSec', `expected seconds between 0 and ${PERMIT_DEFAULTS.maxClockToleranceSec}`);
   }
   return v;
+}
+
+function validateRefuseLabels(v: unknown, at: At): ReadonlySet<string> {
+  if (v === undefined) return new Set();
+  if (!Array.isArray(v)) fail(at, 'refuseLabels', 'expected an array of label strings');
+  v.forEach((label: unknown, i) => {
+    if (!nonEmptyString(label)) fail(at, `refuseLabels.${i}`, 'expected a non-empty string');
+  });
+  return new Set(v as string[]);
 }
 
 function validateAudience(v: unknown, at: At): string[] {
@@ -325,7 +350,8 @@ export function createPermitChecker(options: PermitCheckerOptions): PermitChecke
  *   `algorithms?` (default `['EdDSA', 'ES256']`); `clockToleranceSec?` (seconds, 0 to 300, default 5);
  *   `replayStore?` (default: a memory store per verifier); `jwksTimeoutMs?` (ms, default 1500);
  *   `jwksCooldownMs?` (ms, default 30000); `storeTimeoutMs?` (ms, default 2000); `telemetry?`
- *   (`true` or `{ meter }`: count every verification in `pep.permit.verifications`)
+ *   (`true` or `{ meter }`: count every verification in `pep.permit.verifications`); `refuseLabels?`
+ *   (session labels this service will not act under: `permit_label_refused`)
  * @returns a {@link PermitVerifier}; `verify(permit, { tool, args })` resolves the claims after the
  *   `jti` has been claimed, and rejects with a `PermitVerificationError` otherwise
  * @throws TypeError synchronously, for a bad option, with `err.option` naming it (`'keys'`, `'issuer'`,
@@ -339,6 +365,7 @@ export function createPermitChecker(options: PermitCheckerOptions): PermitChecke
  * @throws PermitVerificationError (from `verify`) `permit_keys_unavailable`: the JWKS URL is down, hung or serves no valid key set
  * @throws PermitVerificationError (from `verify`) `permit_expired` / `permit_not_yet_valid` / `permit_claim_invalid`: time and claim checks (wrong `typ`, `iss`, `aud`, missing claims, `iat` in the future, lifetime over 300 s)
  * @throws PermitVerificationError (from `verify`) `permit_tool_mismatch` / `permit_args_mismatch`: the permit is bound to another action
+ * @throws PermitVerificationError (from `verify`) `permit_label_refused`: the permit's `labels` claim holds one of `refuseLabels`
  * @throws PermitVerificationError (from `verify`) `permit_replayed` / `permit_store_unavailable`: used before, or the replay store could not answer
  * @remarks
  * - Every check runs in the order listed in this module's documentation; the `jti` is claimed only
@@ -383,6 +410,7 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
   const core = buildCore(options, at, KNOWN_VERIFIER_OPTIONS);
   const audiences = validateAudience(options.audience, at);
   const storeTimeoutMs = validateMs(options.storeTimeoutMs, at, 'storeTimeoutMs', PERMIT_DEFAULTS.storeTimeoutMs);
+  const refusedLabels = validateRefuseLabels(options.refuseLabels, at);
   const store = options.replayStore ?? createMemoryReplayStore();
   if (typeof store !== 'object' || store === null || typeof store.claim !== 'function') {
     fail(at, 'replayStore', 'expected { claim(key, expiresAtMs) }');
@@ -393,6 +421,9 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
 
   async function checkThenClaim(permit: string, binding: ActionBinding): Promise<PermitClaims> {
     const claims = await runChecks(core, permit, { audiences }, binding);
+    if (refusedLabels.size > 0 && claims.labels?.some((label) => refusedLabels.has(label))) {
+      throw refuse('permit_label_refused', 'the session carries a label this service refuses');
+    }
     const key = sha256b64url(JSON.stringify([claims.iss, claims.jti]));
     // Remember the jti past any verifier's acceptance window: the store may be shared by verifiers
     // with other tolerances (up to 300 s), and a clock between them may lag by a little.

@@ -301,8 +301,10 @@ interface McpResult {
   content: { type: string; text?: string }[];
 }
 
-async function mcpPair(setup: CallSetup, ran: Record<string, unknown>[]) {
+/** A server with the one tool and a client on an in-memory pair; `guard` runs before the tool is registered (as guardMcpServer requires). */
+async function mcpPair(setup: CallSetup, ran: Record<string, unknown>[], guard?: (server: McpServer) => void) {
   const server = new McpServer({ name: 'payments', version: '1.0.0' });
+  guard?.(server);
   server.registerTool(TOOL, { inputSchema: zodShape(setup.schema) }, async (a: Record<string, unknown>) => {
     ran.push(a);
     return { content: [{ type: 'text' as const, text: asText((setup.result ?? defaultResult)(a)) }] };
@@ -312,13 +314,17 @@ async function mcpPair(setup: CallSetup, ran: Record<string, unknown>[]) {
   return { server, client, connect: () => Promise.all([server.connect(s), client.connect(c)]) };
 }
 
+/** The server side guards its server before any tool is registered; the client side guards after connecting. */
+function serverGuard(side: 'server' | 'client', pep: Pep): ((server: McpServer) => void) | undefined {
+  return side === 'server' ? (server) => guardMcpServer(pep, server) : undefined;
+}
+
 function mcpTarget(side: 'server' | 'client'): Target {
   return {
     name: `mcp ${side}`,
     async action(pep, args, setup = {}) {
       const ran: Record<string, unknown>[] = [];
-      const { server, client, connect } = await mcpPair(setup, ran);
-      if (side === 'server') guardMcpServer(pep, server);
+      const { client, connect } = await mcpPair(setup, ran, serverGuard(side, pep));
       await connect();
       if (side === 'client') guardMcpClient(pep, client);
       try {
@@ -331,8 +337,7 @@ function mcpTarget(side: 'server' | 'client'): Target {
     async text(pep, text) {
       // MCP has no user text: the text stage it checks is a tool's result (client guard, context_egress).
       const ran: Record<string, unknown>[] = [];
-      const { server, client, connect } = await mcpPair({ result: () => text }, ran);
-      if (side === 'server') guardMcpServer(pep, server);
+      const { client, connect } = await mcpPair({ result: () => text }, ran, serverGuard(side, pep));
       await connect();
       if (side === 'client') guardMcpClient(pep, client);
       try {

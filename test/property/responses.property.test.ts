@@ -55,6 +55,8 @@ function enforceableAllowOrWarn(
   if (o.verdict !== 'ALLOW' && o.verdict !== 'WARN') return false;
   for (const k of KNOWN_STRINGS) if (k in o && typeof o[k] !== 'string') return false;
   if ('latches' in o && !(Array.isArray(o.latches) && o.latches.every((x) => typeof x === 'string'))) return false;
+  const labels = o.sessionLabels;
+  if ('sessionLabels' in o && !(Array.isArray(labels) && labels.every((x) => typeof x === 'string'))) return false;
   if ('permitId' in o && !(typeof o.permitId === 'string' && o.permitId.length > 0)) return false;
   if ('simulated' in o && typeof o.simulated !== 'boolean') return false;
   if ('requestId' in o && o.requestId !== sent.requestId) return false;
@@ -106,6 +108,7 @@ const plausible = fc
     decisionId: half(fc.string({ maxLength: 8 })),
     reason: half(fc.string({ maxLength: 8 })),
     latches: half(fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 })),
+    sessionLabels: half(fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 })),
     escalationId: half(fc.string({ maxLength: 8 })),
     simulated: half(fc.boolean()),
     obligations: half(fc.constant([])),
@@ -120,6 +123,7 @@ const FIELDS = [
   'decisionId',
   'reason',
   'latches',
+  'sessionLabels',
   'escalationId',
   'simulated',
   'obligations',

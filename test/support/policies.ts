@@ -19,3 +19,31 @@ export const PHONE_REDACTION = {
   redact: '[phone]',
   reason: 'phone numbers are redacted',
 } as const;
+
+/** A session-aware policy (docs/dev-pdp.md): fetched content labels the session, money after it is held. */
+export const SESSION_POLICY = {
+  agents: ['agent'],
+  toolGroups: { fetch: ['web_fetch', 'read_*_email'], money: ['send_money', 'bank_*'] },
+  latches: [
+    { id: 'untrusted-input', stage: 'context_egress', tool: '@fetch', verdict: 'ALLOW', labels: ['untrusted'] },
+    {
+      id: 'money-after-untrusted',
+      stage: 'action',
+      tool: '@money',
+      session: { has: 'untrusted' },
+      verdict: 'ESCALATE',
+      reason: 'money after untrusted content',
+    },
+    { id: 'wipe', stage: 'action', tool: 'delete_all', verdict: 'BLOCK', labels: ['denied'] },
+    {
+      id: 'watched',
+      stage: 'action',
+      tool: '@money',
+      session: { has: 'denied' },
+      verdict: 'BLOCK',
+      reason: 'denied before',
+    },
+    { id: 'step', stage: 'action', tool: 'step_*', verdict: 'ALLOW' },
+    { id: 'tenth', stage: 'action', tool: 'step_*', session: { count: { latch: 'step' }, gte: 10 }, verdict: 'BLOCK' },
+  ],
+};

@@ -11,6 +11,8 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createConnection, createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 
 const BIN = process.env.REDIS_SERVER_BIN ?? 'redis-server';
 
@@ -145,4 +147,34 @@ export async function sharedRedis(): Promise<RedisHandle> {
     return { url, port: Number(new URL(url).port || 6379), process: undefined, stop: async () => {} };
   }
   return spawnRedis();
+}
+
+/**
+ * Registers `beforeAll`/`afterAll` for a describe block on the shared Redis: the handle and a
+ * connected admin client, and on teardown every key under `prefix` deleted and both closed.
+ */
+export function useSharedRedis(prefix: string): { readonly redis: RedisHandle; readonly admin: Redis } {
+  let redis: RedisHandle | undefined;
+  let admin: Redis | undefined;
+  beforeAll(async () => {
+    redis = await sharedRedis();
+    admin = new Redis(redis.url, { lazyConnect: true });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    if (admin !== undefined) {
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(...keys);
+      admin.disconnect();
+    }
+    await redis?.stop();
+  });
+  return {
+    get redis() {
+      return redis as RedisHandle;
+    },
+    get admin() {
+      return admin as Redis;
+    },
+  };
 }

@@ -6,10 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { LanguageModelMiddleware } from 'ai';
-import type { Pep } from '../../core/client.js';
 import type { TextStage } from '../../decision.js';
 import { PolicyBlockedError } from '../../errors.js';
 import type { EgressCallOptions } from '../../options/pep.js';
+import type { Pep } from '../../pep.js';
 import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory } from '../kit.js';
 
 /** Options of {@link pepMiddleware}. */

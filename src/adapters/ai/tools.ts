@@ -5,11 +5,12 @@
  * @internal
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { Pep, ToolExecutionContext } from '../../core/client.js';
 import type { PolicyDecision } from '../../decision.js';
 import { PolicyBlockedError, PolicyEnforcementError, toolMessage } from '../../errors.js';
 import type { CallOptions } from '../../options/pep.js';
+import type { Pep, ToolExecutionContext } from '../../pep.js';
 import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory } from '../kit.js';
+import { registerHideBlocked } from './visible.js';
 
 /** Options of {@link guardTools}. */
 export interface GuardToolsOptions {
@@ -31,6 +32,12 @@ export interface GuardToolsOptions {
    * `is held for human review` text); the tool's own `needsApproval` still applies. @defaultValue true
    */
   approval?: boolean;
+  /**
+   * Offer the model only the tools the policy shows (docs/visibility.md): pass `pepPrepareStep(tools)`
+   * as `prepareStep`, which asks `pep.visibleTools` once per step and sets `activeTools`. A hidden tool
+   * called anyway is still decided per call. @defaultValue false
+   */
+  hideBlocked?: boolean;
 }
 
 /** Options of {@link pepToolApproval}. */
@@ -186,7 +193,7 @@ function callOptions(session: string | undefined, signal: unknown, simulated?: t
  *
  * @param pep - the client that decides (made with `permits` configured, or `permits: false` explicitly)
  * @param tools - the tool set as passed to `generateText`/`streamText` (`{ name: tool({...}) }`)
- * @param opts - `{ session?, checkResult?, approval? }` ({@link GuardToolsOptions})
+ * @param opts - `{ session?, checkResult?, approval?, hideBlocked? }` ({@link GuardToolsOptions})
  * @returns a new tool set with the same keys and types; tools without `execute` are kept as they are
  * @throws TypeError when `tools` is not an object, an option is unknown or bad (`err.option` names it),
  *   a key is not a valid tool name, or `pep` has no `permits` configured (unless `permits: false`)
@@ -217,6 +224,7 @@ export function guardTools<TOOLS extends Record<string, object>>(
     session: RULES.session,
     checkResult: RULES.boolean,
     approval: RULES.boolean,
+    hideBlocked: RULES.boolean,
   });
   const set: ToolSet = {
     pep,
@@ -243,7 +251,7 @@ export function guardTools<TOOLS extends Record<string, object>>(
     GUARDED.set(guardedTool, { name, session: set.session, original: tool, held: set.held });
     define(out, name, guardedTool);
   }
-  return out as TOOLS;
+  return registerHideBlocked(out, pep, set.session, o.hideBlocked === true) as TOOLS;
 }
 
 /** Most calls remembered as held (sent to a person for approval) per client; an older one resumed is refused. */

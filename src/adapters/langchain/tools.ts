@@ -12,10 +12,10 @@ import { StructuredTool, Tool } from '@langchain/core/tools';
 import { type InteropZodType, interopParseAsync, isInteropZodSchema } from '@langchain/core/utils/types';
 import { type Command, getConfig, interrupt, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import type { ToolCallHandler, ToolCallRequest } from 'langchain';
-import type { Pep } from '../../core/client.js';
 import { PolicyEnforcementError, PolicyEscalatedError } from '../../errors.js';
 import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
 import type { CallOptions } from '../../options/pep.js';
+import type { Pep } from '../../pep.js';
 import { type Enforcement, resultText } from '../kit.js';
 import {
   interruptValue,

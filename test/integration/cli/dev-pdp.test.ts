@@ -127,6 +127,9 @@ describe('agent-pep dev-pdp (the bin)', () => {
     ['no --policy', ['dev-pdp']],
     ['a bad port', ['dev-pdp', '--policy', examplePolicy, '--port', 'abc']],
     ['a ttl over 300', ['dev-pdp', '--policy', examplePolicy, '--ttl', '301']],
+    ['a session store that is not redis://', ['dev-pdp', '--policy', examplePolicy, '--session-store', 'http://x']],
+    ['a max history of 0', ['dev-pdp', '--policy', examplePolicy, '--max-history', '0']],
+    ['a session ttl that is not a number', ['dev-pdp', '--policy', examplePolicy, '--session-ttl', 'soon']],
     ['no command', []],
   ])('%s exits 2 with a message on stderr', async (_name, args) => {
     const r = await runInProcess(args);

@@ -67,7 +67,7 @@ describe('POST /access/v1/evaluation', () => {
     expect(reply.headers.get('x-request-id')).toBe(body.context.requestId);
     expect(reply.body).toEqual({
       decision: true,
-      context: { verdict: 'ALLOW', decisionId: expect.any(String), permitId: expect.any(String) },
+      context: { verdict: 'ALLOW', decisionId: expect.any(String), permitId: expect.any(String), sessionLabels: [] },
     });
     const claims = await claimsOf((reply.body.context as { permitId: string }).permitId);
     expect(claims).toMatchObject({
@@ -93,6 +93,7 @@ describe('POST /access/v1/evaluation', () => {
         decisionId: expect.any(String),
         reason_admin: 'no banking tools',
         latches: ['bank'],
+        sessionLabels: [],
       },
     });
   });
@@ -130,6 +131,7 @@ describe('POST /access/v1/evaluation', () => {
         reason_admin: 'phone numbers are redacted',
         latches: ['phone-redaction'],
         transformedContent: 'call [phone]',
+        sessionLabels: [],
       },
     });
   });

@@ -53,7 +53,13 @@ describe('createPep against the dev PDP', () => {
     expect(warn.synthesized).toBeUndefined();
     expect(warn.transformedContent).toBe('call me at [phone] or [email]');
 
-    const simulated = await pep.authorizeAction('refund_payment', args, { simulated: true });
+    // The demo policy remembers the session: after the BLOCK above, a side effect in it is held.
+    const watched = await pep.authorizeAction('refund_payment', args, { simulated: true });
+    expect(watched).toMatchObject({ verdict: 'ESCALATE', simulated: true });
+    expect(watched.latches).toContain('denied-side-effect-review');
+    const simulated = await pep.withSession('sess_demo_clean').authorizeAction('refund_payment', args, {
+      simulated: true,
+    });
     expect(simulated).toMatchObject({ verdict: 'ALLOW', simulated: true });
     expect(simulated.synthesized).toBeUndefined();
     await pep.close();

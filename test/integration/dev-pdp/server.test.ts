@@ -604,6 +604,7 @@ describe('evidence', () => {
         'stage',
         'verdict',
         'latches',
+        'labels',
         'tool',
         'argsHash',
         'simulated',

@@ -4,13 +4,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PermitVerificationError } from '../../../src/errors.js';
 import { createPermitVerifier } from '../../../src/permit/verifier.js';
 import { createRedisReplayStore, type RedisReplayStore } from '../../../src/replay/redis.js';
 import { optionOf } from '../../support/options.js';
 import { createTestIssuer, permitCodeOf, type TestIssuer } from '../../support/permits.js';
-import { freePort, type RedisHandle, redisUnavailableReason, sharedRedis, spawnRedis } from '../../support/redis.js';
+import { freePort, type RedisHandle, redisUnavailableReason, spawnRedis, useSharedRedis } from '../../support/redis.js';
 
 const AUDIENCE = 'payments-service';
 const TOOL = 'refund_payment';
@@ -43,17 +43,9 @@ describe.skipIf(sharedSkip !== undefined)('createRedisReplayStore on a real Redi
   let redis: RedisHandle;
   let admin: Redis;
   const prefix = `agent-pep-test:${randomUUID()}:`;
-
-  beforeAll(async () => {
-    redis = await sharedRedis();
-    admin = new Redis(redis.url, { lazyConnect: true });
-    await admin.connect();
-  });
-  afterAll(async () => {
-    const keys = await admin.keys(`${prefix}*`);
-    if (keys.length > 0) await admin.del(...keys);
-    admin.disconnect();
-    await redis?.stop();
+  const shared = useSharedRedis(prefix);
+  beforeAll(() => {
+    ({ redis, admin } = shared);
   });
 
   it('a Redis that lost its script cache (SCRIPT FLUSH, a restart) still claims once: EVALSHA falls back to EVAL', async () => {

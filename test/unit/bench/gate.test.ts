@@ -1,7 +1,7 @@
 /** The bench is a gate (issue 16): ratios -> verdicts -> misses, and where results are written. */
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: bench/run.js is plain JavaScript without types
-import { missesOf, PROFILES, parseArgs, TARGETS, verdictOf } from '../../../bench/run.js';
+import { computeRatios, missesOf, PROFILES, parseArgs, SECTIONS, TARGETS, verdictOf } from '../../../bench/run.js';
 
 type Ratios = Record<string, number | null>;
 const passing = (): Ratios =>
@@ -58,6 +58,29 @@ describe('targets', () => {
     const t = TARGETS as Record<string, { op: string; value: number }>;
     expect(t.authorizeActions_8_calls_per_s_vs_8_singles_c16).toEqual({ op: '>=', value: 4 });
     expect(t.checkInput_authzen_vs_cerbos_http_real_cerbos_c16).toEqual({ op: '>=', value: 0.9 });
+  });
+});
+
+describe('the session rows (issue 25)', () => {
+  it('holds the targets: a 200-step session at 0.8 of an empty one, the Redis store at 0.5 of memory', () => {
+    const t = TARGETS as Record<string, { op: string; value: number }>;
+    expect(t.devpdp_session200_vs_empty).toEqual({ op: '>=', value: 0.8 });
+    expect(t.devpdp_session_redis_vs_memory).toEqual({ op: '>=', value: 0.5 });
+  });
+
+  it('computes both ratios from the session rows, side by side in one run', () => {
+    const row = (client: string, ops: number) => ({ scenario: 'sessions', client, concurrency: 16, ops_per_s: ops });
+    const rows = [
+      row('dev PDP decision (empty session)', 1000),
+      row('dev PDP decision (200-step session)', 900),
+      row('dev PDP decision (200-step session, redis store)', 450),
+    ];
+    const ratios = computeRatios(rows, null) as Ratios;
+    expect(ratios.devpdp_session200_vs_empty).toBe(0.9);
+    expect(ratios.devpdp_session_redis_vs_memory).toBe(0.5);
+    // a section that did not run (or rows skipped) gives no figure: a miss, never a pass
+    expect((computeRatios([], null) as Ratios).devpdp_session200_vs_empty).toBeNull();
+    expect(SECTIONS).toContain('sessions');
   });
 });
 

@@ -68,6 +68,9 @@ describe('parseResponse', () => {
     ['duplicates', enc('{"verdict":"BLOCK","verdict":"ALLOW"}')],
     ['a wrong type', enc('{"verdict":"ALLOW","latches":"a"}')],
     ['transformedArgs null', enc('{"verdict":"WARN","transformedArgs":null}')],
+    ['sessionLabels not an array', enc('{"verdict":"ALLOW","sessionLabels":"untrusted"}')],
+    ['sessionLabels with a non-string', enc('{"verdict":"ALLOW","sessionLabels":["a",1]}')],
+    ['sessionLabels null', enc('{"verdict":"ALLOW","sessionLabels":null}')],
   ])('refuses %s with invalid_response', (_l, bytes) => {
     try {
       parseResponse(bytes);
@@ -76,6 +79,17 @@ describe('parseResponse', () => {
       expect(e).toBeInstanceOf(AttemptFailure);
       expect((e as AttemptFailure).code).toBe('invalid_response');
     }
+  });
+});
+
+describe('sessionLabels', () => {
+  const enc = (s: string) => new TextEncoder().encode(s);
+  it('is carried as sent, and absent when the PDP sends none', () => {
+    expect(parseResponse(enc('{"verdict":"ALLOW","sessionLabels":["b","a"]}')).response.sessionLabels).toEqual([
+      'b',
+      'a',
+    ]);
+    expect(parseResponse(enc('{"verdict":"ALLOW"}')).response).not.toHaveProperty('sessionLabels');
   });
 });
 

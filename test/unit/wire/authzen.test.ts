@@ -136,6 +136,8 @@ describe('mapAnswer', () => {
     [{ decision: true, context: { transformedArgs: [1] } }, 'invalid_response'],
     [{ decision: true, context: { permitId: '' } }, 'invalid_response'],
     [{ decision: true, context: { escalationId: 1 } }, 'invalid_response'],
+    [{ decision: true, context: { sessionLabels: 'untrusted' } }, 'invalid_response'],
+    [{ decision: false, context: { sessionLabels: [1] } }, 'invalid_response'],
   ])('%j fails with %s', (answer, code) => {
     expect(codeOf(() => mapAnswer(answer))).toBe(code);
   });
@@ -149,6 +151,7 @@ describe('mapAnswer', () => {
         transformedArgs: { a: 1 },
         decisionId: 'd',
         latches: ['l1'],
+        sessionLabels: ['untrusted'],
         reason_admin: { en: 'x' },
         reason_user: 'for you',
         extra: 1,
@@ -160,6 +163,7 @@ describe('mapAnswer', () => {
       transformedArgs: { a: 1 },
       decisionId: 'd',
       latches: ['l1'],
+      sessionLabels: ['untrusted'],
       reason: 'for you',
     });
   });

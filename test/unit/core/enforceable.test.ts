@@ -3,11 +3,11 @@
  * decision only when it is unambiguous; otherwise `ambiguous_decision`.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type SentRequest, toDecision } from '../../src/enforce.js';
-import { AttemptFailure } from '../../src/internal/failure.js';
-import { actionHash } from '../../src/permit/hash.js';
-import type { AuthorizeResponse } from '../../src/wire/agent-pep.js';
-import { ARGS, createPermitKit, type PermitKit, TOOL } from '../support/permits.js';
+import { type SentRequest, toDecision } from '../../../src/core/enforceable.js';
+import { AttemptFailure } from '../../../src/internal/failure.js';
+import { actionHash } from '../../../src/permit/hash.js';
+import type { AuthorizeResponse } from '../../../src/wire/agent-pep.js';
+import { ARGS, createPermitKit, type PermitKit, TOOL } from '../../support/permits.js';
 
 let kit: PermitKit;
 beforeAll(async () => {
@@ -119,5 +119,14 @@ describe('rule 5: with permits configured, the permit decodes to the tool, args,
     expect(codeOf({ verdict: 'ALLOW', permitId: await kit.mint({ claims: { tool: 'other' } }) }, action, loose)).toBe(
       'ok',
     );
+  });
+});
+
+describe('sessionLabels', () => {
+  it('the decision carries the labels as the PDP sent them, and none when it sent none', () => {
+    const res = { verdict: 'BLOCK', sessionLabels: ['untrusted'] } as AuthorizeResponse;
+    expect(toDecision(res, res, text, undefined, loose).sessionLabels).toEqual(['untrusted']);
+    const none = { verdict: 'BLOCK' } as AuthorizeResponse;
+    expect(toDecision(none, none, text, undefined, loose)).not.toHaveProperty('sessionLabels');
   });
 });

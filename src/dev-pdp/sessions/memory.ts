@@ -1,0 +1,77 @@
+/**
+ * The default session store: this process's memory (docs/dev-pdp.md). One PDP process only; use the
+ * Redis store for replicas.
+ * @packageDocumentation
+ */
+import { EMPTY_SESSION, type HistoryStep, type SessionUpdate, type SessionView } from './state.js';
+import type { SessionLease, SessionLimits, SessionStore } from './store.js';
+
+interface Entry {
+  labels: Set<string>;
+  history: HistoryStep[];
+  /** Epoch milliseconds. */
+  expiresAt: number;
+}
+
+/** Commits between two sweeps of expired sessions. */
+const SWEEP_EVERY = 1024;
+
+/**
+ * Creates the memory store. Its callers (the session keeper) hand it one decision per session at a
+ * time, so a lease needs no lock here.
+ * @internal
+ */
+export function createMemorySessionStore(limits: SessionLimits, now: () => number = Date.now): SessionStore {
+  const sessions = new Map<string, Entry>();
+  let commits = 0;
+
+  function live(key: string): Entry | undefined {
+    const entry = sessions.get(key);
+    if (entry !== undefined && entry.expiresAt <= now()) {
+      sessions.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  function sweep(): void {
+    const t = now();
+    for (const [key, entry] of sessions) if (entry.expiresAt <= t) sessions.delete(key);
+  }
+
+  function viewOf(entry: Entry | undefined): SessionView {
+    return entry === undefined ? EMPTY_SESSION : { labels: entry.labels, history: entry.history };
+  }
+
+  function commit(key: string, update: SessionUpdate): void {
+    let entry = live(key);
+    if (entry === undefined) {
+      entry = { labels: new Set(), history: [], expiresAt: 0 };
+      sessions.set(key, entry);
+    }
+    for (const label of update.labels) entry.labels.add(label);
+    entry.history.push(update.step);
+    if (entry.history.length > limits.maxHistory) entry.history.splice(0, entry.history.length - limits.maxHistory);
+    entry.expiresAt = now() + limits.sessionTtlSec * 1000;
+    if (++commits % SWEEP_EVERY === 0) sweep();
+  }
+
+  return {
+    async acquire(key: string): Promise<SessionLease> {
+      // no copy: nothing changes the entry until this lease commits (one decision per session at a time)
+      return {
+        view: viewOf(live(key)),
+        async commit(update: SessionUpdate) {
+          commit(key, update);
+        },
+        release() {},
+      };
+    },
+    async read(key: string): Promise<SessionView> {
+      return viewOf(live(key));
+    },
+    async close() {
+      sessions.clear();
+    },
+  };
+}
