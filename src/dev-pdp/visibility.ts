@@ -43,11 +43,11 @@ function visibilityPolicy(policy: CompiledPolicy): CompiledPolicy {
   let out = toolOnly.get(policy);
   if (out === undefined) {
     const latches = policy.latches.filter(
-      (latch: CompiledLatch & { session?: unknown }) =>
+      (latch: CompiledLatch) =>
         latch.stages.has('action') &&
         latch.when.length === 0 &&
         latch.content === undefined &&
-        latch.session === undefined,
+        latch.session.length === 0,
     );
     out = { agents: policy.agents, latches };
     toolOnly.set(policy, out);
