@@ -194,6 +194,19 @@ describe('agent-pep verify-permit: usage errors exit 2', () => {
     );
   });
 
+  it('verify-permit refuses args with a duplicate member name or a value that is not I-JSON, as the hook does', async () => {
+    const p = await permit();
+    const base = flags().slice(0, -1);
+    // the last name wins in JSON.parse, so this would verify against { amount: 12 } while the service may read 9999
+    const twice = await runInProcess([...base, '{"orderId":"ord_1842","amount":9999,"amount":12}', p]);
+    expectUsage(twice, 'verify-permit', /--args names a member twice/);
+    expect(twice.stderr).not.toContain('9999');
+    const escaped = await runInProcess([...base, '{"orderId":"ord_1842","amount":9999,"\\u0061mount":12}', p]);
+    expectUsage(escaped, 'verify-permit', /--args names a member twice/);
+    const huge = await runInProcess([...base, '{"orderId":"ord_1842","amount":1e400}', p]);
+    expectUsage(huge, 'verify-permit', /--args is not I-JSON/);
+  });
+
   it('refuses --consume without --redis: a one-shot process has no store a service would see', async () => {
     expectUsage(await runInProcess([...flags(), '--consume', 'x']), 'verify-permit', /--consume needs --redis URL/);
     expectUsage(
