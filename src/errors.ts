@@ -123,7 +123,8 @@ export type PermitErrorCode =
   | 'permit_args_mismatch'
   | 'permit_replayed'
   | 'permit_keys_unavailable'
-  | 'permit_store_unavailable';
+  | 'permit_store_unavailable'
+  | 'permit_replay_unknown';
 
 /**
  * Thrown (as a rejection) by `PermitVerifier.verify` when a permit must not be honoured.
