@@ -33,6 +33,9 @@ Options:
                     (default: env PDP_REVIEWER_KEY); it must differ from the API key
   --evidence FILE   also write the evidence log as JSON Lines to FILE (new or empty)
   --audience AUD    the permits' aud claim (default agent-pep)
+  --tool-audience PATTERN=AUD
+                    permits for tools matching PATTERN (e.g. refund_*) get aud AUD: one
+                    audience per service (may be repeated; the first match wins)
   --ttl SEC         permit lifetime in seconds, 1-300 (default 60)
   --key FILE        Ed25519 private key (JWK JSON or PKCS#8 PEM) instead of a fresh one
   --quiet           do not log one line per decision
@@ -63,6 +66,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       'reviewer-key-env': { type: 'string' },
       evidence: { type: 'string' },
       audience: { type: 'string' },
+      'tool-audience': { type: 'string', multiple: true },
       ttl: { type: 'string' },
       key: { type: 'string' },
       quiet: { type: 'boolean' },
@@ -76,7 +80,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   let port: number | undefined;
   let ttl: number | undefined;
   let policyPath: string;
+  let toolAudiences: Record<string, string> | undefined;
   try {
+    toolAudiences = toolAudienceFlags(values['tool-audience']);
     if (values.policy === undefined) throw new UsageError('--policy FILE is required');
     policyPath = values.policy;
     port = integerFlag(values.port, 'port', 0, 65535);
@@ -122,6 +128,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       ...(reviewerApiKey !== undefined ? { reviewerApiKey } : {}),
       ...(values.evidence !== undefined ? { evidencePath: values.evidence } : {}),
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
+      ...(toolAudiences !== undefined ? { toolAudiences } : {}),
       ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
       ...(values.key !== undefined ? { key: values.key } : {}),
       onDecision: (record) => {
@@ -169,4 +176,21 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   return EXIT.ok;
+}
+
+/**
+ * The `--tool-audience PATTERN=AUD` flags, in order, as `toolAudiences` (checked by `startDevPdp`).
+ * @throws UsageError for a flag without `=`, or a pattern given twice
+ */
+function toolAudienceFlags(flags: string[] | undefined): Record<string, string> | undefined {
+  if (flags === undefined) return undefined;
+  const map: Record<string, string> = {};
+  for (const flag of flags) {
+    const eq = flag.indexOf('=');
+    if (eq <= 0) throw new UsageError('--tool-audience must be PATTERN=AUDIENCE, e.g. refund_*=payments-service');
+    const pattern = flag.slice(0, eq);
+    if (Object.hasOwn(map, pattern)) throw new UsageError(`--tool-audience names ${pattern.slice(0, 80)} twice`);
+    map[pattern] = flag.slice(eq + 1);
+  }
+  return map;
 }

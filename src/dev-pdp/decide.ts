@@ -7,6 +7,7 @@
 import type { Stage, Verdict } from '../decision.js';
 import type { EvidenceRecord } from '../evidence/record.js';
 import { referenceActionHash } from '../permit/hash.js';
+import { audienceFor, type ToolAudiences } from './audiences.js';
 import type { EscalationBook, EscalationSubject } from './escalations.js';
 import { evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
@@ -41,6 +42,8 @@ export interface DecideContext {
   evidence: EvidenceLog;
   escalations: EscalationBook;
   audience: string;
+  /** Per-tool audiences (`toolAudiences`); a tool none matches gets `audience`. */
+  toolAudiences?: ToolAudiences | undefined;
   permitTtlSec: number;
   issuer(): string;
   onDecision?: ((record: EvidenceRecord) => void) | undefined;
@@ -99,7 +102,7 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
   if (request.stage === 'action' && (verdict === 'ALLOW' || verdict === 'WARN') && !request.simulated) {
     permitId = await signPermit(ctx.key, {
       issuer: ctx.issuer(),
-      audience: ctx.audience,
+      audience: audienceFor(ctx.toolAudiences ?? [], request.tool as string, ctx.audience),
       agentId: request.agentId,
       session: request.session,
       tool: request.tool as string,

@@ -8,6 +8,7 @@
 import type { AddressInfo } from 'node:net';
 import type { JSONWebKeySet } from 'jose';
 import type { EvidenceRecord } from '../evidence/record.js';
+import { compileToolAudiences } from './audiences.js';
 import { EscalationBook, type EscalationResolution } from './escalations.js';
 import { EvidenceLog } from './evidence.js';
 import { type Fault, validateFault } from './faults.js';
@@ -66,7 +67,7 @@ export interface DevPdp {
 /**
  * Starts the local reference PDP.
  *
- * @param options - `{ policy, host?, port?, apiKey?, reviewerApiKey?, audience?, permitTtlSec?, evidencePath?, key?,
+ * @param options - `{ policy, host?, port?, apiKey?, reviewerApiKey?, audience?, toolAudiences?, permitTtlSec?, evidencePath?, key?,
  *   maxBodyBytes?, headersTimeoutMs?, requestTimeoutMs?, keepAliveTimeoutMs?, onDecision?, log? }`
  * @returns the running PDP: `url`, `jwksUrl`, `issuer`, `evidence()`, `setFault()`, `resolveEscalation()`, `close()`
  * @throws InvalidPolicyError (a TypeError, `option` = 'policy') listing every problem of an invalid
@@ -90,6 +91,7 @@ export interface DevPdp {
  */
 export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
   const o = resolveDevPdpOptions(options);
+  const toolAudiences = compileToolAudiences(o.toolAudiences);
   const policy = compilePolicy(o.policy);
   const key = await createSigningKey(o.key);
   const evidence = await EvidenceLog.open(key, o.evidencePath);
@@ -102,6 +104,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     evidence,
     escalations,
     audience: o.audience,
+    toolAudiences,
     permitTtlSec: o.permitTtlSec,
     maxBodyBytes: o.maxBodyBytes,
     timeouts: {
