@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type EvidenceRecord, verifyEvidence } from '../evidence/verify.js';
-import { hasDuplicateMemberNames } from '../internal/ijson.js';
+import { hasDuplicateMemberNames } from '../wire/json.js';
 import { readKeys, readStdin } from './input.js';
 import type { CliIo } from './io.js';
 import { EXIT, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';

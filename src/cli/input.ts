@@ -7,7 +7,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { JSONWebKeySet } from 'jose';
-import { ijsonProblem } from '../internal/ijson.js';
+import { ijsonProblem } from '../wire/json.js';
 import type { CliIo } from './io.js';
 import { jsonPosition, systemReason, UsageError } from './usage.js';
 
