@@ -367,7 +367,7 @@ if (values.json) {
       `decisions ${stats.decisions} (ALLOW ${stats.allows}, BLOCK ${stats.blocks}; synthesized: ${kv(stats.synthesized)})`,
       `faults ${stats.faults}, PDP restarts ${stats.pdpRestarts}, Redis restarts ${stats.redisRestarts}`,
       `permits verified ${stats.permitsVerified} (refusals by a replica: ${kv(stats.permitsRefused)})`,
-      `replays tried ${stats.replaysTried}, accepted ${stats.replaysAccepted} (refused: ${kv(stats.replaysRefused)})`,
+      `replays tried ${stats.replaysTried}, accepted ${stats.replaysAccepted} (refusals, both kinds: ${kv(stats.replaysRefused)})`,
       `replays of permits issued within ${TOLERANCE_SEC} s before a Redis data loss (the documented window): ${stats.windowReplaysAccepted} of ${stats.windowReplaysTried} accepted`,
       `wrong ALLOWs ${stats.wrongAllows}, double spends ${stats.doubleSpends}, sockets left ${stats.socketsLeft}`,
       '',
