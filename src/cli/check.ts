@@ -156,7 +156,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   // URL tried, so a wrong agent id or PDP URL says what it is (docs/cli.md)
   if (decision.synthesized !== undefined) {
     const detail = decision.synthesized.message.split('\n')[0] ?? '';
-    io.stderr.write(`agent-pep: the policy check failed (${decision.synthesized.code})${detail ? `: ${detail}` : ''}\n`);
+    io.stderr.write(
+      `agent-pep: the policy check failed (${decision.synthesized.code})${detail ? `: ${detail}` : ''}\n`,
+    );
   }
   return CHECK_EXIT[decision.verdict] ?? EXIT.failure;
 }

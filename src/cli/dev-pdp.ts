@@ -96,7 +96,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   if (existing?.isFile() && existing.size > 0) {
     usageExit(
       COMMAND,
-      `--evidence ${evidencePath} already holds records: pass a new or empty file (one file, one chain), or move the old log away`,
+      `--evidence ${evidencePath} already holds records (a log is one chain, from one start): start afresh with a new file, --evidence ${await freshLogName(evidencePath as string)}, or move the old log away (keep it and its JWKS for evidence verify)`,
     );
   }
   let policyText: string;
@@ -193,4 +193,19 @@ function toolAudienceFlags(flags: string[] | undefined): Record<string, string> 
     map[pattern] = flag.slice(eq + 1);
   }
   return map;
+}
+
+/**
+ * The first name beside `path` that is free: `evidence.jsonl` gives `evidence-2.jsonl` (or `-3`, ...),
+ * for the usage error of an `--evidence` file that already holds records.
+ */
+async function freshLogName(path: string): Promise<string> {
+  const dot = path.lastIndexOf('.');
+  const slash = path.lastIndexOf('/');
+  const [stem, ext] = dot > slash + 1 ? [path.slice(0, dot), path.slice(dot)] : [path, ''];
+  for (let n = 2; n < 1000; n++) {
+    const candidate = `${stem}-${n}${ext}`;
+    if ((await stat(candidate).catch(() => undefined)) === undefined) return candidate;
+  }
+  return `${stem}-${Date.now()}${ext}`;
 }

@@ -52,8 +52,8 @@ describe('a misconfiguration says what it is', () => {
   it('the dev PDP logged the path it refused', () => {
     const notFound = refused.filter((r) => r.code === 'not_found');
     expect(notFound.length).toBeGreaterThan(0);
-    for (const r of notFound) expect(r).toMatchObject({ status: 404, route: '(other)', path: '/v1/api/policy/authorize' });
-    });
+    for (const r of notFound)
+      expect(r).toMatchObject({ status: 404, route: '(other)', path: '/v1/api/policy/authorize' });
     expect(refused.some((r) => r.code === 'unknown_agent')).toBe(true);
   });
 });
