@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { isTextStage, STAGES, type Stage, VERDICTS, type Verdict } from '../decision.js';
+import { jsonWhere } from '../internal/json-position.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import { compileGlob, type ToolGlob } from './glob.js';
 import { compileLinearRegex, type LinearRegex } from './regex.js';
@@ -251,15 +252,54 @@ function formatPath(path: readonly PropertyKey[]): string {
   return out || '(root)';
 }
 
-function zodIssues(error: z.ZodError): PolicyIssue[] {
+/** What each `when` operator needs, for the message of a condition of the wrong type. */
+const OPERAND_NEEDS: Readonly<Record<string, string>> = {
+  eq: 'a string, number, boolean or null',
+  ne: 'a string, number, boolean or null',
+  gt: 'a number',
+  gte: 'a number',
+  lt: 'a number',
+  lte: 'a number',
+  in: 'an array of strings, numbers, booleans or nulls',
+  exists: 'true or false',
+  matches: 'a string (an RE2 regex)',
+  notMatches: 'a string (an RE2 regex)',
+};
+const OPERATORS_LINE = 'eq ne gt gte lt lte in exists matches';
+
+/** The value at a zod issue's path in the raw policy. */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let v = raw;
+  for (const key of path) v = isRecord(v) || Array.isArray(v) ? (v as Record<PropertyKey, unknown>)[key] : undefined;
+  return v;
+}
+
+/**
+ * What is wrong with one `when` condition, by operator: `gt needs a number`; the regex's own problem
+ * for `matches`; an unknown operator or several named.
+ */
+function conditionMessage(issue: z.core.$ZodIssue, raw: unknown): string {
+  const cond = valueAt(raw, issue.path);
+  const keys = isRecord(cond) ? Object.keys(cond) : [];
+  const op = keys[0];
+  if (keys.length === 1 && op !== undefined && Object.hasOwn(OPERAND_NEEDS, op)) {
+    const nested =
+      'errors' in issue && Array.isArray(issue.errors) ? (issue.errors as z.core.$ZodIssue[][]).flat() : [];
+    const custom = nested.find((i) => i.code === 'custom' && i.path.length <= 1);
+    return custom?.message ?? `${op} needs ${OPERAND_NEEDS[op]}`;
+  }
+  if (keys.length === 1 && op !== undefined) {
+    return `unknown operator ${JSON.stringify(op.slice(0, 40))}: a condition is one of ${OPERATORS_LINE}`;
+  }
+  if (keys.length > 1) return `a condition is one operator (${OPERATORS_LINE}), not ${keys.length}`;
+  return `a condition must be one operator: ${OPERATORS_LINE}, with a value of the right type`;
+}
+
+function zodIssues(error: z.ZodError, raw: unknown): PolicyIssue[] {
   const out: PolicyIssue[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'invalid_union' && issue.path.length >= 2 && issue.path[issue.path.length - 2] === 'when') {
-      out.push({
-        path: formatPath(issue.path),
-        message:
-          'a condition must be one operator: eq ne gt gte lt lte in exists matches, with a value of the right type',
-      });
+      out.push({ path: formatPath(issue.path), message: conditionMessage(issue, raw) });
     } else if (issue.code === 'invalid_union') {
       out.push({
         path: formatPath(issue.path),
@@ -412,11 +452,16 @@ export function compilePolicy(input: unknown): CompiledPolicy {
     try {
       raw = JSON.parse(input);
     } catch (cause) {
-      throw new InvalidPolicyError([{ path: '(root)', message: 'the policy text is not valid JSON' }], { cause });
+      throw new InvalidPolicyError(
+        [{ path: '(root)', message: `the policy text is not valid JSON${jsonWhere(input)}` }],
+        {
+          cause,
+        },
+      );
     }
   }
   const parsed = policySchema.safeParse(raw);
-  const issues = withLatchIds([...(parsed.success ? [] : zodIssues(parsed.error)), ...crossFieldIssues(raw)], raw);
+  const issues = withLatchIds([...(parsed.success ? [] : zodIssues(parsed.error, raw)), ...crossFieldIssues(raw)], raw);
   if (issues.length > 0 || !parsed.success) {
     throw new InvalidPolicyError(issues.length > 0 ? issues : [{ path: '(root)', message: 'invalid policy' }]);
   }

@@ -181,7 +181,11 @@ describe('agent-pep verify-permit: usage errors exit 2', () => {
     );
     const bad = join(dir, 'bad.json');
     await writeFile(bad, '{"keys" []}');
-    expectUsage(await runInProcess([...flags(bad), 'x']), 'verify-permit', /not valid JSON at position 8/);
+    expectUsage(
+      await runInProcess([...flags(bad), 'x']),
+      'verify-permit',
+      /not valid JSON at line 1, column 9 \(position 8\)/,
+    );
     expectUsage(
       await runInProcess(['verify-permit', '--keys', jwksFile, 'x']),
       'verify-permit',
