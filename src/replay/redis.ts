@@ -181,6 +181,71 @@ function before<T>(promise: Promise<T>, deadline: number): Promise<T> {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
+/** The store's options, checked, with defaults; `client` is connected or made from `url`. */
+function resolveStore(options: RedisReplayStoreOptions): {
+  client: Client;
+  owned: boolean;
+  prefix: string;
+  toleranceMs: string;
+  commandTimeoutMs: number;
+} {
+  if (typeof options !== 'object' || options === null) fail('(options)', 'expected an object');
+  refuseUnknownKeys(SCOPE, options, KNOWN_OPTIONS);
+  const { url, client: given } = options;
+  if (url === undefined && given === undefined) fail('url', 'give exactly one of url and client (neither was given)');
+  if (url !== undefined && given !== undefined) fail('client', 'give exactly one of url and client (both were given)');
+  const prefix = options.prefix ?? REDIS_STORE_DEFAULTS.prefix;
+  if (typeof prefix !== 'string') fail('prefix', 'expected a string');
+  const tolerance = options.clockToleranceSec ?? REDIS_STORE_DEFAULTS.clockToleranceSec;
+  if (typeof tolerance !== 'number' || !Number.isInteger(tolerance) || tolerance < 0 || tolerance > 300) {
+    fail('clockToleranceSec', 'expected an integer number of seconds from 0 to 300');
+  }
+  const commandTimeoutMs = positiveMs(
+    options.commandTimeoutMs,
+    'commandTimeoutMs',
+    REDIS_STORE_DEFAULTS.commandTimeoutMs,
+  );
+  const connectTimeoutMs = positiveMs(
+    options.connectTimeoutMs,
+    'connectTimeoutMs',
+    REDIS_STORE_DEFAULTS.connectTimeoutMs,
+  );
+  const common = { prefix, toleranceMs: String(tolerance * 1000), commandTimeoutMs };
+  if (url !== undefined) return { ...common, client: connect(url, commandTimeoutMs, connectTimeoutMs), owned: true };
+  const c = given as Partial<Client> | null;
+  if (typeof c !== 'object' || c === null || typeof c.eval !== 'function' || typeof c.status !== 'string') {
+    fail('client', 'expected an ioredis Redis or Cluster');
+  }
+  if ((c as { isCluster?: unknown }).isCluster === true && !hasHashTag(prefix)) {
+    fail(
+      'prefix',
+      "a Redis Cluster needs a prefix with a hash tag, e.g. '{agent-pep}:permit:', so that the epoch and every claim live on one node",
+    );
+  }
+  return { ...common, client: c as Client, owned: false };
+}
+
+/** A connection of the store's own, made from `url`, that fails fast and reconnects in the background. */
+function connect(url: string, commandTimeoutMs: number, connectTimeoutMs: number): Redis {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    fail('url', 'not a valid URL');
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') fail('url', 'expected redis:// or rediss://');
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: connectTimeoutMs,
+    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), REDIS_STORE_DEFAULTS.maxReconnectDelayMs),
+  });
+  // without a listener ioredis logs every connection error; claims report them instead
+  redis.on('error', () => {});
+  return redis;
+}
+
 /**
  * Creates a {@link ReplayStore} on Redis, for many replicas of a service sharing one set of used
  * permit ids (docs/permits.md).
@@ -228,65 +293,7 @@ function before<T>(promise: Promise<T>, deadline: number): Promise<T> {
  * ```
  */
 export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisReplayStore {
-  if (typeof options !== 'object' || options === null) fail('(options)', 'expected an object');
-  refuseUnknownKeys(SCOPE, options, KNOWN_OPTIONS);
-  const { url, client: given } = options;
-  if (url === undefined && given === undefined) fail('url', 'give exactly one of url and client (neither was given)');
-  if (url !== undefined && given !== undefined) fail('client', 'give exactly one of url and client (both were given)');
-  const prefix = options.prefix ?? REDIS_STORE_DEFAULTS.prefix;
-  if (typeof prefix !== 'string') fail('prefix', 'expected a string');
-  const tolerance = options.clockToleranceSec ?? REDIS_STORE_DEFAULTS.clockToleranceSec;
-  if (typeof tolerance !== 'number' || !Number.isInteger(tolerance) || tolerance < 0 || tolerance > 300) {
-    fail('clockToleranceSec', 'expected an integer number of seconds from 0 to 300');
-  }
-  const toleranceMs = String(tolerance * 1000);
-  const commandTimeoutMs = positiveMs(
-    options.commandTimeoutMs,
-    'commandTimeoutMs',
-    REDIS_STORE_DEFAULTS.commandTimeoutMs,
-  );
-  const connectTimeoutMs = positiveMs(
-    options.connectTimeoutMs,
-    'connectTimeoutMs',
-    REDIS_STORE_DEFAULTS.connectTimeoutMs,
-  );
-
-  let client: Client;
-  let owned: boolean;
-  if (url !== undefined) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      fail('url', 'not a valid URL');
-    }
-    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') fail('url', 'expected redis:// or rediss://');
-    const redis = new Redis(url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: commandTimeoutMs,
-      connectTimeout: connectTimeoutMs,
-      retryStrategy: (times: number) =>
-        Math.min(50 * 2 ** Math.min(times, 10), REDIS_STORE_DEFAULTS.maxReconnectDelayMs),
-    });
-    // without a listener ioredis logs every connection error; claims report them instead
-    redis.on('error', () => {});
-    client = redis;
-    owned = true;
-  } else {
-    const c = given as Partial<Client> | null;
-    if (typeof c !== 'object' || c === null || typeof c.eval !== 'function' || typeof c.status !== 'string') {
-      fail('client', 'expected an ioredis Redis or Cluster');
-    }
-    client = c as Client;
-    owned = false;
-    if ((c as { isCluster?: unknown }).isCluster === true && !hasHashTag(prefix)) {
-      fail(
-        'prefix',
-        "a Redis Cluster needs a prefix with a hash tag, e.g. '{agent-pep}:permit:', so that the epoch and every claim live on one node",
-      );
-    }
-  }
+  const { client, owned, prefix, toleranceMs, commandTimeoutMs } = resolveStore(options);
   let closed = false;
   const whenReady = readiness(client);
 
