@@ -4,8 +4,8 @@
  * @packageDocumentation
  */
 import { createMiddleware } from 'langchain';
-import type { Pep } from '../core/client.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import type { Pep } from '../pep.js';
 import { SeenMessages, threadSession } from './langchain/seen.js';
 import { makeTextHooks } from './langchain/text.js';
 import { makeWrapToolCall } from './langchain/tools.js';

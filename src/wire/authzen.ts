@@ -7,8 +7,8 @@
  */
 import { z } from 'zod';
 import { VERDICTS } from '../decision.js';
-import type { SentRequest } from '../enforce.js';
 import { AttemptFailure } from '../internal/failure.js';
+import type { SentRequest } from './agent-pep.js';
 import { type AuthorizeRequest, type AuthorizeResponse, decodeJsonObject } from './agent-pep.js';
 
 /** The AuthZEN 1.0 paths under `pdpUrl` (used unless `discover: true` finds others). */

@@ -6,12 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { Pep, ToolExecutionContext } from '../../core/client.js';
-import { isSessionId } from '../../core/request.js';
 import { type PolicyDecision, synthesizeBlock } from '../../decision.js';
 import { PolicyBlockedError, PolicyEnforcementError, toolMessage } from '../../errors.js';
+import { isSessionId } from '../../internal/guards.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { CallOptions } from '../../options/pep.js';
+import type { Pep, ToolExecutionContext } from '../../pep.js';
 
 /** Options of {@link guardTools}. */
 export interface GuardToolsOptions {
