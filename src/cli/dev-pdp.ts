@@ -33,6 +33,9 @@ Options:
                     (default: env PDP_REVIEWER_KEY); it must differ from the API key
   --evidence FILE   also write the evidence log as JSON Lines to FILE (new or empty)
   --audience AUD    the permits' aud claim (default agent-pep)
+  --tool-audience PATTERN=AUD
+                    permits for tools matching PATTERN (e.g. refund_*) get aud AUD: one
+                    audience per service (may be repeated; the first match wins)
   --ttl SEC         permit lifetime in seconds, 1-300 (default 60)
   --key FILE        Ed25519 private key (JWK JSON or PKCS#8 PEM) instead of a fresh one
   --session-store URL
@@ -55,7 +58,7 @@ const COMMAND = 'dev-pdp';
 type SessionFlags = Pick<DevPdpOptions, 'sessionStore' | 'maxHistory' | 'sessionTtlSec'>;
 
 /** Reads `--session-store`, `--max-history` and `--session-ttl`. @throws UsageError */
-function sessionFlags(values: Record<string, string | boolean | undefined>): SessionFlags {
+function sessionFlags(values: Record<string, string | string[] | boolean | undefined>): SessionFlags {
   const out: SessionFlags = {};
   const store = values['session-store'];
   if (typeof store === 'string') out.sessionStore = { redis: store };
@@ -83,6 +86,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       'reviewer-key-env': { type: 'string' },
       evidence: { type: 'string' },
       audience: { type: 'string' },
+      'tool-audience': { type: 'string', multiple: true },
       ttl: { type: 'string' },
       key: { type: 'string' },
       'session-store': { type: 'string' },
@@ -100,7 +104,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   let ttl: number | undefined;
   let sessions: SessionFlags;
   let policyPath: string;
+  let toolAudiences: Record<string, string> | undefined;
   try {
+    toolAudiences = toolAudienceFlags(values['tool-audience']);
     if (values.policy === undefined) throw new UsageError('--policy FILE is required');
     policyPath = values.policy;
     port = integerFlag(values.port, 'port', 0, 65535);
@@ -115,7 +121,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   if (existing?.isFile() && existing.size > 0) {
     usageExit(
       COMMAND,
-      `--evidence ${evidencePath} already holds records: pass a new or empty file (one file, one chain), or move the old log away`,
+      `--evidence ${evidencePath} already holds records (a log is one chain, from one start): start afresh with a new file, --evidence ${await freshLogName(evidencePath as string)}, or move the old log away (keep it and its JWKS for evidence verify)`,
     );
   }
   let policyText: string;
@@ -147,6 +153,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       ...(reviewerApiKey !== undefined ? { reviewerApiKey } : {}),
       ...(values.evidence !== undefined ? { evidencePath: values.evidence } : {}),
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
+      ...(toolAudiences !== undefined ? { toolAudiences } : {}),
       ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
       ...(values.key !== undefined ? { key: values.key } : {}),
       ...sessions,
@@ -195,4 +202,36 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   return EXIT.ok;
+}
+
+/**
+ * The `--tool-audience PATTERN=AUD` flags, in order, as `toolAudiences` (checked by `startDevPdp`).
+ * @throws UsageError for a flag without `=`, or a pattern given twice
+ */
+function toolAudienceFlags(flags: string[] | undefined): Record<string, string> | undefined {
+  if (flags === undefined) return undefined;
+  const map: Record<string, string> = {};
+  for (const flag of flags) {
+    const eq = flag.indexOf('=');
+    if (eq <= 0) throw new UsageError('--tool-audience must be PATTERN=AUDIENCE, e.g. refund_*=payments-service');
+    const pattern = flag.slice(0, eq);
+    if (Object.hasOwn(map, pattern)) throw new UsageError(`--tool-audience names ${pattern.slice(0, 80)} twice`);
+    map[pattern] = flag.slice(eq + 1);
+  }
+  return map;
+}
+
+/**
+ * The first name beside `path` that is free: `evidence.jsonl` gives `evidence-2.jsonl` (or `-3`, ...),
+ * for the usage error of an `--evidence` file that already holds records.
+ */
+async function freshLogName(path: string): Promise<string> {
+  const dot = path.lastIndexOf('.');
+  const slash = path.lastIndexOf('/');
+  const [stem, ext] = dot > slash + 1 ? [path.slice(0, dot), path.slice(dot)] : [path, ''];
+  for (let n = 2; n < 1000; n++) {
+    const candidate = `${stem}-${n}${ext}`;
+    if ((await stat(candidate).catch(() => undefined)) === undefined) return candidate;
+  }
+  return `${stem}-${Date.now()}${ext}`;
 }

@@ -5,7 +5,7 @@
  * exit code 2 (both hosts block a call on exit 2 with a reason on stderr).
  * @internal
  */
-
+import type { PolicyDecision } from '../decision.js';
 import {
   type AnswerOptions,
   answerFor,
@@ -217,7 +217,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       // Answered already (the deadline passed): the PDP is not asked.
       if (done) return;
       const decision = await decide(config.pep, step);
-      finish(answerFor(host, step, decision, config.answer));
+      finish(withFailureDetail(answerFor(host, step, decision, config.answer), decision));
     } catch (error) {
       fail(error);
     } finally {
@@ -227,4 +227,15 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     }
   })();
   return exitCode;
+}
+
+/**
+ * A failed-closed answer's stderr line (exit 2) with what the PEP knows of the failure: the
+ * synthesized BLOCK's message, which names the PDP's error code (`unknown_agent`, `not_found`) and
+ * the URL tried, so a misconfiguration says what it is (docs/cli.md). Never args, content or a key.
+ */
+function withFailureDetail(answer: HookAnswer, decision: PolicyDecision): HookAnswer {
+  const detail = decision.synthesized?.message;
+  if (answer.stderr === undefined || detail === undefined || detail === '') return answer;
+  return { ...answer, stderr: `${answer.stderr}: ${detail.split('\n')[0]}` };
 }

@@ -7,6 +7,7 @@
 import type { Stage, Verdict } from '../decision.js';
 import type { EvidenceRecord } from '../evidence/record.js';
 import { referenceActionHash } from '../permit/hash.js';
+import { audienceFor, type ToolAudiences } from './audiences.js';
 import type { EscalationBook, EscalationSubject } from './escalations.js';
 import { type Evaluation, evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
@@ -48,6 +49,8 @@ export interface DecideContext {
   escalations: EscalationBook;
   sessions: SessionKeeper;
   audience: string;
+  /** Per-tool audiences (`toolAudiences`); a tool none matches gets `audience`. */
+  toolAudiences?: ToolAudiences | undefined;
   permitTtlSec: number;
   issuer(): string;
   onDecision?: ((record: EvidenceRecord) => void) | undefined;
@@ -139,7 +142,7 @@ async function plan(ctx: DecideContext, request: DecisionRequest, view: SessionV
   if (request.stage === 'action' && (verdict === 'ALLOW' || verdict === 'WARN') && !request.simulated) {
     permitId = await signPermit(ctx.key, {
       issuer: ctx.issuer(),
-      audience: ctx.audience,
+      audience: audienceFor(ctx.toolAudiences ?? [], request.tool as string, ctx.audience),
       agentId: request.agentId,
       session: request.session,
       tool: request.tool as string,

@@ -8,6 +8,7 @@
 import type { AddressInfo } from 'node:net';
 import type { JSONWebKeySet } from 'jose';
 import type { EvidenceRecord } from '../evidence/record.js';
+import { compileToolAudiences } from './audiences.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import { EscalationBook, type EscalationResolution } from './escalations.js';
 import { EvidenceLog } from './evidence.js';
@@ -96,7 +97,7 @@ async function openSessions(o: ResolvedDevPdpOptions): Promise<SessionKeeper> {
 /**
  * Starts the local reference PDP.
  *
- * @param options - `{ policy, host?, port?, apiKey?, reviewerApiKey?, audience?, permitTtlSec?, evidencePath?, key?,
+ * @param options - `{ policy, host?, port?, apiKey?, reviewerApiKey?, audience?, toolAudiences?, permitTtlSec?, evidencePath?, key?,
  *   maxBodyBytes?, headersTimeoutMs?, requestTimeoutMs?, keepAliveTimeoutMs?, onDecision?, log? }`
  * @returns the running PDP: `url`, `jwksUrl`, `issuer`, `evidence()`, `setFault()`, `resolveEscalation()`, `close()`
  * @throws InvalidPolicyError (a TypeError, `option` = 'policy') listing every problem of an invalid
@@ -120,6 +121,7 @@ async function openSessions(o: ResolvedDevPdpOptions): Promise<SessionKeeper> {
  */
 export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
   const o = resolveDevPdpOptions(options);
+  const toolAudiences = compileToolAudiences(o.toolAudiences);
   const policy = compilePolicy(o.policy);
   const key = await createSigningKey(o.key);
   const evidence = await EvidenceLog.open(key, o.evidencePath);
@@ -140,6 +142,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     escalations,
     sessions,
     audience: o.audience,
+    toolAudiences,
     permitTtlSec: o.permitTtlSec,
     maxBodyBytes: o.maxBodyBytes,
     timeouts: {

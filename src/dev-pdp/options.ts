@@ -38,6 +38,14 @@ export interface DevPdpOptions {
   reviewerApiKey?: string;
   /** The permits' `aud` claim: the service that executes the tool calls. @defaultValue 'agent-pep' */
   audience?: string;
+  /**
+   * One audience per service: tool patterns (normalized form, `*` wildcards, as a latch's `tool`) to
+   * the `aud` of their permits; the first pattern that matches wins, in the order given; a tool none
+   * matches gets `audience`. With `{ 'refund_*': 'payments-service', send_email: 'mail-service' }` a
+   * refund permit is accepted by the payments service alone, whatever replay store the mail service
+   * keeps (docs/dev-pdp.md). @defaultValue none (every permit gets `audience`)
+   */
+  toolAudiences?: Readonly<Record<string, string>>;
   /** Permit lifetime `exp - iat`, in seconds, 1 to 300. @defaultValue 60 */
   permitTtlSec?: number;
   /** Also write the evidence log to this file as JSON Lines; it must be new or empty. */
@@ -84,6 +92,8 @@ export interface ResolvedDevPdpOptions {
   apiKey: string | undefined;
   reviewerApiKey: string | undefined;
   audience: string;
+  /** As given: `compileToolAudiences` (audiences.ts) checks it. */
+  toolAudiences: unknown;
   permitTtlSec: number;
   evidencePath: string | undefined;
   key: DevPdpKeySource | undefined;
@@ -106,6 +116,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   'apiKey',
   'reviewerApiKey',
   'audience',
+  'toolAudiences',
   'permitTtlSec',
   'evidencePath',
   'key',
@@ -211,6 +222,7 @@ export function resolveDevPdpOptions(options: unknown): ResolvedDevPdpOptions {
     apiKey: o.apiKey,
     reviewerApiKey: o.reviewerApiKey,
     audience: o.audience ?? DEV_PDP_DEFAULTS.audience,
+    toolAudiences: o.toolAudiences,
     permitTtlSec: o.permitTtlSec ?? DEV_PDP_DEFAULTS.permitTtlSec,
     evidencePath: o.evidencePath,
     key: o.key,

@@ -35,7 +35,7 @@ import {
   sendError,
   trickle,
 } from './http.js';
-import type { RefusedRequest } from './log.js';
+import { loggablePath, type RefusedRequest } from './log.js';
 import { randomId } from './signing.js';
 import { fromAuthorizeBody, toAuthorizeAnswer } from './wire.js';
 
@@ -76,9 +76,17 @@ export function createPdpServer(config: ServerConfig): PdpServer {
   const agentKey = bearerCheck(config.apiKey);
   const reviewerKey = config.reviewerApiKey === undefined ? undefined : bearerCheck(config.reviewerApiKey);
 
-  function refuse(req: IncomingMessage, res: ServerResponse, route: string, requestId: string, error: unknown): void {
+  function refuse(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: string,
+    requestId: string,
+    error: unknown,
+    path?: string,
+  ): void {
     const e = sendError(res, requestId, error);
     const refusal: RefusedRequest = { status: e.status, code: e.code, method: req.method ?? '?', route };
+    if (path !== undefined) refusal.path = loggablePath(path);
     const header = req.headers['x-request-id'];
     if (typeof header === 'string' && REQUEST_ID.test(header)) refusal.requestId = header;
     config.log(refusal);
@@ -235,7 +243,8 @@ export function createPdpServer(config: ServerConfig): PdpServer {
       const replyId = typeof rawId === 'string' && REQUEST_ID.test(rawId) ? rawId : randomId('req_');
       // a body that was not read cannot be left on a kept-alive connection
       if (!req.complete) req.resume();
-      refuse(req, res, routeName, replyId, error);
+      // the path of a request to no endpoint is logged: a PEP configured with a wrong pdpUrl shows here
+      refuse(req, res, routeName, replyId, error, routeName === '(other)' ? path : undefined);
     }
   }
 
