@@ -86,7 +86,13 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
       transformedContent = undefined;
       transformedArgs = undefined;
     } else {
-      escalationId = ctx.escalations.open(subject);
+      escalationId = ctx.escalations.open(subject, {
+        requestId: request.requestId,
+        latches: evaluation.latches,
+        ...(reason !== undefined ? { reason } : {}),
+        ...(request.args !== undefined ? { args: request.args } : {}),
+        ...(request.content !== undefined ? { content: request.content } : {}),
+      });
     }
   }
   if (verdict !== 'WARN') {
@@ -127,6 +133,8 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
   }
   if (request.content !== undefined) entry.content = request.content;
   const record = await ctx.evidence.append(entry);
+  // the session's labels, where the PDP keeps sessions, shown to the reviewer
+  if (escalationId !== undefined) ctx.escalations.label(escalationId, (record as { labels?: string[] }).labels);
   try {
     ctx.onDecision?.(structuredClone(record));
   } catch {

@@ -8,12 +8,14 @@
 import type { AddressInfo } from 'node:net';
 import type { JSONWebKeySet } from 'jose';
 import type { EvidenceRecord } from '../evidence/record.js';
-import { EscalationBook, type EscalationResolution } from './escalations.js';
+import { createConsole } from './console/routes.js';
+import type { EscalationResolution } from './escalations.js';
 import { EvidenceLog } from './evidence.js';
 import { type Fault, validateFault } from './faults.js';
 import { refusalLogger } from './log.js';
 import { type DevPdpOptions, resolveDevPdpOptions } from './options.js';
 import { compilePolicy } from './policy.js';
+import { reviewing } from './review.js';
 import { createPdpServer } from './server.js';
 import { createSigningKey } from './signing.js';
 
@@ -93,9 +95,11 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
   const policy = compilePolicy(o.policy);
   const key = await createSigningKey(o.key);
   const evidence = await EvidenceLog.open(key, o.evidencePath);
-  const escalations = new EscalationBook();
-  let fault: Readonly<Fault> | null = null;
+  const log = refusalLogger(o.log);
   let issuer = '';
+  const review = reviewing(o, evidence, log, () => issuer);
+  const { escalations } = review;
+  let fault: Readonly<Fault> | null = null;
   const pdpServer = createPdpServer({
     policy,
     key,
@@ -113,8 +117,19 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     fault: () => fault,
     apiKey: o.apiKey,
     reviewerApiKey: o.reviewerApiKey,
+    console:
+      o.console && o.reviewerApiKey !== undefined
+        ? createConsole({
+            reviewerApiKey: o.reviewerApiKey,
+            apiKey: o.apiKey,
+            escalations,
+            evidence,
+            keys: key.jwks as JSONWebKeySet,
+            log,
+          })
+        : undefined,
     onDecision: o.onDecision,
-    log: refusalLogger(o.log),
+    log,
   });
   const { server } = pdpServer;
   try {
@@ -126,6 +141,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
       });
     });
   } catch (error) {
+    review.close();
     await evidence.close();
     throw error;
   }
@@ -146,9 +162,10 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
       fault = validateFault(next);
     },
     resolveEscalation(id: string, resolution: EscalationResolution) {
-      escalations.resolve(id, resolution);
+      escalations.resolve(id, resolution, 'process');
     },
     close() {
+      review.close();
       closed ??= pdpServer.close().then(() => evidence.close());
       return closed;
     },
