@@ -7,7 +7,7 @@ import type { PolicyDecision, Stage } from './decision.js';
 import { AttemptFailure } from './internal/failure.js';
 import { snapshotJsonObject } from './internal/json.js';
 import { type BoundPermit, checkPermitBinding } from './permit/binding.js';
-import type { AuthorizeResponse } from './protocol/agent-pep.js';
+import type { AuthorizeResponse } from './wire/agent-pep.js';
 
 /** What was asked, for comparing echoes and the permit binding. */
 export interface SentRequest {

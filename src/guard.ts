@@ -5,7 +5,16 @@
  * @internal
  */
 
-import { ABORT_CAUSES, type Outcome } from './decide.js';
+import { ABORT_CAUSES, type Outcome } from './core/exchange.js';
+import { type CompiledInterceptor, runAfter } from './core/interceptors.js';
+import {
+  checkToolName,
+  isAbortSignal,
+  isSessionId,
+  type Payload,
+  type Snapshot,
+  takeSnapshot,
+} from './core/request.js';
 import {
   type FailClosedCode,
   isTextStage,
@@ -15,10 +24,8 @@ import {
   type TextStage,
 } from './decision.js';
 import { PolicyBlockedError, PolicyEscalatedError } from './errors.js';
-import { type CompiledInterceptor, runAfter } from './interceptors.js';
-import type { CallOptions, EgressCallOptions } from './options.js';
+import type { CallOptions, EgressCallOptions } from './options/pep.js';
 import type { PermitChecker, PermitExpectation } from './permit/verifier.js';
-import { checkToolName, isAbortSignal, isSessionId, type Payload, type Snapshot, takeSnapshot } from './request.js';
 
 /** What `guardTool`'s `execute` receives besides the args. */
 export interface ToolExecutionContext {

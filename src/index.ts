@@ -7,8 +7,9 @@
  * @packageDocumentation
  */
 
-export type { GuardedTool, GuardToolOptions, Pep, ToolExecutionContext } from './client.js';
-export { createPep } from './client.js';
+export type { GuardedTool, GuardToolOptions, Pep, ToolExecutionContext } from './core/client.js';
+export { createPep } from './core/client.js';
+export type { AfterResult, BeforeResult, Interceptor, Step } from './core/interceptors.js';
 export type { FailClosedCode, PolicyDecision, Stage, SynthesizedInfo, TextStage, Verdict } from './decision.js';
 export { FAIL_CLOSED_CODES, STAGES, TEXT_STAGES, VERDICTS } from './decision.js';
 export type { EnforcementCode, PermitErrorCode } from './errors.js';
@@ -26,7 +27,6 @@ export type {
   VerifyEvidenceOptions,
 } from './evidence/verify.js';
 export { verifyEvidence } from './evidence/verify.js';
-export type { AfterResult, BeforeResult, Interceptor, Step } from './interceptors.js';
 export type {
   ActionCall,
   CallOptions,
@@ -35,8 +35,8 @@ export type {
   PepOptions,
   PermitKeySource,
   PermitsOptions,
-} from './options.js';
-export { DEFAULTS } from './options.js';
+} from './options/pep.js';
+export { DEFAULTS } from './options/pep.js';
 export type { PermitClaims } from './permit/claims.js';
 export { actionHash } from './permit/hash.js';
 export { normalizeToolName } from './permit/normalize.js';

@@ -16,7 +16,7 @@ import type {
   PermissionResult,
   SyncHookJSONOutput,
 } from '@anthropic-ai/claude-agent-sdk';
-import type { Pep } from '../client.js';
+import type { Pep } from '../core/client.js';
 import { type PolicyDecision, synthesizeBlock } from '../decision.js';
 import { PolicyEnforcementError, PolicyEscalatedError, toolMessage } from '../errors.js';
 import { answerFor, readHookEvent, withheld } from '../hooks/wire.js';

@@ -4,8 +4,8 @@
  * @packageDocumentation
  */
 import { createMiddleware } from 'langchain';
-import type { Pep } from '../client.js';
-import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
+import type { Pep } from '../core/client.js';
+import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import { SeenMessages, threadSession } from './langchain/seen.js';
 import { makeTextHooks } from './langchain/text.js';
 import { makeWrapToolCall } from './langchain/tools.js';

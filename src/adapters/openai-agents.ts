@@ -18,11 +18,11 @@ import {
   type OutputGuardrail,
   type RunContext,
 } from '@openai/agents';
-import type { Pep, ToolExecutionContext } from '../client.js';
+import type { Pep, ToolExecutionContext } from '../core/client.js';
 import { type PolicyDecision, type Stage, synthesizeBlock } from '../decision.js';
 import { PolicyEnforcementError, toolMessage } from '../errors.js';
-import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
-import type { EgressCallOptions } from '../options.js';
+import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import type { EgressCallOptions } from '../options/pep.js';
 
 /** What the SDK passes a function tool's `invoke` as its third argument. */
 type ToolCallDetails = NonNullable<Parameters<FunctionTool['invoke']>[2]>;

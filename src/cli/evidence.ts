@@ -5,8 +5,8 @@
  * @internal
  */
 import { readFile } from 'node:fs/promises';
-import { parseJsonLines } from '../evidence/lines.js';
 import { type EvidenceRecord, verifyEvidence } from '../evidence/verify.js';
+import { parseJsonLines } from '../wire/lines.js';
 import { readKeys, readStdin } from './input.js';
 import type { CliIo } from './io.js';
 import { EXIT, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';

@@ -5,7 +5,7 @@
  * exit code 2 (both hosts block a call on exit 2 with a reason on stderr).
  * @internal
  */
-import { createPep, type Pep } from '../client.js';
+import { createPep, type Pep } from '../core/client.js';
 import {
   type AnswerOptions,
   answerFor,
@@ -17,8 +17,8 @@ import {
   type HookStep,
   readHookEvent,
 } from '../hooks/wire.js';
-import { hasDuplicateMemberNames } from '../internal/ijson.js';
-import type { PepOptions } from '../options.js';
+import type { PepOptions } from '../options/pep.js';
+import { hasDuplicateMemberNames } from '../wire/json.js';
 import { apiKeyFromEnv, protocolFlag } from './input.js';
 import type { CliIo } from './io.js';
 import { EXIT, integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';

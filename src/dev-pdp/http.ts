@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import contentType from 'content-type';
-import { hasDuplicateMemberNames, isIJsonValue } from '../internal/ijson.js';
+import { hasDuplicateMemberNames, isIJsonValue } from '../wire/json.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 
 /** Error codes in the dev PDP's `{ code, message }` error bodies. */

@@ -26,9 +26,10 @@
  *
  * @packageDocumentation
  */
-import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
+
 import { isThenable } from '../internal/thenable.js';
-import type { PermitsOptions } from '../options.js';
+import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import type { PermitsOptions } from '../options/pep.js';
 import { createMemoryReplayStore } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
 import { createTelemetry, type TelemetryOption, validateTelemetry } from '../telemetry.js';

@@ -5,7 +5,7 @@
  */
 import { hash } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';
-import { optionError, refuseUnknownKeys } from '../internal/option-error.js';
+import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { ReplayStore } from './types.js';
 
 export type { ReplayStore } from './types.js';

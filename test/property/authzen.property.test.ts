@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { type SentRequest, toDecision } from '../../src/enforce.js';
 import { AttemptFailure } from '../../src/internal/failure.js';
-import { parseEvaluation } from '../../src/protocol/authzen.js';
+import { parseEvaluation } from '../../src/wire/authzen.js';
 
 const sent: SentRequest = { stage: 'input', requestId: 'r1', agentId: 'a', session: 's', simulated: false };
 

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hasDuplicateMemberNames, ijsonProblem, isIJsonValue } from '../../src/internal/ijson.js';
+import { hasDuplicateMemberNames, ijsonProblem, isIJsonValue } from '../../src/wire/json.js';
 
 type Node =
   | { kind: 'obj'; members: [string, Node][] }

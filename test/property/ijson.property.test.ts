@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { hasDuplicateMemberNames, ijsonProblem } from '../../src/internal/ijson.js';
+import { hasDuplicateMemberNames, ijsonProblem } from '../../src/wire/json.js';
 
 type Name = [string, boolean];
 type Node = { kind: 'obj'; members: [Name, Node][] } | { kind: 'arr'; items: Node[] } | { kind: 'str'; value: string };

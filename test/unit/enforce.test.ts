@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { type SentRequest, toDecision } from '../../src/enforce.js';
 import { AttemptFailure } from '../../src/internal/failure.js';
 import { actionHash } from '../../src/permit/hash.js';
-import type { AuthorizeResponse } from '../../src/protocol/agent-pep.js';
+import type { AuthorizeResponse } from '../../src/wire/agent-pep.js';
 import { ARGS, createPermitKit, type PermitKit, TOOL } from '../support/permits.js';
 
 let kit: PermitKit;

@@ -6,12 +6,12 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { LanguageModelMiddleware } from 'ai';
-import type { Pep } from '../../client.js';
+import type { Pep } from '../../core/client.js';
+import { isSessionId } from '../../core/request.js';
 import { synthesizeBlock, type TextStage } from '../../decision.js';
 import { PolicyBlockedError } from '../../errors.js';
-import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
-import type { EgressCallOptions } from '../../options.js';
-import { isSessionId } from '../../request.js';
+import { optionError, refuseUnknownKeys } from '../../options/kit.js';
+import type { EgressCallOptions } from '../../options/pep.js';
 
 /** Options of {@link pepMiddleware}. */
 export interface PepMiddlewareOptions {

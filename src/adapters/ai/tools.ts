@@ -6,12 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { Pep, ToolExecutionContext } from '../../client.js';
+import type { Pep, ToolExecutionContext } from '../../core/client.js';
+import { isSessionId } from '../../core/request.js';
 import { type PolicyDecision, synthesizeBlock } from '../../decision.js';
 import { PolicyBlockedError, PolicyEnforcementError, toolMessage } from '../../errors.js';
-import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
-import type { CallOptions } from '../../options.js';
-import { isSessionId } from '../../request.js';
+import { optionError, refuseUnknownKeys } from '../../options/kit.js';
+import type { CallOptions } from '../../options/pep.js';
 
 /** Options of {@link guardTools}. */
 export interface GuardToolsOptions {

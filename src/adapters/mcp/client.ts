@@ -5,10 +5,10 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Pep } from '../../client.js';
+import type { Pep } from '../../core/client.js';
 import { PolicyEnforcementError } from '../../errors.js';
-import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
-import type { CallOptions } from '../../options.js';
+import { optionError, refuseUnknownKeys } from '../../options/kit.js';
+import type { CallOptions } from '../../options/pep.js';
 import {
   assertGuardable,
   assertPep,

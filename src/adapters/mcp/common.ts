@@ -3,7 +3,7 @@
  * checks of the arguments that guard something. Internal to `agent-pep/mcp`.
  * @internal
  */
-import type { Pep } from '../../client.js';
+import type { Pep } from '../../core/client.js';
 import { type FailClosedCode, synthesizeBlock } from '../../decision.js';
 import { toolMessage } from '../../errors.js';
 

@@ -7,11 +7,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Pep } from '../../client.js';
+import type { Pep } from '../../core/client.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
-import { optionError, refuseUnknownKeys } from '../../internal/option-error.js';
-import type { CallOptions } from '../../options.js';
+import { optionError, refuseUnknownKeys } from '../../options/kit.js';
+import type { CallOptions } from '../../options/pep.js';
 import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import {

@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { JSONWebKeySet } from 'jose';
-import { parseJsonLines } from '../../evidence/lines.js';
 import type { EvidenceRecord } from '../../evidence/record.js';
 import { verifyEvidence } from '../../evidence/verify.js';
+import { parseJsonLines } from '../../wire/lines.js';
 import type { EvidenceLog } from '../evidence.js';
 
 /** What the evidence view shows. @internal */

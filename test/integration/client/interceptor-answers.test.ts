@@ -1,5 +1,5 @@
 /**
- * A `before` interceptor's answer that cannot be read (src/interceptors.ts): a `then` getter that
+ * A `before` interceptor's answer that cannot be read (src/core/interceptors.ts): a `then` getter that
  * throws, a Proxy whose every read throws. Asking whether it is a promise, or reading its members, is
  * the interceptor's throw: a synthesized BLOCK `interceptor_failed` naming it (docs/interceptors.md),
  * and in `authorizeActions` only its own call is blocked.

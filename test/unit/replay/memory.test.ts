@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULTS } from '../../../src/options.js';
+import { DEFAULTS } from '../../../src/options/pep.js';
 import { REPLAY_MARGIN_SEC } from '../../../src/permit/verifier.js';
 import { createMemoryReplayStore, MEMORY_STORE_DEFAULTS, ReplayStoreFullError } from '../../../src/replay/memory.js';
 import { optionOf } from '../../support/options.js';

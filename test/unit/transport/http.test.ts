@@ -1,7 +1,7 @@
 /** How the transport classifies what undici reports (src/transport/http.ts `classifyError`). */
 import { describe, expect, it } from 'vitest';
+import { isRetryable } from '../../../src/core/retry.js';
 import { AttemptFailure } from '../../../src/internal/failure.js';
-import { isRetryable } from '../../../src/retry.js';
 import { ABORT_CAUSES, type AbortCause, AbortReason } from '../../../src/transport/abort.js';
 import { classifyError } from '../../../src/transport/http.js';
 

@@ -6,16 +6,17 @@
  * decision is then a synthesized BLOCK `pdp_unreachable` (docs/authzen.md).
  * @internal
  */
-import { type DecisionContext, type Exchanged, exchange } from './decide.js';
+
+import { ABORT_CAUSES } from '../transport/abort.js';
+import type { HttpResponse } from '../transport/http.js';
 import {
   AUTHZEN_PATHS,
   DiscardedConfiguration,
   defaultEndpoints,
   type Endpoints,
   parseConfiguration,
-} from './protocol/authzen.js';
-import { ABORT_CAUSES } from './transport/abort.js';
-import type { HttpResponse } from './transport/http.js';
+} from '../wire/authzen.js';
+import { type DecisionContext, type Exchanged, exchange } from './exchange.js';
 
 /**
  * Resolves the endpoints for one decision, within its deadline; `aborted` as soon as the caller's

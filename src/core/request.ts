@@ -5,13 +5,13 @@
  * `invalid_request`, docs/api.md).
  * @internal
  */
-import type { Stage } from './decision.js';
-import type { SentRequest } from './enforce.js';
-import { NotJsonError, snapshotJsonObject } from './internal/json.js';
-import { type CallOptions, DEFAULTS, type EgressCallOptions } from './options.js';
-import { canonicalSnapshotJson } from './permit/hash.js';
-import { normalizeToolName } from './permit/normalize.js';
-import type { AuthorizeRequest } from './protocol/agent-pep.js';
+import type { Stage } from '../decision.js';
+import type { SentRequest } from '../enforce.js';
+import { NotJsonError, snapshotJsonObject } from '../internal/json.js';
+import { type CallOptions, DEFAULTS, type EgressCallOptions } from '../options/pep.js';
+import { canonicalSnapshotJson } from '../permit/hash.js';
+import { normalizeToolName } from '../permit/normalize.js';
+import type { AuthorizeRequest } from '../wire/agent-pep.js';
 
 /** Why a call could not become a request; its message names the problem, never a value. */
 export class InvalidRequest extends Error {

@@ -3,7 +3,7 @@
  * dev PDP's console.
  * @packageDocumentation
  */
-import { hasDuplicateMemberNames } from '../internal/ijson.js';
+import { hasDuplicateMemberNames } from './json.js';
 
 /**
  * The records of a JSON Lines log; a line that is not JSON, or not I-JSON (a member named twice reads

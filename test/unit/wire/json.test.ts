@@ -1,9 +1,9 @@
 /**
- * I-JSON checks (RFC 7493) that `JSON.parse` does not make (src/internal/ijson.ts): duplicate member
+ * I-JSON checks (RFC 7493) that `JSON.parse` does not make (src/wire/json.ts): duplicate member
  * names, lone surrogates, numbers out of double range. (Random inputs: test/property/ijson.property.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
-import { hasDuplicateMemberNames, ijsonProblem, isIJsonValue } from '../../../src/internal/ijson.js';
+import { hasDuplicateMemberNames, ijsonProblem, isIJsonValue } from '../../../src/wire/json.js';
 
 describe('hasDuplicateMemberNames (RFC 7493 section 2.3)', () => {
   it.each([

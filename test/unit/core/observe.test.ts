@@ -1,11 +1,11 @@
 /**
- * Observers see every decision redacted and contained (src/observe.ts; CONTRACT.md section 5): no
+ * Observers see every decision redacted and contained (src/core/observe.ts; CONTRACT.md section 5): no
  * permit, transformed args or content, or substitute; a throw or a rejection changes nothing.
  */
 import { describe, expect, it } from 'vitest';
-import type { PolicyDecision } from '../../src/decision.js';
-import { observe, redactForObserver } from '../../src/observe.js';
-import type { DecisionEvent } from '../../src/options.js';
+import { observe, redactForObserver } from '../../../src/core/observe.js';
+import type { PolicyDecision } from '../../../src/decision.js';
+import type { DecisionEvent } from '../../../src/options/pep.js';
 
 const full: PolicyDecision = {
   verdict: 'WARN',

@@ -5,16 +5,19 @@
  * @packageDocumentation
  */
 import { randomUUID } from 'node:crypto';
-import { ABORT_CAUSES, blockOutcome, type DecisionContext, decide, decideBatch, type Outcome } from './decide.js';
-import { type PolicyDecision, type Stage, synthesizeBlock, type TextStage } from './decision.js';
+import { type PolicyDecision, type Stage, synthesizeBlock, type TextStage } from '../decision.js';
+import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecutionContext } from '../guard.js';
+import { Inflight } from '../internal/inflight.js';
+import type { ActionCall, CallOptions, EgressCallOptions, PepOptions, ResolvedOptions } from '../options/pep.js';
+import { DEFAULTS, resolveOptions } from '../options/pep.js';
+import { createPermitChecker, type PermitChecker } from '../permit/verifier.js';
+import { createTelemetry, type DecisionSpan, type Telemetry } from '../telemetry.js';
+import { HttpTransport } from '../transport/http.js';
+import { VERSION } from '../version.js';
 import { discoveredEndpoints, type EndpointSource, fixedEndpoints } from './discovery.js';
-import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecutionContext } from './guard.js';
+import { ABORT_CAUSES, blockOutcome, type DecisionContext, decide, decideBatch, type Outcome } from './exchange.js';
 import { type BeforeOutcome, type Chains, chainsByStage, runBefore } from './interceptors.js';
-import { Inflight } from './internal/inflight.js';
 import { observe } from './observe.js';
-import type { ActionCall, CallOptions, EgressCallOptions, PepOptions, ResolvedOptions } from './options.js';
-import { DEFAULTS, resolveOptions } from './options.js';
-import { createPermitChecker, type PermitChecker } from './permit/verifier.js';
 import {
   baseHeaders,
   type CallContext,
@@ -27,11 +30,8 @@ import {
   replaceRunningValue,
   type Snapshot,
 } from './request.js';
-import { createTelemetry, type DecisionSpan, type Telemetry } from './telemetry.js';
-import { HttpTransport } from './transport/http.js';
-import { VERSION } from './version.js';
 
-export type { GuardedTool, GuardToolOptions, ToolExecutionContext } from './guard.js';
+export type { GuardedTool, GuardToolOptions, ToolExecutionContext } from '../guard.js';
 
 /** The PEP client returned by {@link createPep}. */
 export interface Pep {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { SentRequest } from '../../../src/enforce.js';
 import { AttemptFailure } from '../../../src/internal/failure.js';
 import { canonicalSnapshotJson } from '../../../src/permit/hash.js';
-import type { AuthorizeRequest } from '../../../src/protocol/agent-pep.js';
+import type { AuthorizeRequest } from '../../../src/wire/agent-pep.js';
 import {
   DiscardedConfiguration,
   defaultEndpoints,
@@ -17,7 +17,7 @@ import {
   parseConfiguration,
   parseEvaluations,
   toEvaluation,
-} from '../../../src/protocol/authzen.js';
+} from '../../../src/wire/authzen.js';
 
 const enc = (v: unknown): Uint8Array => new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
 const codeOf = (f: () => unknown): string | undefined => {

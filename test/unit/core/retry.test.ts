@@ -1,9 +1,8 @@
 /**
- * The retry rules of CONTRACT.md section 3 (src/retry.ts), driven through an injected attempt function
+ * The retry rules of CONTRACT.md section 3 (src/core/retry.ts), driven through an injected attempt function
  * and injected randomness (no network): what retries, Retry-After, backoff bounds, the deadline.
  */
 import { describe, expect, it } from 'vitest';
-import { type AttemptFacts, AttemptFailure } from '../../src/internal/failure.js';
 import {
   backoffMs,
   isRetryable,
@@ -11,7 +10,8 @@ import {
   RETRYABLE_ERROR_CODES,
   RETRYABLE_STATUSES,
   withRetries,
-} from '../../src/retry.js';
+} from '../../../src/core/retry.js';
+import { type AttemptFacts, AttemptFailure } from '../../../src/internal/failure.js';
 
 const failure = (facts: AttemptFacts) => new AttemptFailure('pdp_status', 'x', facts);
 const status503 = (retryAfter?: string) => failure({ status: 503, retryAfter });

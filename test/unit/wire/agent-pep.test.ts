@@ -1,9 +1,9 @@
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { AttemptFailure } from '../../../src/internal/failure.js';
-import { hasDuplicateMemberNames, isIJsonValue } from '../../../src/internal/ijson.js';
 import { canonicalSnapshotJson } from '../../../src/permit/hash.js';
-import { type AuthorizeRequest, encodeRequest, parseResponse } from '../../../src/protocol/agent-pep.js';
+import { type AuthorizeRequest, encodeRequest, parseResponse } from '../../../src/wire/agent-pep.js';
+import { hasDuplicateMemberNames, isIJsonValue } from '../../../src/wire/json.js';
 
 describe('encodeRequest', () => {
   const args = { orderId: 'ord_1', amount: 129.5, nested: { z: 1, a: [true, null, 'q"'] } };

@@ -7,8 +7,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
-import { AttemptFailure } from './internal/failure.js';
-import { DEFAULTS } from './options.js';
+import { AttemptFailure } from '../internal/failure.js';
+import { DEFAULTS } from '../options/pep.js';
 
 /**
  * HTTP statuses that are retried: 408 Request Timeout, 429 Too Many Requests, 502 Bad Gateway,

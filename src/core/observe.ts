@@ -5,9 +5,9 @@
  * @internal
  */
 
-import type { Outcome } from './decide.js';
-import type { PolicyDecision } from './decision.js';
-import type { DecisionEvent } from './options.js';
+import type { PolicyDecision } from '../decision.js';
+import type { DecisionEvent } from '../options/pep.js';
+import type { Outcome } from './exchange.js';
 
 /** The decision an observer may see: without `permitId`, `transformedArgs`, `transformedContent` and `substitute`. */
 export function redactForObserver(d: PolicyDecision): DecisionEvent['decision'] {

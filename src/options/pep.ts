@@ -3,14 +3,14 @@
  * @packageDocumentation
  */
 import type { Dispatcher } from 'undici';
-import type { PolicyDecision, Stage } from './decision.js';
-import { type CompiledInterceptor, type Interceptor, validateInterceptors } from './interceptors.js';
-import { MAX_TIMER_MS, optionError, refuseUnknownKeys } from './internal/option-error.js';
-import type { PermitKeySource } from './permit/keys.js';
-import { PERMIT_DEFAULTS } from './permit/verifier.js';
-import { type TelemetryOption, validateTelemetry } from './telemetry.js';
+import { type CompiledInterceptor, type Interceptor, validateInterceptors } from '../core/interceptors.js';
+import type { PolicyDecision, Stage } from '../decision.js';
+import type { PermitKeySource } from '../permit/keys.js';
+import { type TelemetryOption, validateTelemetry } from '../telemetry.js';
+import { DEFAULTS } from './defaults.js';
+import { MAX_TIMER_MS, optionError, refuseUnknownKeys } from './kit.js';
 
-export type { PermitKeySource } from './permit/keys.js';
+export type { PermitKeySource } from '../permit/keys.js';
 
 /** How the client checks permits it receives (rule 5 of section 3, and `guardTool`). */
 export interface PermitsOptions {
@@ -133,26 +133,7 @@ export interface EgressCallOptions extends CallOptions {
   tool?: string | undefined;
 }
 
-/** The one set of defaults. */
-export const DEFAULTS = Object.freeze({
-  timeoutMs: 2000,
-  retries: 2,
-  maxResponseBytes: 65536,
-  simulated: false,
-  permitAlgorithms: PERMIT_DEFAULTS.algorithms,
-  clockToleranceSec: PERMIT_DEFAULTS.clockToleranceSec,
-  /** Backoff base: retry n waits at most `backoffBaseMs * 2^(n-1)` ms (jittered). */
-  backoffBaseMs: 100,
-  /** Longest permit lifetime (`exp - iat`) accepted, in seconds. */
-  maxPermitLifetimeSec: PERMIT_DEFAULTS.maxPermitLifetimeSec,
-  /** Longest tool name accepted, in characters (docs/dev-pdp.md); longer is `invalid_request`. */
-  maxToolNameLength: 256,
-  requireEcho: false,
-  protocol: 'agent-pep' as 'agent-pep' | 'authzen',
-  /** Most calls in one AuthZEN `evaluations` request; a larger batch goes as several (the dev PDP takes 64). */
-  maxEvaluations: 64,
-  discover: false,
-});
+export { DEFAULTS } from './defaults.js';
 
 /** Options after validation and defaults. @internal */
 export interface ResolvedOptions {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createPep, DEFAULTS, type PepOptions } from '../../src/index.js';
-import { resolveOptions } from '../../src/options.js';
-import { VERSION } from '../../src/version.js';
+import { createPep, DEFAULTS, type PepOptions } from '../../../src/index.js';
+import { resolveOptions } from '../../../src/options/pep.js';
+import { VERSION } from '../../../src/version.js';
 
 const ok: PepOptions = { pdpUrl: 'http://127.0.0.1:8787', agentId: 'support-ai', session: 'sess_demo' };
 
@@ -135,7 +135,7 @@ describe('createPep options', () => {
   });
 
   it('VERSION matches package.json', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(VERSION).toBe(pkg.version);
   });
 });

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { type Stage, VERDICTS } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
-import { ijsonProblem } from '../internal/ijson.js';
+import { ijsonProblem } from './json.js';
 
 /** The request body sent to `POST {pdpUrl}/api/policy/authorize`. */
 export interface AuthorizeRequest {

@@ -1,9 +1,9 @@
 /**
- * The one way option errors are made (src/internal/option-error.ts): a TypeError naming the path in
+ * The one way option errors are made (src/options/kit.ts): a TypeError naming the path in
  * `err.option`, the message naming the option but never its value (CONTRACT.md section 2).
  */
 import { describe, expect, it } from 'vitest';
-import { optionError, refuseUnknownKeys } from '../../../src/internal/option-error.js';
+import { optionError, refuseUnknownKeys } from '../../../src/options/kit.js';
 
 function caught(f: () => void): TypeError & { option?: string } {
   try {

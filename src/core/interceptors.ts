@@ -5,9 +5,9 @@
  * typed-decision chains of Agents.KT (`onBefore*`), ai4j interceptors and the dsh seams.
  * @packageDocumentation
  */
-import { isStage, type Stage } from './decision.js';
-import { deepFreeze, snapshotJsonObject } from './internal/json.js';
-import { isThenable } from './internal/thenable.js';
+import { isStage, type Stage } from '../decision.js';
+import { deepFreeze, snapshotJsonObject } from '../internal/json.js';
+import { isThenable } from '../internal/thenable.js';
 import { type Snapshot, takeSnapshot } from './request.js';
 
 /** What an interceptor sees: the running value of one step, as a deeply frozen snapshot. */

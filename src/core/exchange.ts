@@ -5,23 +5,23 @@
  * evaluation, an `evaluations` batch (one outcome per call, section 9) and the discovery document.
  * @internal
  */
-import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from './decision.js';
-import { type EnforceOptions, toDecision } from './enforce.js';
-import { AttemptFailure } from './internal/failure.js';
-import type { Inflight } from './internal/inflight.js';
-import type { BoundPermit } from './permit/binding.js';
-import { encodeRequest, parseResponse } from './protocol/agent-pep.js';
+import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from '../decision.js';
+import { type EnforceOptions, toDecision } from '../enforce.js';
+import { AttemptFailure } from '../internal/failure.js';
+import type { Inflight } from '../internal/inflight.js';
+import type { BoundPermit } from '../permit/binding.js';
+import { ABORT_CAUSES, Abort, type AbortCause, AbortReason } from '../transport/abort.js';
+import type { HttpResponse, HttpTransport } from '../transport/http.js';
+import { encodeRequest, parseResponse } from '../wire/agent-pep.js';
 import {
   encodeEvaluation,
   encodeEvaluations,
   type MappedAnswer,
   parseEvaluation,
   parseEvaluations,
-} from './protocol/authzen.js';
+} from '../wire/authzen.js';
 import type { Prepared } from './request.js';
 import { withRetries } from './retry.js';
-import { ABORT_CAUSES, Abort, type AbortCause, AbortReason } from './transport/abort.js';
-import type { HttpResponse, HttpTransport } from './transport/http.js';
 
 /** What a fail-closed end of each abort cause is called: the one table, kept in `transport/abort.ts`. */
 export { ABORT_CAUSES };
