@@ -44,7 +44,7 @@ function page(title: string, kind: string, csrf: string, body: SafeHtml): string
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <meta name="csrf-token" content="${csrf}">
 <title>${title}</title>
 <link rel="stylesheet" href="${ASSET_PATHS.style}">

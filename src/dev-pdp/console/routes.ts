@@ -50,7 +50,7 @@ function headers(type: string, length: number): Record<string, string> {
     'content-security-policy': CONSOLE_CSP,
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer',
+    'referrer-policy': 'same-origin',
     'cross-origin-opener-policy': 'same-origin',
     'cross-origin-resource-policy': 'same-origin',
   };
