@@ -29,8 +29,15 @@ Options:
   --port N          TCP port, 0 for any free port (default 8787)
   --api-key KEY     require "authorization: Bearer KEY" (default: env PDP_API_KEY, else none)
   --reviewer-key-env VAR
-                    read the reviewer key of POST /api/escalations/{id} from env VAR
-                    (default: env PDP_REVIEWER_KEY); it must differ from the API key
+                    read the reviewer key from env VAR (default: env PDP_REVIEWER_KEY); it
+                    signs in to the reviewer console at /console and authorizes
+                    POST /api/escalations/{id}; it must differ from the API key
+  --approval-ttl SEC
+                    how long an approval waits for its identical call (default 900)
+  --escalation-ttl SEC
+                    an escalation not resolved in time is denied (default 3600)
+  --notify URL      POST { escalationId, agentId, session, tool, reason, consoleUrl } to URL
+                    when an escalation opens (best effort, within 3 s)
   --evidence FILE   also write the evidence log as JSON Lines to FILE (new or empty)
   --audience AUD    the permits' aud claim (default agent-pep)
   --ttl SEC         permit lifetime in seconds, 1-300 (default 60)
@@ -40,8 +47,8 @@ Options:
 
 Environment:
   PDP_API_KEY       the API key, when --api-key is not given
-  PDP_REVIEWER_KEY  the reviewer key of POST /api/escalations/{id}; without one that endpoint
-                    answers 404 (an agent can never approve its own escalation)
+  PDP_REVIEWER_KEY  the reviewer key (console and POST /api/escalations/{id}); without one both
+                    answer 404 (an agent can never approve its own escalation)
 `;
 
 const COMMAND = 'dev-pdp';
@@ -61,6 +68,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       port: { type: 'string' },
       'api-key': { type: 'string' },
       'reviewer-key-env': { type: 'string' },
+      'approval-ttl': { type: 'string' },
+      'escalation-ttl': { type: 'string' },
+      notify: { type: 'string' },
       evidence: { type: 'string' },
       audience: { type: 'string' },
       ttl: { type: 'string' },
@@ -75,12 +85,16 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   }
   let port: number | undefined;
   let ttl: number | undefined;
+  let approvalTtl: number | undefined;
+  let escalationTtl: number | undefined;
   let policyPath: string;
   try {
     if (values.policy === undefined) throw new UsageError('--policy FILE is required');
     policyPath = values.policy;
     port = integerFlag(values.port, 'port', 0, 65535);
     ttl = integerFlag(values.ttl, 'ttl', 1, 300);
+    approvalTtl = integerFlag(values['approval-ttl'], 'approval-ttl', 1, 604_800);
+    escalationTtl = integerFlag(values['escalation-ttl'], 'escalation-ttl', 1, 604_800);
   } catch (error) {
     usageExit(COMMAND, (error as Error).message);
   }
@@ -119,13 +133,20 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       host: values.host ?? '127.0.0.1',
       port: port ?? 8787,
       ...(apiKey !== undefined ? { apiKey } : {}),
-      ...(reviewerApiKey !== undefined ? { reviewerApiKey } : {}),
+      ...(reviewerApiKey !== undefined ? { reviewerApiKey, console: true } : {}),
+      ...(approvalTtl !== undefined ? { approvalTtlSec: approvalTtl } : {}),
+      ...(escalationTtl !== undefined ? { escalationTtlSec: escalationTtl } : {}),
+      ...(values.notify !== undefined ? { notifyUrl: values.notify } : {}),
       ...(values.evidence !== undefined ? { evidencePath: values.evidence } : {}),
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
       ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
       ...(values.key !== undefined ? { key: values.key } : {}),
       onDecision: (record) => {
         if (quiet) return;
+        if (record.stage === 'review') {
+          io.stdout.write(`${record.seq} review ${record.outcome} ${record.escalationId} by ${record.by}\n`);
+          return;
+        }
         const what = record.tool !== undefined ? ` ${record.tool}` : '';
         const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
         const simulated = record.simulated ? ' (simulated)' : '';
@@ -154,6 +175,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   io.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
   io.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);
   io.stdout.write(`issuer: ${pdp.issuer}  audience: ${pdp.audience}  kid: ${pdp.kid}\n`);
+  if (reviewerApiKey !== undefined) io.stdout.write(`reviewer console: ${pdp.url}/console\n`);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;

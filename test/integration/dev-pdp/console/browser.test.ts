@@ -83,7 +83,7 @@ function refundTool(pep: Pep) {
   return { runs, call };
 }
 
-describe.skipIf(skip !== undefined)('the reviewer console in Chromium', () => {
+describe.skipIf(skip !== undefined)('the reviewer console in Chromium', { timeout: 90_000 }, () => {
   it('signs in with the reviewer key: an HttpOnly, SameSite=Strict session cookie, and the console', async () => {
     const { pdp, context } = await setUp();
     const page = await context.newPage();
