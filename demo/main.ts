@@ -7,6 +7,7 @@
  *   npm run demo -- --verbose             also one line per case
  *   npm run demo -- --policy FILE         replay with another policy
  *   npm run demo --silent -- --json       the result as JSON on stdout
+ *   npm run demo -- --review              then hold the escalated calls in the reviewer console
  *
  * Exit code: 0 when every fail-closed check held, 1 when one failed, 2 for bad usage, corpus or policy.
  * Policy misses (an attack let through, a benign case stopped) do not change the exit code.
@@ -14,8 +15,9 @@
  */
 import { pathToFileURL } from 'node:url';
 import { CorpusError } from './corpus.js';
-import { type CaseRow, PolicyFileError, runDemo } from './replay.js';
+import { type CaseRow, type DemoResult, PolicyFileError, runDemo } from './replay.js';
 import { failClosedText, progressText, summaryText, tableHeader, tableRow } from './report.js';
+import { type HeldForReview, holdForReview } from './review.js';
 
 export const USAGE = `usage: npm run demo -- [--verbose | --quiet | --json] [--policy FILE] [--corpus FILE]
 
@@ -26,6 +28,8 @@ export const USAGE = `usage: npm run demo -- [--verbose | --quiet | --json] [--p
                   default demo/policy.json
   --corpus FILE   replay FILE (JSON Lines, the format of demo/agent-traffic.jsonl, see demo/CORPUS.md)
   --sample N      replay a deterministic sample of N cases that spans every stage and label
+  --review        after the replay, keep the dev PDP up with its reviewer console, hold the
+                  escalated calls there, and run each call a person approves once (Ctrl-C stops)
   --progress      show the progress line on stderr even when it is not a terminal
   --no-progress   never show it (default: shown when stderr is a terminal, without --json or --quiet)
   --help          show this help`;
@@ -38,6 +42,7 @@ export interface DemoArgs {
   /** true/false when forced by a flag, undefined to decide by the terminal. */
   progress: boolean | undefined;
   help: boolean;
+  review?: boolean;
   corpus?: string;
   policy?: string;
   sample?: number;
@@ -60,6 +65,9 @@ export function parseArgs(argv: readonly string[]): DemoArgs | { error: string }
       case '--verbose':
       case '-v':
         opts.verbose = true;
+        break;
+      case '--review':
+        opts.review = true;
         break;
       case '--progress':
         opts.progress = true;
@@ -152,6 +160,7 @@ export async function runCli(argv: readonly string[], io: DemoIo): Promise<numbe
         progress?.onCase(done, total, row);
       },
       onReplayed: () => progress?.onReplayed(),
+      ...(opts.review === true ? { review: (done, held) => review(done, held, io, rows, opts.json) } : {}),
     });
   } catch (error) {
     progress?.clear();
@@ -162,14 +171,37 @@ export async function runCli(argv: readonly string[], io: DemoIo): Promise<numbe
     throw error;
   }
   progress?.clear();
-  if (opts.json) {
-    io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  } else {
-    io.stdout.write(`${summaryText(result)}\n\n`);
-    if (rows.length > 0) io.stdout.write(`${tableHeader()}\n${rows.map(tableRow).join('\n')}\n\n`);
-    io.stdout.write(`${failClosedText(result)}\n`);
-  }
+  if (opts.review !== true) report(result, io, rows, opts.json);
   return result.failClosed.every((c) => c.passed) ? 0 : 1;
+}
+
+function report(result: DemoResult, io: DemoIo, rows: CaseRow[], json: boolean): void {
+  if (json) {
+    io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return;
+  }
+  io.stdout.write(`${summaryText(result)}\n\n`);
+  if (rows.length > 0) io.stdout.write(`${tableHeader()}\n${rows.map(tableRow).join('\n')}\n\n`);
+  io.stdout.write(`${failClosedText(result)}\n`);
+  const held = result.cases.filter((c) => c.verdict === 'ESCALATE').length;
+  if (held > 0 && !json) {
+    io.stdout.write(
+      `\n${held} cases were held for review (ESCALATE): npm run demo -- --review approves them in the reviewer console.\n`,
+    );
+  }
+}
+
+/** --review: the report first, then the held calls wait in the console until resolved or Ctrl-C. */
+async function review(result: DemoResult, held: HeldForReview, io: DemoIo, rows: CaseRow[], json: boolean) {
+  report(result, io, rows, json);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  try {
+    await holdForReview(held, io.stdout, stop.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+  }
 }
 
 // `node build/demo/main.js` (what `npm run demo` runs).
