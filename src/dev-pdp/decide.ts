@@ -86,13 +86,17 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
       transformedContent = undefined;
       transformedArgs = undefined;
     } else {
-      escalationId = ctx.escalations.open(subject, {
-        requestId: request.requestId,
-        latches: evaluation.latches,
-        ...(reason !== undefined ? { reason } : {}),
-        ...(request.args !== undefined ? { args: request.args } : {}),
-        ...(request.content !== undefined ? { content: request.content } : {}),
-      });
+      escalationId = ctx.escalations.open(
+        subject,
+        {
+          requestId: request.requestId,
+          latches: evaluation.latches,
+          ...(reason !== undefined ? { reason } : {}),
+          ...(request.args !== undefined ? { args: request.args } : {}),
+          ...(request.content !== undefined ? { content: request.content } : {}),
+        },
+        request.simulated,
+      );
     }
   }
   if (verdict !== 'WARN') {

@@ -119,10 +119,14 @@ export class EscalationBook {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Opens a review for this subject and returns its fresh id. */
-  open(subject: EscalationSubject, details: EscalationDetails): string {
-    this.sweep();
+  /**
+   * Opens a review for this subject and returns its fresh id. A simulated request gets an id too, but
+   * nothing is held for it (no reviewer sees a dry run, and its id resolves nothing).
+   */
+  open(subject: EscalationSubject, details: EscalationDetails, simulated = false): string {
     const id = randomId('esc_');
+    if (simulated) return id;
+    this.sweep();
     const escalation: PendingEscalation = { id, subject, openedAt: this.#now(), ...details };
     this.#open.set(id, escalation);
     contained(this.#options.onOpen, escalation);
