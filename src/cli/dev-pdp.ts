@@ -5,7 +5,7 @@
  * @internal
  */
 import { readFile, stat } from 'node:fs/promises';
-import { InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
+import { type EvidenceRecord, InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
 import type { CliIo } from './io.js';
 import {
   EXIT,
@@ -52,6 +52,16 @@ Environment:
 `;
 
 const COMMAND = 'dev-pdp';
+
+/** One line per evidence record (decisions and reviews), never content or args. */
+function recordLine(record: EvidenceRecord): string {
+  if (record.stage === 'review')
+    return `${record.seq} review ${record.outcome} ${record.escalationId} by ${record.by}\n`;
+  const what = record.tool !== undefined ? ` ${record.tool}` : '';
+  const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
+  const simulated = record.simulated ? ' (simulated)' : '';
+  return `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${record.decisionId}\n`;
+}
 
 /**
  * Runs the command; resolves with 0 once the server is up (the process then lives until SIGINT or
@@ -141,19 +151,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
       ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
       ...(values.key !== undefined ? { key: values.key } : {}),
-      onDecision: (record) => {
-        if (quiet) return;
-        if (record.stage === 'review') {
-          io.stdout.write(`${record.seq} review ${record.outcome} ${record.escalationId} by ${record.by}\n`);
-          return;
-        }
-        const what = record.tool !== undefined ? ` ${record.tool}` : '';
-        const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
-        const simulated = record.simulated ? ' (simulated)' : '';
-        io.stdout.write(
-          `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${record.decisionId}\n`,
-        );
-      },
+      ...(quiet ? {} : { onDecision: (record: EvidenceRecord) => void io.stdout.write(recordLine(record)) }),
     });
   } catch (error) {
     if (error instanceof InvalidPolicyError) {

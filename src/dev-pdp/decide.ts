@@ -7,7 +7,7 @@
 import type { Stage, Verdict } from '../decision.js';
 import type { EvidenceRecord } from '../evidence/record.js';
 import { referenceActionHash } from '../permit/hash.js';
-import type { EscalationBook, EscalationSubject } from './escalations.js';
+import type { EscalationBook, EscalationDetails, EscalationSubject } from './escalations.js';
 import { evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
 import type { CompiledPolicy } from './policy.js';
@@ -86,17 +86,8 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
       transformedContent = undefined;
       transformedArgs = undefined;
     } else {
-      escalationId = ctx.escalations.open(
-        subject,
-        {
-          requestId: request.requestId,
-          latches: evaluation.latches,
-          ...(reason !== undefined ? { reason } : {}),
-          ...(request.args !== undefined ? { args: request.args } : {}),
-          ...(request.content !== undefined ? { content: request.content } : {}),
-        },
-        request.simulated,
-      );
+      const details = heldDetails(request, evaluation.latches, reason);
+      escalationId = ctx.escalations.open(subject, details, request.simulated);
     }
   }
   if (verdict !== 'WARN') {
@@ -158,6 +149,15 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
   if (transformedArgs !== undefined && request.stage === 'action') decision.transformedArgs = transformedArgs;
   if (escalationId !== undefined) decision.escalationId = escalationId;
   return decision;
+}
+
+/** What a reviewer sees of a held request. */
+function heldDetails(request: DecisionRequest, latches: string[], reason: string | undefined): EscalationDetails {
+  const details: EscalationDetails = { requestId: request.requestId, latches };
+  if (reason !== undefined) details.reason = reason;
+  if (request.args !== undefined) details.args = request.args;
+  if (request.content !== undefined) details.content = request.content;
+  return details;
 }
 
 /** The args an approved escalation runs with: those of the `setArgs` latches that engaged, if any. */

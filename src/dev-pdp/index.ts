@@ -8,12 +8,12 @@
 import type { AddressInfo } from 'node:net';
 import type { JSONWebKeySet } from 'jose';
 import type { EvidenceRecord } from '../evidence/record.js';
-import { createConsole } from './console/routes.js';
+import { type ConsoleDeps, type ConsoleHandler, createConsole } from './console/routes.js';
 import type { EscalationResolution } from './escalations.js';
 import { EvidenceLog } from './evidence.js';
 import { type Fault, validateFault } from './faults.js';
 import { refusalLogger } from './log.js';
-import { type DevPdpOptions, resolveDevPdpOptions } from './options.js';
+import { type DevPdpOptions, type ResolvedDevPdpOptions, resolveDevPdpOptions } from './options.js';
 import { compilePolicy } from './policy.js';
 import { reviewing } from './review.js';
 import { createPdpServer } from './server.js';
@@ -57,7 +57,8 @@ export interface DevPdp {
   setFault(fault: Fault | null): void;
   /**
    * Resolves an open escalation: the next identical request (same agent, session, tool and
-   * `act_hash`) gets a one-time ALLOW with a permit (`approve`) or a BLOCK (`deny`).
+   * `act_hash`) within `approvalTtlSec` gets a one-time ALLOW with a permit (`approve`) or a BLOCK
+   * (`deny`). The resolution is appended to the evidence log (`stage: "review"`, `by: "process"`).
    * @throws EscalationError `escalation_not_found` for an unknown id, `escalation_already_resolved` for a second resolution
    */
   resolveEscalation(id: string, resolution: EscalationResolution): void;
@@ -65,11 +66,22 @@ export interface DevPdp {
   close(): Promise<void>;
 }
 
+/** The reviewer console, when there is a reviewer key and it is not turned off. */
+function consoleOf(
+  o: ResolvedDevPdpOptions,
+  deps: Omit<ConsoleDeps, 'reviewerApiKey' | 'apiKey'>,
+): ConsoleHandler | undefined {
+  if (!o.console || o.reviewerApiKey === undefined) return undefined;
+  return createConsole({ ...deps, reviewerApiKey: o.reviewerApiKey, apiKey: o.apiKey });
+}
+
 /**
  * Starts the local reference PDP.
  *
- * @param options - `{ policy, host?, port?, apiKey?, reviewerApiKey?, audience?, permitTtlSec?, evidencePath?, key?,
- *   maxBodyBytes?, headersTimeoutMs?, requestTimeoutMs?, keepAliveTimeoutMs?, onDecision?, log? }`
+ * @param options - `{ policy, host?, port?, apiKey?, reviewerApiKey?, console?, approvalTtlSec?, escalationTtlSec?,
+ *   notifyUrl?, audience?, permitTtlSec?, evidencePath?, key?, maxBodyBytes?, headersTimeoutMs?, requestTimeoutMs?,
+ *   keepAliveTimeoutMs?, onDecision?, log? }`; with a `reviewerApiKey` the reviewer console is served at
+ *   `/console` (docs/dev-pdp.md, "The reviewer console")
  * @returns the running PDP: `url`, `jwksUrl`, `issuer`, `evidence()`, `setFault()`, `resolveEscalation()`, `close()`
  * @throws InvalidPolicyError (a TypeError, `option` = 'policy') listing every problem of an invalid
  *   policy by path, latch id and reason
@@ -117,17 +129,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     fault: () => fault,
     apiKey: o.apiKey,
     reviewerApiKey: o.reviewerApiKey,
-    console:
-      o.console && o.reviewerApiKey !== undefined
-        ? createConsole({
-            reviewerApiKey: o.reviewerApiKey,
-            apiKey: o.apiKey,
-            escalations,
-            evidence,
-            keys: key.jwks as JSONWebKeySet,
-            log,
-          })
-        : undefined,
+    console: consoleOf(o, { escalations, evidence, keys: key.jwks as JSONWebKeySet, log }),
     onDecision: o.onDecision,
     log,
   });

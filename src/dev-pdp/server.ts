@@ -71,6 +71,16 @@ const DECISION_ROUTES: ReadonlySet<string> = new Set([
   AUTHZEN_PATHS.evaluations,
 ]);
 
+/** The body of `POST /api/escalations/{id}`: `{ resolution: 'approve' | 'deny', note? }`. */
+function resolutionOf(body: Record<string, unknown>): { resolution: 'approve' | 'deny'; note: string | undefined } {
+  const { resolution, note } = body;
+  if (resolution !== 'approve' && resolution !== 'deny') throw badRequest('resolution must be "approve" or "deny"');
+  if (note !== undefined && (typeof note !== 'string' || note.length > DEV_PDP_DEFAULTS.consoleNoteLength)) {
+    throw badRequest(`note must be a string of at most ${DEV_PDP_DEFAULTS.consoleNoteLength} characters`);
+  }
+  return { resolution, note };
+}
+
 /** Creates the server; the caller listens. @internal */
 export function createPdpServer(config: ServerConfig): PdpServer {
   const sockets = new Set<Socket>();
@@ -173,12 +183,7 @@ export function createPdpServer(config: ServerConfig): PdpServer {
     if (reviewerKey === undefined) throw new HttpError(404, 'not_found', 'no such endpoint');
     if (!reviewerKey(req)) throw new HttpError(401, 'unauthorized', 'a valid reviewer key is required');
     const body = await readJsonObject(req, DEV_PDP_DEFAULTS.escalationBodyBytes);
-    const resolution = body.resolution;
-    if (resolution !== 'approve' && resolution !== 'deny') throw badRequest('resolution must be "approve" or "deny"');
-    const note = body.note;
-    if (note !== undefined && (typeof note !== 'string' || note.length > DEV_PDP_DEFAULTS.consoleNoteLength)) {
-      throw badRequest(`note must be a string of at most ${DEV_PDP_DEFAULTS.consoleNoteLength} characters`);
-    }
+    const { resolution, note } = resolutionOf(body);
     try {
       config.escalations.resolve(id, resolution, 'api', note);
     } catch (error) {

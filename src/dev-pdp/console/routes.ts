@@ -93,38 +93,83 @@ function field(form: URLSearchParams, name: string): string | undefined {
 
 /** Makes the console for a PDP with a reviewer key. @internal */
 export function createConsole(deps: ConsoleDeps): ConsoleHandler {
-  const auth = new ConsoleAuth(deps.reviewerApiKey, deps.apiKey, {
-    attempts: DEV_PDP_DEFAULTS.consoleSignInAttempts,
-    windowMs: DEV_PDP_DEFAULTS.consoleSignInWindowMs,
-    idleMs: DEV_PDP_DEFAULTS.consoleSessionIdleMs,
-  });
-  const check = new EvidenceCheck(deps.evidence, deps.keys);
-  const maxAgeSec = Math.floor(DEV_PDP_DEFAULTS.consoleSessionIdleMs / 1000);
+  const routes = new ConsoleRoutes(deps);
+  return {
+    async handle(req, res, path) {
+      try {
+        await routes.route(req, res, path);
+      } catch (error) {
+        if (!req.complete) req.resume();
+        const e = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal error');
+        routes.refuse(req, res, e.status, e.code, e.message);
+      }
+    },
+  };
+}
 
-  function refuse(req: IncomingMessage, res: ServerResponse, status: number, code: DevPdpErrorCode, message: string) {
-    deps.log({ status, code, method: req.method ?? '?', route: routeOf(req) });
+/** The console's routes, one method each. */
+class ConsoleRoutes {
+  readonly #deps: ConsoleDeps;
+  readonly #auth: ConsoleAuth;
+  readonly #check: EvidenceCheck;
+  readonly #maxAgeSec = Math.floor(DEV_PDP_DEFAULTS.consoleSessionIdleMs / 1000);
+
+  constructor(deps: ConsoleDeps) {
+    this.#deps = deps;
+    this.#auth = new ConsoleAuth(deps.reviewerApiKey, deps.apiKey, {
+      attempts: DEV_PDP_DEFAULTS.consoleSignInAttempts,
+      windowMs: DEV_PDP_DEFAULTS.consoleSignInWindowMs,
+      idleMs: DEV_PDP_DEFAULTS.consoleSessionIdleMs,
+    });
+    this.#check = new EvidenceCheck(deps.evidence, deps.keys);
+  }
+
+  async route(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const method = req.method ?? '';
+    const isGet = method === 'GET' || method === 'HEAD';
+    if (isGet && (path === '/console' || path === '/console/')) return this.#page(req, res);
+    if (isGet && path === ASSET_PATHS.script) return reply(res, 200, 'text/javascript; charset=utf-8', CONSOLE_SCRIPT);
+    if (isGet && path === ASSET_PATHS.style) return reply(res, 200, 'text/css; charset=utf-8', CONSOLE_STYLE);
+    if (method === 'POST' && path === '/console/sign-in') return this.#signIn(req, res);
+    if (method === 'POST' && path === '/console/sign-out') return this.#signOut(req, res);
+    const match = ESCALATION_PATH.exec(path);
+    if (method === 'POST' && match?.[1] !== undefined) return this.#resolve(req, res, match[1]);
+    req.resume();
+    this.refuse(req, res, 404, 'not_found', 'There is no such page.');
+  }
+
+  /** Logs a refusal and answers it (JSON when the script asked, else a page). */
+  refuse(req: IncomingMessage, res: ServerResponse, status: number, code: DevPdpErrorCode, message: string): void {
+    this.#deps.log({ status, code, method: req.method ?? '?', route: routeOf(req) });
     if (wantsJson(req)) reply(res, status, 'application/json; charset=utf-8', JSON.stringify({ code, message }));
     else reply(res, status, HTML_TYPE, messagePage(status === 403 ? 'Refused' : 'Not done', message));
   }
 
+  async #page(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const session = this.#auth.session(sessionIdOf(req));
+    if (session === undefined || !session.signedIn) return this.#showSignIn(req, res, 200);
+    const url = new URL(req.url ?? '/console', 'http://localhost');
+    reply(res, 200, HTML_TYPE, consolePage(await this.#view(session, url)));
+  }
+
   /** The sign-in page, with a visitor session (and its cookie) when the request has none. */
-  function showSignIn(req: IncomingMessage, res: ServerResponse, status: number, error?: string, retry?: number) {
-    let session = auth.session(sessionIdOf(req));
+  #showSignIn(req: IncomingMessage, res: ServerResponse, status: number, error?: string, retry?: number): void {
+    let session = this.#auth.session(sessionIdOf(req));
     const extra: Record<string, string> = {};
     if (session === undefined || session.signedIn) {
-      session = auth.visitor();
-      extra['set-cookie'] = sessionCookie(session.id, isHttps(req), maxAgeSec);
+      session = this.#auth.visitor();
+      extra['set-cookie'] = sessionCookie(session.id, isHttps(req), this.#maxAgeSec);
     }
     if (retry !== undefined) extra['retry-after'] = String(retry);
     reply(res, status, HTML_TYPE, signInPage(session.csrf, error), extra);
   }
 
-  async function view(session: ConsoleSession, url: URL): Promise<ConsoleView> {
+  async #view(session: ConsoleSession, url: URL): Promise<ConsoleView> {
     const verdictParam = url.searchParams.get('verdict') ?? '';
     const verdict = VERDICT_FILTERS.includes(verdictParam) ? verdictParam : '';
     const sessionFilter = (url.searchParams.get('session') ?? '').slice(0, 200);
-    const log = deps.evidence;
-    const pending = deps.escalations.pending().map((p) => ({
+    const log = this.#deps.evidence;
+    const pending = this.#deps.escalations.pending().map((p) => ({
       ...p,
       history: log.latest(
         (r) =>
@@ -143,34 +188,35 @@ export function createConsole(deps: ConsoleDeps): ConsoleHandler {
         (sessionFilter === '' || r.session === sessionFilter),
       DEV_PDP_DEFAULTS.consoleRecentDecisions,
     );
-    const done = url.searchParams.get('done');
-    const id = url.searchParams.get('id') ?? '';
-    const result: ConsoleView = {
+    const view: ConsoleView = {
       csrf: session.csrf,
       now: Date.now(),
       pending,
       decisions,
       reviews: log.latest((r) => r.stage === 'review', 20),
-      evidence: await check.status(),
+      evidence: await this.#check.status(),
       filter: { verdict, session: sessionFilter },
     };
+    const done = url.searchParams.get('done');
+    const id = url.searchParams.get('id') ?? '';
     if ((done === 'approve' || done === 'deny') && /^esc_[A-Za-z0-9_-]{1,200}$/.test(id)) {
-      result.flash = `${done === 'approve' ? 'Approved' : 'Denied'} ${id}.`;
+      view.flash = `${done === 'approve' ? 'Approved' : 'Denied'} ${id}.`;
     }
-    return result;
+    return view;
   }
 
-  async function signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async #signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const form = await readForm(req);
-    const session = auth.session(sessionIdOf(req));
+    const session = this.#auth.session(sessionIdOf(req));
     if (session === undefined || !csrfPasses(req, form, session.csrf)) {
-      deps.log({ status: 403, code: 'forbidden', method: 'POST', route: '/console/sign-in' });
-      return showSignIn(req, res, 403, 'The sign-in form expired or did not come from this console; try again.');
+      this.#deps.log({ status: 403, code: 'forbidden', method: 'POST', route: '/console/sign-in' });
+      return this.#showSignIn(req, res, 403, 'The sign-in form expired or did not come from this console; try again.');
     }
     const client = req.socket.remoteAddress ?? '?';
-    const result = auth.signIn(client, session.id, field(form, 'key') ?? '');
+    const result = this.#auth.signIn(client, session.id, field(form, 'key') ?? '');
     if (result.ok) {
-      return redirect(res, '/console', { 'set-cookie': sessionCookie(result.session.id, isHttps(req), maxAgeSec) });
+      const cookie = sessionCookie(result.session.id, isHttps(req), this.#maxAgeSec);
+      return redirect(res, '/console', { 'set-cookie': cookie });
     }
     const [status, code, message] =
       result.why === 'rate_limited'
@@ -178,89 +224,60 @@ export function createConsole(deps: ConsoleDeps): ConsoleHandler {
         : result.why === 'agent_key'
           ? ([401, 'unauthorized', "That is the agent's API key; only the reviewer key signs in."] as const)
           : ([401, 'unauthorized', 'That key does not sign in.'] as const);
-    deps.log({ status, code, method: 'POST', route: '/console/sign-in' });
-    showSignIn(req, res, status, message, result.retryAfterSec);
+    this.#deps.log({ status, code, method: 'POST', route: '/console/sign-in' });
+    this.#showSignIn(req, res, status, message, result.retryAfterSec);
+  }
+
+  async #signOut(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const ok = await this.#authorized(req, res);
+    if (ok === undefined) return;
+    this.#auth.signOut(ok.session.id);
+    redirect(res, '/console', { 'set-cookie': sessionCookie(undefined, isHttps(req), 0) });
   }
 
   /** The signed-in session of a form post whose CSRF token passes; else refuses and returns undefined. */
-  async function authorized(
+  async #authorized(
     req: IncomingMessage,
     res: ServerResponse,
   ): Promise<{ session: ConsoleSession; form: URLSearchParams } | undefined> {
-    const session = auth.session(sessionIdOf(req));
+    const session = this.#auth.session(sessionIdOf(req));
     if (session === undefined || !session.signedIn) {
       req.resume();
-      refuse(req, res, 401, 'unauthorized', 'Sign in to the console first.');
+      this.refuse(req, res, 401, 'unauthorized', 'Sign in to the console first.');
       return undefined;
     }
     const form = await readForm(req);
     if (!csrfPasses(req, form, session.csrf)) {
-      refuse(req, res, 403, 'forbidden', 'The request did not carry this session’s CSRF token.');
+      this.refuse(req, res, 403, 'forbidden', 'The request did not carry this session’s CSRF token.');
       return undefined;
     }
     return { session, form };
   }
 
-  async function resolve(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
-    const ok = await authorized(req, res);
+  async #resolve(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
+    const ok = await this.#authorized(req, res);
     if (ok === undefined) return;
     const resolution = field(ok.form, 'resolution');
     const note = (field(ok.form, 'note') ?? '').trim();
+    const maxNote = DEV_PDP_DEFAULTS.consoleNoteLength;
     if (resolution !== 'approve' && resolution !== 'deny') {
-      return refuse(req, res, 400, 'bad_request', 'resolution must be approve or deny');
+      return this.refuse(req, res, 400, 'bad_request', 'resolution must be approve or deny');
     }
-    if (note.length > DEV_PDP_DEFAULTS.consoleNoteLength) {
-      return refuse(req, res, 400, 'bad_request', `a note is at most ${DEV_PDP_DEFAULTS.consoleNoteLength} characters`);
-    }
+    if (note.length > maxNote)
+      return this.refuse(req, res, 400, 'bad_request', `a note is at most ${maxNote} characters`);
     try {
-      deps.escalations.resolve(id, resolution, 'console', note === '' ? undefined : note);
+      this.#deps.escalations.resolve(id, resolution, 'console', note === '' ? undefined : note);
     } catch (error) {
       if (error instanceof EscalationError && error.code === 'escalation_already_resolved') {
-        return refuse(req, res, 409, error.code, 'This escalation was already resolved (or it expired).');
+        return this.refuse(req, res, 409, error.code, 'This escalation was already resolved (or it expired).');
       }
-      return refuse(req, res, 404, 'escalation_not_found', 'There is no such escalation.');
+      return this.refuse(req, res, 404, 'escalation_not_found', 'There is no such escalation.');
     }
     if (wantsJson(req)) {
       return reply(res, 200, 'application/json; charset=utf-8', JSON.stringify({ escalationId: id, resolution }));
     }
     redirect(res, `/console?done=${resolution}&id=${id}`);
   }
-
-  async function route(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    const method = req.method ?? '';
-    const isGet = method === 'GET' || method === 'HEAD';
-    if (isGet && (path === '/console' || path === '/console/')) {
-      const session = auth.session(sessionIdOf(req));
-      if (session === undefined || !session.signedIn) return showSignIn(req, res, 200);
-      const url = new URL(req.url ?? '/console', 'http://localhost');
-      return reply(res, 200, HTML_TYPE, consolePage(await view(session, url)));
-    }
-    if (isGet && path === ASSET_PATHS.script) return reply(res, 200, 'text/javascript; charset=utf-8', CONSOLE_SCRIPT);
-    if (isGet && path === ASSET_PATHS.style) return reply(res, 200, 'text/css; charset=utf-8', CONSOLE_STYLE);
-    if (method === 'POST' && path === '/console/sign-in') return signIn(req, res);
-    if (method === 'POST' && path === '/console/sign-out') {
-      const ok = await authorized(req, res);
-      if (ok === undefined) return;
-      auth.signOut(ok.session.id);
-      return redirect(res, '/console', { 'set-cookie': sessionCookie(undefined, isHttps(req), 0) });
-    }
-    const match = ESCALATION_PATH.exec(path);
-    if (method === 'POST' && match?.[1] !== undefined) return resolve(req, res, match[1]);
-    req.resume();
-    refuse(req, res, 404, 'not_found', 'There is no such page.');
-  }
-
-  return {
-    async handle(req, res, path) {
-      try {
-        await route(req, res, path);
-      } catch (error) {
-        if (!req.complete) req.resume();
-        const e = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal error');
-        refuse(req, res, e.status, e.code, e.message);
-      }
-    },
-  };
 }
 
 /** The route named in a log line: a known console path, never the raw URL. */
