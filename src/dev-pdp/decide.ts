@@ -87,7 +87,7 @@ export async function decide(ctx: DecideContext, request: DecisionRequest): Prom
       transformedArgs = undefined;
     } else {
       const details = heldDetails(request, evaluation.latches, reason);
-      escalationId = ctx.escalations.open(subject, details, request.simulated);
+      escalationId = ctx.escalations.open(subject, details);
     }
   }
   if (verdict !== 'WARN') {

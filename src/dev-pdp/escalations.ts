@@ -120,12 +120,11 @@ export class EscalationBook {
   }
 
   /**
-   * Opens a review for this subject and returns its fresh id. A simulated request gets an id too, but
-   * nothing is held for it (no reviewer sees a dry run, and its id resolves nothing).
+   * Opens a review for this subject and returns its fresh id (a simulated request opens one too: an
+   * adapter asks first with a simulated request and resumes the call once it is approved).
    */
-  open(subject: EscalationSubject, details: EscalationDetails, simulated = false): string {
+  open(subject: EscalationSubject, details: EscalationDetails): string {
     const id = randomId('esc_');
-    if (simulated) return id;
     this.sweep();
     const escalation: PendingEscalation = { id, subject, openedAt: this.#now(), ...details };
     this.#open.set(id, escalation);

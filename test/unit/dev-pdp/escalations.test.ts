@@ -71,16 +71,6 @@ describe('EscalationBook', () => {
     expect(() => b.resolve('esc_nope', 'deny')).toThrow(expect.objectContaining({ code: 'escalation_not_found' }));
   });
 
-  it('a simulated request gets an id, but nothing is held for a reviewer (no pending entry, no notice)', () => {
-    const opened: string[] = [];
-    const b = new EscalationBook({ approvalTtlMs: 1000, escalationTtlMs: 1000, onOpen: (e) => opened.push(e.id) });
-    const id = b.open(SUBJECT, DETAILS, true);
-    expect(id).toMatch(/^esc_/);
-    expect(b.pending()).toEqual([]);
-    expect(opened).toEqual([]);
-    expect(() => b.resolve(id, 'approve')).toThrow(expect.objectContaining({ code: 'escalation_not_found' }));
-  });
-
   it('an observer that throws changes nothing', () => {
     const b = new EscalationBook({
       approvalTtlMs: 1000,
