@@ -30,6 +30,7 @@ describe('package.json', () => {
       'canonicalize',
       'content-type',
       'jose',
+      'lru-cache',
       'p-retry',
       're2js',
       'undici',
