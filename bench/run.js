@@ -474,6 +474,59 @@ async function benchBatch(stub, ap, pepWhy, profile, rows, log) {
   }
 }
 
+const VISIBLE_SIZE = 50;
+/** Fifty tool names, as an agent's tool list. */
+const VISIBLE_NAMES = Object.freeze(Array.from({ length: VISIBLE_SIZE }, (_, i) => `${TOOL}_${i}`));
+
+/**
+ * `visibleTools` of 50 tools against 50 single simulated `authorizeAction` calls (what an adapter would
+ * do without it), over AuthZEN at c16: tools decided per second (issue 27).
+ */
+async function benchVisibility(stub, ap, pepWhy, profile, rows, log) {
+  const names = [
+    `agent-pep visibleTools (${VISIBLE_SIZE} tools, authzen)`,
+    `agent-pep ${VISIBLE_SIZE} x authorizeAction simulated (authzen)`,
+  ];
+  if (pepWhy) {
+    for (const name of names) rows.push(skippedRow('batch', name, BATCH_CONCURRENCY, pepWhy));
+    return;
+  }
+  const visPep = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
+  const singlePep = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
+  const clients = [
+    { name: names[0], call: async () => (await visPep.visibleTools(VISIBLE_NAMES)).length === VISIBLE_SIZE },
+    {
+      name: names[1],
+      call: async () =>
+        (await Promise.all(VISIBLE_NAMES.map((t) => singlePep.authorizeAction(t, {}, { simulated: true })))).every(
+          (d) => d.verdict !== 'BLOCK',
+        ),
+    },
+  ];
+  const cells = new Map(clients.map((c) => [c.name, createCell()]));
+  try {
+    log('visibility: warm-up');
+    for (const c of clients) await runBatch(c.call, BATCH_CONCURRENCY, profile.warmupMs, null);
+    for (let r = 0; r < profile.rounds; r++) {
+      log(`visibility: round ${r + 1}/${profile.rounds}`);
+      for (let i = 0; i < clients.length; i++) {
+        const c = clients[(i + r) % clients.length];
+        await runBatch(c.call, BATCH_CONCURRENCY, profile.batchMs, cells.get(c.name));
+      }
+    }
+  } finally {
+    await visPep.close();
+    await singlePep.close();
+  }
+  for (const c of clients) {
+    const cell = cells.get(c.name);
+    const row = rowOf('batch', c.name, BATCH_CONCURRENCY, cell);
+    row.calls_per_s = row.ops_per_s === null ? null : row.ops_per_s * VISIBLE_SIZE;
+    if (cell.errors > 0) row.note = `invalid answers: ${String(cell.lastError ?? 'wrong verdict')}`;
+    rows.push(row);
+  }
+}
+
 /** The same `input` check against a real Cerbos PDP: agent-pep over AuthZEN beside `@cerbos/http`. */
 async function benchCerbos(ap, pepWhy, profile, rows, log, cleanups) {
   const names = ['agent-pep checkInput (authzen, real Cerbos)', '@cerbos/http checkResource (real Cerbos)'];
@@ -982,6 +1035,11 @@ export function computeRatios(rows, memory) {
       find(rows, 'batch', `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
       find(rows, 'batch', `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
     ),
+    visibleTools_50_vs_singles_c16: div(
+      find(rows, 'batch', `agent-pep visibleTools (${VISIBLE_SIZE} tools, authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
+      find(rows, 'batch', `agent-pep ${VISIBLE_SIZE} x authorizeAction simulated (authzen)`, BATCH_CONCURRENCY)
+        ?.calls_per_s,
+    ),
     checkInput_authzen_vs_cerbos_http_real_cerbos_c16: div(
       find(rows, 'cerbos', 'agent-pep checkInput (authzen, real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
       find(rows, 'cerbos', '@cerbos/http checkResource (real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
@@ -1073,6 +1131,7 @@ export const TARGETS = {
   checkInput_authzen_ops_c64_vs_agent_pep: { op: 'info', value: 1 },
   authorizeAction_authzen_ops_c64_vs_agent_pep: { op: 'info', value: 1 },
   authorizeActions_8_calls_per_s_vs_8_singles_c16: { op: '>=', value: 4 },
+  visibleTools_50_vs_singles_c16: { op: '>=', value: 5 },
   checkInput_authzen_vs_cerbos_http_real_cerbos_c16: { op: '>=', value: 0.9 },
 };
 
@@ -1162,6 +1221,7 @@ export async function runBench({ profile, out = null, only, log = (s) => process
     if (pepWhy) log(`agent-pep rows skipped: ${pepWhy}`);
     if (runs('decisions')) await benchDecisions(stub, ap, pepWhy, profile, rows, log);
     if (runs('batch')) await benchBatch(stub, ap, pepWhy, profile, rows, log);
+    if (runs('batch')) await benchVisibility(stub, ap, pepWhy, profile, rows, log);
     if (runs('cerbos')) await benchCerbos(ap, pepWhy, profile, rows, log, cleanups);
     if (runs('verify')) await benchVerify(ap, profile, rows, log, cleanups);
     if (runs('failclosed')) await benchFailClosed(stub, ap, pepWhy, profile, rows, log);

@@ -34,6 +34,7 @@ export type Stage = (typeof STAGES)[number];
  * - `permit_invalid`: guard helpers: the permit failed verification before execution
  * - `simulated`: guard helpers: a simulated decision can never be enforced
  * - `interceptor_failed`: a local interceptor threw, answered nonsense, or was still pending at the deadline
+ * - `tool_changed`: an MCP tool whose definition differs from its pin, or that was not pinned (docs/visibility.md)
  */
 export type FailClosedCode =
   | 'pdp_unreachable'
@@ -45,7 +46,8 @@ export type FailClosedCode =
   | 'aborted'
   | 'permit_invalid'
   | 'simulated'
-  | 'interceptor_failed';
+  | 'interceptor_failed'
+  | 'tool_changed';
 
 /** Every {@link FailClosedCode}, for validation and documentation. */
 export const FAIL_CLOSED_CODES: readonly FailClosedCode[] = Object.freeze([
@@ -59,6 +61,7 @@ export const FAIL_CLOSED_CODES: readonly FailClosedCode[] = Object.freeze([
   'permit_invalid',
   'simulated',
   'interceptor_failed',
+  'tool_changed',
 ]);
 
 /** Details of a BLOCK the PEP synthesized itself. */

@@ -7,8 +7,6 @@
  * @packageDocumentation
  */
 
-export type { GuardedTool, GuardToolOptions, Pep, ToolExecutionContext } from './core/client.js';
-export { createPep } from './core/client.js';
 export type { AfterResult, BeforeResult, Interceptor, Step } from './core/interceptors.js';
 export type { FailClosedCode, PolicyDecision, Stage, SynthesizedInfo, TextStage, Verdict } from './decision.js';
 export { FAIL_CLOSED_CODES, STAGES, TEXT_STAGES, VERDICTS } from './decision.js';
@@ -37,6 +35,8 @@ export type {
   PermitsOptions,
 } from './options/pep.js';
 export { DEFAULTS } from './options/pep.js';
+export type { GuardedTool, GuardToolOptions, Pep, ToolExecutionContext, VisibleToolsOptions } from './pep.js';
+export { createPep } from './pep.js';
 export type { PermitClaims } from './permit/claims.js';
 export { actionHash } from './permit/hash.js';
 export { normalizeToolName } from './permit/normalize.js';

@@ -175,6 +175,18 @@ function statusOf(d: PolicyDecision, attempts: number): number | undefined {
   return s.code === 'ambiguous_decision' && attempts > 0 ? 200 : undefined;
 }
 
+/** Longest string attribute recorded, in characters (the longest tool name a request may carry). */
+const MAX_ATTRIBUTE_CHARS = 256;
+/** Most items of an array attribute recorded. */
+const MAX_ATTRIBUTE_ITEMS = 64;
+
+/** `s` cut to {@link MAX_ATTRIBUTE_CHARS} characters, never inside a surrogate pair. */
+export function capped(s: string): string {
+  if (s.length <= MAX_ATTRIBUTE_CHARS) return s;
+  const cut = s.slice(0, MAX_ATTRIBUTE_CHARS);
+  return cut.isWellFormed() ? cut : cut.slice(0, -1);
+}
+
 function safeTool(name: string | undefined): string | undefined {
   if (name === undefined) return undefined;
   try {
@@ -360,10 +372,11 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
       attrs['server.address'] = serverAddress;
       attrs['server.port'] = serverPort;
     }
-    if (d.decisionId !== undefined) attrs['pep.decision_id'] = d.decisionId;
-    if (d.latches !== undefined) attrs['pep.latches'] = [...d.latches];
-    if (d.interceptor !== undefined) attrs['pep.interceptor'] = d.interceptor;
-    if (tool !== undefined) attrs['gen_ai.tool.name'] = tool;
+    // Every attribute a caller, a model or the PDP chose is capped; a refused input records none.
+    if (d.decisionId !== undefined) attrs['pep.decision_id'] = capped(d.decisionId);
+    if (d.latches !== undefined) attrs['pep.latches'] = d.latches.slice(0, MAX_ATTRIBUTE_ITEMS).map(capped);
+    if (d.interceptor !== undefined) attrs['pep.interceptor'] = capped(d.interceptor);
+    if (tool !== undefined && d.synthesized?.code !== 'invalid_request') attrs['gen_ai.tool.name'] = capped(tool);
     const status = statusOf(d, attempts);
     if (status !== undefined) attrs['http.response.status_code'] = status;
     if (d.synthesized !== undefined) {
@@ -420,7 +433,9 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
           { kind: api.SpanKind.CLIENT, startTime: performance.timeOrigin + startedAt },
           api.context.active(),
         );
-        finish(span, decision, attempts, safeTool(tool), (now - startedAt) / 1000);
+        // A refused input's tool name is not even normalized (it may be 200,000 characters).
+        const named = decision.synthesized?.code === 'invalid_request' ? undefined : safeTool(tool);
+        finish(span, decision, attempts, named, (now - startedAt) / 1000);
       } catch {
         // telemetry cannot change a decision
       }

@@ -28,6 +28,7 @@ const policy = {
       verdict: 'ESCALATE',
       reason: 'refunds over 500 need review',
     },
+    { id: 'no-deletes', stage: 'action', tool: 'delete_*', verdict: 'BLOCK', reason: 'the agent never deletes' },
   ],
 };
 const pdp = await startDevPdp({ policy, audience: 'payments-mcp', log: false });
@@ -53,6 +54,10 @@ server.registerTool('refund_payment', { inputSchema: { orderId: z.string(), amou
 // The agent's client asks the PDP before each tools/call leaves; the permit travels in params._meta.
 const client = guardMcpClient(pep, new Client({ name: 'support-agent', version: '1.0.0' }));
 // #endregion mcp-adapter
+// A tool the policy blocks outright: never offered to the model (see the end).
+server.registerTool('delete_account', { inputSchema: { customerId: z.string() } }, async () => ({
+  content: [{ type: 'text', text: 'deleted' }],
+}));
 
 /** The text the model would see for one tool result. */
 const textOf = (result: unknown): string => {
@@ -80,5 +85,17 @@ await bare.close();
 
 const actions = pdp.evidence().filter((r) => r.stage === 'action').length;
 console.log(`refunds run: ${refunds}; action decisions at the PDP: ${actions}`);
+
+// #region mcp-visibility
+// What the model sees: only the tools the policy shows this session, each pinned at the first list.
+const agent = guardMcpClient(pep, new Client({ name: 'support-agent', version: '1.0.0' }), { pin: true });
+const [agentSide, serverSide3] = InMemoryTransport.createLinkedPair();
+await server.connect(serverSide3);
+await agent.connect(agentSide);
+const { tools } = await agent.listTools(); // delete_account is not offered: the policy blocks it outright
+console.log(`tools offered: ${tools.map((t) => t.name).join(', ')}`);
+console.log(`pinned: ${Object.keys(agent.pepPins()?.tools ?? {}).join(', ')}`);
+// #endregion mcp-visibility
+await agent.close();
 await pep.close();
 await pdp.close();

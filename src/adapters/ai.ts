@@ -28,3 +28,5 @@ export type {
   PermitContext,
 } from './ai/tools.js';
 export { guardTools, pepToolApproval } from './ai/tools.js';
+export type { PepPrepareStepResult } from './ai/visible.js';
+export { pepPrepareStep } from './ai/visible.js';

@@ -16,10 +16,10 @@ import type {
   PermissionResult,
   SyncHookJSONOutput,
 } from '@anthropic-ai/claude-agent-sdk';
-import type { Pep } from '../core/client.js';
 import { type PolicyDecision, synthesizeBlock } from '../decision.js';
 import { PolicyEnforcementError, PolicyEscalatedError, toolMessage } from '../errors.js';
 import { answerFor, readHookEvent, withheld } from '../hooks/wire.js';
+import type { Pep } from '../pep.js';
 
 const PACKAGE = '@anthropic-ai/claude-agent-sdk';
 try {

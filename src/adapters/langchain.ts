@@ -4,11 +4,12 @@
  * @packageDocumentation
  */
 import { createMiddleware } from 'langchain';
-import type { Pep } from '../core/client.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import type { Pep } from '../pep.js';
 import { SeenMessages, threadSession } from './langchain/seen.js';
 import { makeTextHooks } from './langchain/text.js';
 import { makeWrapToolCall } from './langchain/tools.js';
+import { keepVisible, readHideBlocked } from './visible-tools.js';
 
 export type { LangChainReviewDecision, PepInterruptValue } from './langchain/review.js';
 export type { PepStopInfo } from './langchain/text.js';
@@ -18,9 +19,15 @@ export type { PepToolCall } from './langchain/tools.js';
 export interface PepMiddlewareOptions {
   /** The middleware's name (LangChain requires names to be unique within one agent). @defaultValue 'agent-pep' */
   name?: string;
+  /**
+   * Offer the model only the tools `pep.visibleTools` shows for the thread (docs/visibility.md): each
+   * model call's tools are filtered in one batch. A hidden tool called anyway is still decided per call.
+   * @defaultValue false
+   */
+  hideBlocked?: boolean;
 }
 
-const KNOWN = new Set(['name']);
+const KNOWN = new Set(['name', 'hideBlocked']);
 
 /**
  * Creates a LangChain `createAgent` middleware that puts every step of the agent before the PDP.
@@ -80,7 +87,27 @@ export function pepMiddleware(pep: Pep, opts?: PepMiddlewareOptions) {
 
   const seen = new SeenMessages();
   const side = { pep, seen, session: threadSession };
-  const { wrapModelCall, afterAgent } = makeTextHooks(side);
+  const text = makeTextHooks(side);
+  const { afterAgent } = text;
+  // hideBlocked: the model call below the text checks is offered only the visible tools (one batch a call).
+  const wrapModelCall: typeof text.wrapModelCall = !readHideBlocked('pepMiddleware', opts)
+    ? text.wrapModelCall
+    : (request, handler) =>
+        text.wrapModelCall(request, async (req) =>
+          handler(
+            Array.isArray(req?.tools)
+              ? {
+                  ...req,
+                  tools: await keepVisible(
+                    pep,
+                    req.tools,
+                    threadSession(req.runtime?.configurable),
+                    req.runtime?.signal,
+                  ),
+                }
+              : req,
+          ),
+        );
   return createMiddleware({
     name,
     wrapToolCall: makeWrapToolCall(side),

@@ -18,11 +18,12 @@ import {
   type OutputGuardrail,
   type RunContext,
 } from '@openai/agents';
-import type { Pep, ToolExecutionContext } from '../core/client.js';
 import { type PolicyDecision, type Stage, synthesizeBlock } from '../decision.js';
 import { PolicyEnforcementError, toolMessage } from '../errors.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { EgressCallOptions } from '../options/pep.js';
+import type { Pep, ToolExecutionContext } from '../pep.js';
+import { perStepVisibility, readHideBlocked } from './visible-tools.js';
 
 /** What the SDK passes a function tool's `invoke` as its third argument. */
 type ToolCallDetails = NonNullable<Parameters<FunctionTool['invoke']>[2]>;
@@ -39,6 +40,12 @@ export interface GuardToolsOptions {
    * {@link pepModelInputFilter}, not both (each would ask the PDP). @defaultValue false
    */
   checkResult?: boolean;
+  /**
+   * Offer the model only the tools `pep.visibleTools` shows for the run's session (docs/visibility.md):
+   * each tool's `isEnabled` also asks it, in one batch per turn for all these tools. A hidden tool
+   * called anyway is still decided per call. @defaultValue false
+   */
+  hideBlocked?: boolean;
 }
 
 /** What {@link pepInputGuardrail} and {@link pepOutputGuardrail} put into the guardrail's `outputInfo`. */
@@ -65,7 +72,7 @@ export interface PepGuardrailInfo {
   readonly transformedContent?: string;
 }
 
-const GUARD_TOOLS_OPTIONS: ReadonlySet<string> = new Set(['checkResult']);
+const GUARD_TOOLS_OPTIONS: ReadonlySet<string> = new Set(['checkResult', 'hideBlocked']);
 /** Most tool outputs {@link pepModelInputFilter} remembers; an older one forgotten is checked again. */
 const EGRESS_MEMORY = 10_000;
 
@@ -139,15 +146,27 @@ export function guardTools<const T extends readonly AnyFunctionTool[]>(
   }
   if (!Array.isArray(tools)) throw new TypeError('guardTools: tools must be an array of function tools');
   const checkResult = opts?.checkResult === true;
+  const visible = readHideBlocked('guardTools', opts)
+    ? perStepVisibility(
+        pep,
+        tools.map((t) => (t as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string'),
+        () => runSession(),
+      )
+    : undefined;
   return tools.map((t, i) => {
     if (typeof t !== 'object' || t === null || t.type !== 'function' || typeof t.invoke !== 'function') {
       throw new TypeError(`guardTools: tools[${i}] is not a function tool (hosted and other tools cannot be guarded)`);
     }
-    return guardOne(pep, t, checkResult);
+    return guardOne(pep, t, checkResult, visible);
   }) as unknown as { -readonly [K in keyof T]: T[K] };
 }
 
-function guardOne(pep: Pep, original: AnyFunctionTool, checkResult: boolean): AnyFunctionTool {
+function guardOne(
+  pep: Pep,
+  original: AnyFunctionTool,
+  checkResult: boolean,
+  visible: ((step: object) => Promise<Set<string>>) | undefined,
+): AnyFunctionTool {
   const name = original.name;
   const guardOptions = checkResult ? { checkResult: true } : undefined;
   // Made once now so that a client without `permits` (or a bad name) is a TypeError here, not at the first call.
@@ -191,7 +210,13 @@ function guardOne(pep: Pep, original: AnyFunctionTool, checkResult: boolean): An
     }
   };
 
-  return { ...original, needsApproval, invoke } as AnyFunctionTool;
+  // hideBlocked: enabled only when the tool's own isEnabled says so and the policy shows it (one batch a turn).
+  const isEnabled: AnyFunctionTool['isEnabled'] =
+    visible === undefined
+      ? original.isEnabled
+      : async (runContext, agent) =>
+          (await original.isEnabled(runContext, agent)) && (await visible(runContext)).has(name);
+  return { ...original, needsApproval, invoke, isEnabled } as AnyFunctionTool;
 }
 
 /** `{ session }` for the run's group id, or nothing (the client's session). */

@@ -4,9 +4,10 @@
  * that is down is a BLOCK here too), 4 ESCALATE, 2 for a usage error.
  * @internal
  */
-import { createPep } from '../core/client.js';
+
 import { type PolicyDecision, TEXT_STAGES, type TextStage } from '../decision.js';
 import type { PepOptions } from '../options/pep.js';
+import { createPep } from '../pep.js';
 import { apiKeyFromEnv, jsonObjectFlag, protocolFlag, readStdin } from './input.js';
 import type { CliIo } from './io.js';
 import { EXIT, integerFlag, parseCommandLine, UsageError, usageExit } from './usage.js';

@@ -5,7 +5,7 @@
  * exit code 2 (both hosts block a call on exit 2 with a reason on stderr).
  * @internal
  */
-import { createPep, type Pep } from '../core/client.js';
+
 import {
   type AnswerOptions,
   answerFor,
@@ -18,7 +18,8 @@ import {
   readHookEvent,
 } from '../hooks/wire.js';
 import type { PepOptions } from '../options/pep.js';
-import { hasDuplicateMemberNames } from '../wire/json.js';
+import { createPep, type Pep } from '../pep.js';
+import { decodeJsonBody } from '../wire/json.js';
 import { apiKeyFromEnv, protocolFlag } from './input.js';
 import type { CliIo } from './io.js';
 import { EXIT, integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
@@ -140,23 +141,26 @@ function readStdin(stdin: NodeJS.ReadableStream, maxBytes: number): Promise<Buff
   });
 }
 
+/** Reads the hook event with the one JSON body decoder (`wire/json.ts`: UTF-8 without a BOM, JSON, I-JSON). */
 function parseEvent(bytes: Buffer): unknown {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new HookEventError('the hook event is not valid UTF-8');
+  const d = decodeJsonBody(bytes);
+  if (d.ok) return d.value;
+  switch (d.problem) {
+    case 'utf8':
+      throw new HookEventError('the hook event is not valid UTF-8');
+    case 'json': {
+      const text = d.text ?? '';
+      if (text.trim() === '') throw new HookEventError('the hook event is not JSON: stdin is empty');
+      throw new HookEventError(`the hook event is not JSON${jsonPosition(text)}`);
+    }
+    case 'duplicate':
+      // I-JSON: a name given twice reads one way here (the last wins) and may read another way to the host
+      throw new HookEventError('the hook event names a member twice');
+    default:
+      // Values are read by the step that uses them: an output too deep to read is answered in the
+      // host's PostToolUse form, its output withheld (docs/adapters.md).
+      return d.value;
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text) as unknown;
-  } catch {
-    if (text.trim() === '') throw new HookEventError('the hook event is not JSON: stdin is empty');
-    throw new HookEventError(`the hook event is not JSON${jsonPosition(text)}`);
-  }
-  // I-JSON: a name given twice reads one way here (the last wins) and may read another way to the host
-  if (hasDuplicateMemberNames(text)) throw new HookEventError('the hook event names a member twice');
-  return value;
 }
 
 async function decide(pep: Pep, step: HookStep) {

@@ -7,7 +7,7 @@
  * @internal
  */
 
-import { ABORT_CAUSES } from '../transport/abort.js';
+import { ABORT_CAUSES } from '../internal/abort.js';
 import type { HttpResponse } from '../transport/http.js';
 import {
   AUTHZEN_PATHS,

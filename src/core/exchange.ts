@@ -6,24 +6,19 @@
  * @internal
  */
 import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from '../decision.js';
-import { type EnforceOptions, toDecision } from '../enforce.js';
+import { ABORT_CAUSES, Abort, type AbortCause, AbortReason } from '../internal/abort.js';
+import { now } from '../internal/deadline.js';
 import { AttemptFailure } from '../internal/failure.js';
 import type { Inflight } from '../internal/inflight.js';
 import type { BoundPermit } from '../permit/binding.js';
-import { ABORT_CAUSES, Abort, type AbortCause, AbortReason } from '../transport/abort.js';
 import type { HttpResponse, HttpTransport } from '../transport/http.js';
 import { encodeRequest, parseResponse } from '../wire/agent-pep.js';
-import {
-  encodeEvaluation,
-  encodeEvaluations,
-  type MappedAnswer,
-  parseEvaluation,
-  parseEvaluations,
-} from '../wire/authzen.js';
+import { encodeEvaluation, parseEvaluation } from '../wire/authzen.js';
+import { type EnforceOptions, toDecision } from './enforceable.js';
 import type { Prepared } from './request.js';
 import { withRetries } from './retry.js';
 
-/** What a fail-closed end of each abort cause is called: the one table, kept in `transport/abort.ts`. */
+/** What a fail-closed end of each abort cause is called: the one table, kept in `internal/abort.ts`. */
 export { ABORT_CAUSES };
 
 /** A decision and the HTTP attempts it took. */
@@ -91,7 +86,7 @@ export function exchange<T>(
 ): Promise<Exchanged<T>> {
   if (signal?.aborted) return Promise.resolve(failed('aborted', ABORT_CAUSES.caller.message));
   if (ctx.closed) return Promise.resolve(failed('pdp_unreachable', ABORT_CAUSES.closed.message));
-  const remaining = deadlineAt - performance.now();
+  const remaining = deadlineAt - now();
   if (remaining <= 0) return Promise.resolve(failed('pdp_timeout', ABORT_CAUSES.deadline.message));
   let body: string | undefined;
   try {
@@ -102,7 +97,7 @@ export function exchange<T>(
   const { path, headers } = sendable;
 
   return new Promise<Exchanged<T>>((resolve) => {
-    // Not an AbortController: see transport/abort.ts (this is the per-decision hot path).
+    // Not an AbortController: see internal/abort.ts (this is the per-decision hot path).
     const ctrl = new Abort();
     let attempts = 0;
     let done = false;
@@ -138,21 +133,9 @@ export function exchange<T>(
     // An attempt that the deadline bounds anyway (the default) needs no timer or signal of its own.
     const attempt = (n: number): Promise<T> => {
       attempts = n;
-      if (ctx.attemptTimeoutMs < deadlineAt - performance.now()) return timedAttempt();
+      const one: Sendable = { path, headers, body: () => body };
+      if (ctx.attemptTimeoutMs < deadlineAt - now()) return timedAttempt(ctx, one, ctrl, read);
       return ctx.transport.send(body, headers, ctrl, path).then(read);
-    };
-    // An attempt under `attemptTimeoutMs`: its own signal, aborted by its timer or by the decision's.
-    const timedAttempt = async (): Promise<T> => {
-      const per = new Abort();
-      const forward = (): void => per.abort(ctrl.reason);
-      ctrl.addEventListener('abort', forward);
-      const attemptTimer = setTimeout(() => per.abort(new AbortReason('attempt_timeout')), ctx.attemptTimeoutMs);
-      try {
-        return read(await ctx.transport.send(body, headers, per, path));
-      } finally {
-        clearTimeout(attemptTimer);
-        ctrl.removeEventListener('abort', forward);
-      }
     };
 
     withRetries(attempt, { retries: ctx.retries, deadlineAt, signal: () => ctrl.signal }).then(
@@ -166,8 +149,27 @@ export function exchange<T>(
   });
 }
 
+/** An attempt under `attemptTimeoutMs`: its own signal, aborted by its timer or by the decision's `ctrl`. */
+async function timedAttempt<T>(
+  ctx: DecisionContext,
+  one: Sendable,
+  ctrl: Abort,
+  read: (res: HttpResponse) => T,
+): Promise<T> {
+  const per = new Abort();
+  const forward = (): void => per.abort(ctrl.reason);
+  ctrl.addEventListener('abort', forward);
+  const attemptTimer = setTimeout(() => per.abort(new AbortReason('attempt_timeout')), ctx.attemptTimeoutMs);
+  try {
+    return read(await ctx.transport.send(one.body(), one.headers, per, one.path));
+  } finally {
+    clearTimeout(attemptTimer);
+    ctrl.removeEventListener('abort', forward);
+  }
+}
+
 /** An exchange's failure as a synthesized-BLOCK outcome for one call. */
-function failedOutcome(sent: Prepared['sent'], r: Exchanged<unknown> & { ok: false }): Outcome {
+export function failedOutcome(sent: Prepared['sent'], r: Exchanged<unknown> & { ok: false }): Outcome {
   return blockOutcome(sent, r.code, r.message, r.attempts, r.status);
 }
 
@@ -195,74 +197,26 @@ export async function decide(
       return toDecision(response, raw, sent, res.headers['x-request-id'], ctx.enforce);
     },
   );
-  return withSent(sent, r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r));
+  return withSent(p, r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r));
 }
 
 /**
- * Sends several action calls as one AuthZEN `evaluations` request (its own `x-request-id` in
- * `headers`, `batchId`) and decides each call on its own (docs/authzen.md): an item that fails
- * any rule is BLOCK while the others stand; a failed exchange, an answer whose count differs, or a
- * response `x-request-id` other than `batchId` is BLOCK for every call; an item whose `requestId` echo
- * names another call is BLOCK for both. The caller never puts two calls that look alike (the same
- * tool) in one batch. Resolves, never rejects, with one outcome per call, in order.
+ * An outcome with what was sent (the args) and what rule 5 bound (the permit), for `guardTool`; after
+ * an interceptor's `proceedWith`, an ALLOW or WARN carries the replacement as `transformedContent` or
+ * `transformedArgs` unless the PDP transformed it further (CONTRACT.md section 7, v3: what continues is
+ * exactly what was decided).
  */
-export async function decideBatch(
-  ctx: DecisionContext,
-  calls: readonly Prepared[],
-  signal: AbortSignal | undefined,
-  headers: Record<string, string>,
-  batchId: string,
-  deadlineAt: number,
-  path: string,
-): Promise<Outcome[]> {
-  const r = await exchange(ctx, signal, { path, headers, body: () => encodeEvaluations(calls) }, deadlineAt, (res) => {
-    const echo = res.headers['x-request-id'];
-    if (echo !== undefined && echo !== batchId) {
-      throw new AttemptFailure('ambiguous_decision', 'PDP decision is ambiguous: x-request-id differs');
-    }
-    return { answers: parseEvaluations(res.body, calls.length), echoed: echo !== undefined };
-  });
-  if (!r.ok) return calls.map((p) => withSent(p.sent, failedOutcome(p.sent, r)));
-  const { answers, echoed } = r.value;
-  const { attempts } = r;
-  // An answer whose requestId echo names another call could belong to either: BLOCK for both.
-  let untied: Set<number> | undefined;
-  for (let i = 0; i < answers.length; i++) {
-    const a = answers[i];
-    const named = a === undefined || a instanceof AttemptFailure ? undefined : a.response.requestId;
-    if (named === undefined || named === calls[i]?.sent.requestId) continue;
-    untied ??= new Set();
-    untied.add(i);
-    const other = calls.findIndex((p) => p.sent.requestId === named);
-    if (other >= 0) untied.add(other);
-  }
-  return calls.map((p, i) => withSent(p.sent, decideItem(p, i)));
-
-  function decideItem(p: Prepared, i: number): Outcome {
-    const a = answers[i] as MappedAnswer | AttemptFailure;
-    if (untied?.has(i)) {
-      return blockOutcome(
-        p.sent,
-        'ambiguous_decision',
-        'PDP decision is ambiguous: an answer names another call',
-        attempts,
-      );
-    }
-    if (a instanceof AttemptFailure) return blockOutcome(p.sent, a.code, a.message, attempts);
-    try {
-      const decision = toDecision(a.response, a.raw, p.sent, echoed ? p.sent.requestId : undefined, ctx.enforce);
-      return { decision, attempts };
-    } catch (err) {
-      const f =
-        err instanceof AttemptFailure ? err : new AttemptFailure('ambiguous_decision', 'PDP decision is ambiguous');
-      return blockOutcome(p.sent, f.code, f.message, attempts);
-    }
-  }
-}
-
-/** An outcome with what was sent (the args) and what rule 5 bound (the permit), for `guardTool`. */
-function withSent(sent: Prepared['sent'], outcome: Outcome): Outcome {
+export function withSent(p: Prepared, outcome: Outcome): Outcome {
+  const { sent } = p;
   outcome.args = sent.args;
   outcome.bound = sent.bound;
+  const d = outcome.decision;
+  if (p.replaced && (d.verdict === 'ALLOW' || d.verdict === 'WARN')) {
+    if (sent.stage === 'action') {
+      if (d.transformedArgs === undefined && sent.args !== undefined) d.transformedArgs = sent.args;
+    } else if (d.transformedContent === undefined && p.req.content !== undefined) {
+      d.transformedContent = p.req.content;
+    }
+  }
   return outcome;
 }

@@ -6,12 +6,12 @@
  * @internal
  */
 import type { Stage } from '../decision.js';
-import type { SentRequest } from '../enforce.js';
+import { isAbortSignal, isSessionId } from '../internal/guards.js';
 import { NotJsonError, snapshotJsonObject } from '../internal/json.js';
 import { type CallOptions, DEFAULTS, type EgressCallOptions } from '../options/pep.js';
 import { canonicalSnapshotJson } from '../permit/hash.js';
 import { normalizeToolName } from '../permit/normalize.js';
-import type { AuthorizeRequest } from '../wire/agent-pep.js';
+import type { AuthorizeRequest, SentRequest, VisibilityBatch } from '../wire/agent-pep.js';
 
 /** Why a call could not become a request; its message names the problem, never a value. */
 export class InvalidRequest extends Error {
@@ -47,25 +47,34 @@ export interface CallContext {
   simulated: boolean;
   /** `checkContextEgress`'s `tool`, as given. */
   tool: string | undefined;
+  /** Set by `visibleTools` only (never a per-call option): the request asks what the model may see. */
+  purpose?: 'visibility' | undefined;
+  /** Set by `visibleTools` only: the batch the request belongs to. */
+  visibilityBatch?: VisibilityBatch | undefined;
 }
 
-/** True for anything shaped like an `AbortSignal`. */
-export function isAbortSignal(v: unknown): v is AbortSignal {
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    typeof (v as AbortSignal).aborted === 'boolean' &&
-    typeof (v as AbortSignal).addEventListener === 'function'
-  );
-}
+export { isAbortSignal, isSessionId };
 
-/** A session id: a non-empty, well-formed string. */
-export function isSessionId(v: unknown): v is string {
-  return typeof v === 'string' && v.trim() !== '' && v.isWellFormed();
+/** The keys of {@link CallOptions}; `checkContextEgress` also takes `tool` (CONTRACT.md section 2). */
+const CALL_KEYS: ReadonlySet<string> = new Set(['signal', 'session', 'simulated']);
+const EGRESS_CALL_KEYS: ReadonlySet<string> = new Set([...CALL_KEYS, 'tool']);
+/** Most characters of an unknown key named in a message (the key is the caller's, but may be long). */
+const KEY_SHOWN = 64;
+
+/**
+ * Refuses a per-call option key that is not known (CONTRACT.md section 2, v3): a misspelt `tool` must
+ * never skip the tool's rules. @throws InvalidRequest naming the first unknown key (cut to 64 characters)
+ */
+function refuseUnknownCallKeys(o: object, known: ReadonlySet<string>): void {
+  for (const key of Object.keys(o)) {
+    if (known.has(key)) continue;
+    const shown = key.length > KEY_SHOWN ? `${key.slice(0, KEY_SHOWN)}...` : key;
+    throw new InvalidRequest(`unknown call option ${JSON.stringify(shown)}`);
+  }
 }
 
 /**
- * Reads the per-call options once.
+ * Reads the per-call options once. Unknown keys are refused.
  * @throws InvalidRequest on a bad option
  */
 export function readCallOptions(
@@ -77,6 +86,7 @@ export function readCallOptions(
     return { signal: undefined, session: defaults.session, simulated: defaults.simulated, tool: undefined };
   if (typeof raw !== 'object' || raw === null) throw new InvalidRequest('call options must be an object');
   const o = raw as EgressCallOptions;
+  refuseUnknownCallKeys(o, stage === 'context_egress' ? EGRESS_CALL_KEYS : CALL_KEYS);
   const { signal, session, simulated } = o;
   const tool = stage === 'context_egress' ? o.tool : undefined;
   if (signal !== undefined && !isAbortSignal(signal)) throw new InvalidRequest('signal must be an AbortSignal');
@@ -114,6 +124,8 @@ export interface Prepared {
   readonly req: AuthorizeRequest;
   readonly sent: SentRequest;
   readonly call: CallContext;
+  /** Set when an interceptor's `proceedWith` replaced the running args or content. */
+  replaced?: true;
 }
 
 /**
@@ -148,6 +160,8 @@ export function prepare(
     sent.argsJson = canonicalSnapshotJson(taken.args);
   }
   if (call.simulated) req.simulated = sent.simulated = true;
+  if (call.purpose !== undefined) req.purpose = call.purpose;
+  if (call.visibilityBatch !== undefined) req.visibilityBatch = call.visibilityBatch;
   return { req, sent, call };
 }
 
@@ -156,6 +170,7 @@ export function prepare(
  * @throws InvalidRequest when it is not
  */
 export function replaceRunningValue(p: Prepared, value: { args?: Snapshot | undefined; content?: unknown }): void {
+  p.replaced = true;
   if (p.sent.stage === 'action') {
     const taken = value.args ?? { ok: false, error: new NotJsonError('args must be a plain object') };
     if (!taken.ok) throw new InvalidRequest(`an interceptor's replacement ${argsMessage(taken.error)}`);

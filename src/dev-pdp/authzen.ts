@@ -80,6 +80,8 @@ export function fromEvaluation(
       content: stage === 'action' ? undefined : properties.content,
       tool: stage === 'action' ? resource.id : properties.tool,
       args: stage === 'action' ? properties.args : undefined,
+      purpose: context.purpose,
+      visibilityBatch: context.visibilityBatch,
     },
     policy,
     headerId,

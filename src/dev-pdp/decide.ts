@@ -13,6 +13,7 @@ import type { EvidenceEntry, EvidenceLog } from './evidence.js';
 import type { CompiledPolicy } from './policy.js';
 import type { DecisionRequest } from './request.js';
 import { randomId, type SigningKey, signPermit } from './signing.js';
+import { decideVisibility } from './visibility.js';
 
 /** A decision, before a protocol shapes it. @internal */
 export interface Decision {
@@ -54,6 +55,7 @@ export interface DecideContext {
  * @internal
  */
 export async function decide(ctx: DecideContext, request: DecisionRequest): Promise<Decision> {
+  if (request.purpose === 'visibility') return decideVisibility(ctx, request);
   const evaluation = evaluatePolicy(ctx.policy, {
     stage: request.stage,
     ...(request.tool !== undefined ? { tool: request.tool } : {}),

@@ -107,6 +107,7 @@ export class EvidenceLog {
       ...(entry.tool !== undefined ? { tool: entry.tool } : {}),
       ...(entry.argsHash !== undefined ? { argsHash: entry.argsHash } : {}),
       ...(entry.content !== undefined ? { contentHash: this.contentHash(entry.content) } : {}),
+      ...(entry.visibility !== undefined ? { visibility: structuredClone(entry.visibility) } : {}),
       simulated: entry.simulated,
     });
   }

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import contentType from 'content-type';
-import { hasDuplicateMemberNames, isIJsonValue } from '../wire/json.js';
+import { decodeJsonBody } from '../wire/json.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 
 /** Error codes in the dev PDP's `{ code, message }` error bodies. */
@@ -105,32 +105,28 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** What each problem of the one JSON body decoder is called in a 400 `bad_request`. */
+const BODY_PROBLEMS = {
+  utf8: 'the body is not valid UTF-8',
+  json: 'the body is not valid JSON',
+  duplicate: 'the body is not I-JSON (a member name appears twice)',
+  value: 'the body is not I-JSON (an unpaired surrogate or a number out of range)',
+} as const;
 
 /**
- * Parses a body as one I-JSON object (RFC 7493: valid UTF-8, no duplicate member names, no unpaired
- * surrogates), so that nothing echoed or hashed can break the answer or the evidence log.
+ * Parses a body as one I-JSON object with the one JSON body decoder (`wire/json.ts`: valid UTF-8
+ * without a byte-order mark, no duplicate member names, no unpaired surrogates), so that nothing echoed
+ * or hashed can break the answer or the evidence log.
  * @throws HttpError 400 `bad_request`
  * @internal
  */
 export function parseJsonObject(body: Buffer): Record<string, unknown> {
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    throw badRequest('the body is not valid UTF-8');
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw badRequest('the body is not valid JSON');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
+  const d = decodeJsonBody(body);
+  if (d.ok && (typeof d.value !== 'object' || d.value === null || Array.isArray(d.value))) {
     throw badRequest('the body must be a JSON object');
-  if (!isIJsonValue(value)) throw badRequest('the body is not I-JSON (an unpaired surrogate or a number out of range)');
-  if (hasDuplicateMemberNames(text)) throw badRequest('the body is not I-JSON (a member name appears twice)');
-  return value as Record<string, unknown>;
+  }
+  if (!d.ok) throw badRequest(BODY_PROBLEMS[d.problem]);
+  return d.value as Record<string, unknown>;
 }
 
 /** Reads, checks and parses a JSON request body. @internal */

@@ -4,9 +4,18 @@
  * @packageDocumentation
  */
 import type { EvidenceRecord } from '../evidence/record.js';
+import {
+  msOption,
+  type OptionTypeError,
+  optionTypeError,
+  refuseUnknownKeys as refuseUnknownKeysOf,
+} from '../internal/option-kit.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import type { RefusalLogOption } from './log.js';
 import type { DevPdpKeySource } from './signing.js';
+
+/** Who validates, in every option error's message. */
+const SCOPE = 'startDevPdp';
 
 /** Options of `startDevPdp`. */
 export interface DevPdpOptions {
@@ -111,32 +120,20 @@ const KNOWN: ReadonlySet<string> = new Set([
 ]);
 
 /** A `TypeError` naming the option at fault in `option`. */
-export type OptionTypeError = TypeError & { option: string };
+export type { OptionTypeError };
 
-/** Makes a `TypeError` whose `option` names the path at fault. @internal */
+/** Makes a `TypeError` whose `option` names the path at fault (the one option kit). @internal */
 export function optionError(option: string, message: string): OptionTypeError {
-  const error = new TypeError(`${option}: ${message}`) as OptionTypeError;
-  Object.defineProperty(error, 'option', { value: option, enumerable: true });
-  return error;
+  return optionTypeError(SCOPE, option, message);
 }
-
 /** Refuses keys other than `known` in `value`, naming the first unknown one under `path`. @internal */
 export function refuseUnknownKeys(value: object, known: ReadonlySet<string>, path: string): void {
-  for (const key of Object.keys(value)) {
-    if (!known.has(key)) throw optionError(path === '' ? key : `${path}.${key}`, 'unknown option');
-  }
+  refuseUnknownKeysOf(SCOPE, value, known, path);
 }
-
 const nonEmpty = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
-/** Largest delay a timer can hold (2^31 - 1 ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
+/** A millisecond option: the kit's one rule (an integer from 1 to 600000). */
 function duration(value: unknown, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
-    throw optionError(name, `must be an integer number of milliseconds from 1 to ${MAX_TIMER_MS}`);
-  }
-  return value;
+  return msOption(SCOPE, name, value, fallback);
 }
 
 function seconds(value: unknown, name: string, fallback: number, max: number): number {

@@ -3,6 +3,7 @@
  * content or args a request carries can stall the dev PDP (docs/dev-pdp.md).
  * @packageDocumentation
  */
+import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 
@@ -31,7 +32,7 @@ export const REGEX_CACHE_SIZE = 256;
 // RE2JS keeps between searches (a pool of matchers, a lazily built DFA of bounded size) only makes the
 // next search faster. The cache holds that memory after a PDP closes, hence its small bound; a source
 // longer than a policy may hold (which the schema refuses) is compiled but never kept.
-const cache = new Map<string, CompiledRegex>();
+const cache = new LRUCache<string, CompiledRegex>({ max: REGEX_CACHE_SIZE });
 
 /**
  * Compiles an RE2-syntax regex. Lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`) and backreferences (`\1`,
@@ -45,12 +46,6 @@ export function compileLinearRegex(source: string): CompiledRegex {
   if (hit !== undefined) return hit;
   const compiled = Object.freeze(compile(source));
   if (source.length > DEV_PDP_DEFAULTS.maxRegexLength) return compiled;
-  if (cache.size >= REGEX_CACHE_SIZE) {
-    for (const oldest of cache.keys()) {
-      cache.delete(oldest);
-      break;
-    }
-  }
   cache.set(source, compiled);
   return compiled;
 }

@@ -27,6 +27,10 @@ export interface DecisionRequest {
   args?: Record<string, unknown>;
   /** Action: `act_hash` of the request's tool and args. */
   actHash?: string;
+  /** `'visibility'`: decided on the tool alone (docs/visibility.md). */
+  purpose?: 'visibility';
+  /** A visibility request: its batch id and the batch's size. */
+  visibilityBatch?: { id: string; size: number };
 }
 
 /** The fields a protocol extracted, not yet checked. @internal */
@@ -39,6 +43,9 @@ export interface RequestFields {
   content: unknown;
   tool: unknown;
   args: unknown;
+  /** Absent from a protocol that does not carry it. */
+  purpose?: unknown;
+  visibilityBatch?: unknown;
 }
 
 /**
@@ -99,6 +106,8 @@ export function checkRequest(
     if (args !== undefined) throw badRequest(`${at('args')} belongs to the action stage`);
     if (tool !== undefined && stage !== 'context_egress')
       throw badRequest(`${at('tool')} belongs to the action stage and context_egress`);
+    if (fields.purpose !== undefined || fields.visibilityBatch !== undefined)
+      throw badRequest(`${at('purpose')} belongs to the action stage`);
     out.content = content;
     if (tool !== undefined) out.tool = checkTool(tool);
     return listed(out, policy);
@@ -113,7 +122,41 @@ export function checkRequest(
     throw badRequest(`${at('args')} must be a plain object of JSON values`);
   }
   out.actHash = referenceActionHash(out.tool, out.args);
+  readPurpose(fields, out, at);
   return listed(out, policy);
+}
+
+/** Most requests one visibility batch may declare. */
+const MAX_VISIBILITY_BATCH = 10_000;
+
+/**
+ * `purpose` and `visibilityBatch` of an action request: `purpose` absent or `'visibility'`, the batch
+ * only with it, `{ id: 1-200 visible ASCII characters, size: 1-10000 }`.
+ * @throws HttpError 400 `bad_request`
+ */
+function readPurpose(fields: RequestFields, out: DecisionRequest, at: (name: string) => string): void {
+  const { purpose, visibilityBatch: batch } = fields;
+  if (purpose === undefined) {
+    if (batch !== undefined) throw badRequest(`${at('visibilityBatch')} belongs to a visibility request`);
+    return;
+  }
+  if (purpose !== 'visibility') throw badRequest(`${at('purpose')} must be "visibility" when given`);
+  out.purpose = purpose;
+  if (batch === undefined) return;
+  const b = batch as { id?: unknown; size?: unknown } | null;
+  if (
+    typeof b !== 'object' ||
+    b === null ||
+    Array.isArray(b) ||
+    typeof b.id !== 'string' ||
+    !REQUEST_ID.test(b.id) ||
+    !Number.isSafeInteger(b.size) ||
+    (b.size as number) < 1 ||
+    (b.size as number) > MAX_VISIBILITY_BATCH
+  ) {
+    throw badRequest(`${at('visibilityBatch')} must be { id, size } (size 1-${MAX_VISIBILITY_BATCH})`);
+  }
+  out.visibilityBatch = { id: b.id, size: b.size as number };
 }
 
 /** A well-formed request from an agent the policy does not list is a 404 `unknown_agent`. */

@@ -16,8 +16,8 @@ import {
   type JWK,
   SignJWT,
 } from 'jose';
+import { optionTypeError } from '../internal/option-kit.js';
 import { referenceActionHash } from '../permit/hash.js';
-import { optionError } from './options.js';
 
 /**
  * Where the PDP's signing key comes from: a path to a file holding a private Ed25519 JWK (JSON) or a
@@ -34,7 +34,7 @@ export interface SigningKey {
 }
 
 function keyError(message: string, cause?: unknown): TypeError {
-  const error = optionError('key', message);
+  const error = optionTypeError('startDevPdp', 'key', message);
   if (cause !== undefined) Object.defineProperty(error, 'cause', { value: cause, configurable: true, writable: true });
   return error;
 }

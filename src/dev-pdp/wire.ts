@@ -23,6 +23,8 @@ export function fromAuthorizeBody(
       content: body.content,
       tool: body.tool,
       args: body.args,
+      purpose: body.purpose,
+      visibilityBatch: body.visibilityBatch,
     },
     policy,
     headerId,

@@ -35,6 +35,11 @@ export interface EvidenceRecord {
   argsHash?: string;
   /** Text stages: base64url HMAC-SHA-256 of the content under the PDP's secret evidence key. */
   contentHash?: string;
+  /**
+   * A visibility batch (docs/visibility.md), recorded as one record: how many requests the batch
+   * declared (`size`), how many were decided (`decided`), and the normalized names of the tools hidden.
+   */
+  visibility?: { size: number; decided: number; hidden: string[] };
   /** True for a simulated (dry-run) request. */
   simulated: boolean;
   /** Review records (`stage: "review"`): the escalation resolved. */

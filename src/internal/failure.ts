@@ -4,7 +4,7 @@
  * @internal
  */
 import type { FailClosedCode } from '../decision.js';
-import type { AbortCause } from '../transport/abort.js';
+import type { AbortCause } from './abort.js';
 
 /** What the transport saw when an attempt failed; `retry.ts` decides from these alone. */
 export interface AttemptFacts {

@@ -2,7 +2,7 @@
  * The decisions in flight on one client, for `close()` to stop.
  * @internal
  */
-import type { AbortCause } from '../transport/abort.js';
+import type { AbortCause } from './abort.js';
 
 /** One decision in flight: how to stop it, and where it sits in its {@link Inflight}. */
 export interface InflightEntry {

@@ -3,26 +3,16 @@
  * @packageDocumentation
  */
 import type { Dispatcher } from 'undici';
-import { type CompiledInterceptor, type Interceptor, validateInterceptors } from '../core/interceptors.js';
 import type { PolicyDecision, Stage } from '../decision.js';
-import type { PermitKeySource } from '../permit/keys.js';
+import type { PermitsOptions } from '../permit/verifier.js';
 import { type TelemetryOption, validateTelemetry } from '../telemetry.js';
 import { DEFAULTS } from './defaults.js';
-import { MAX_TIMER_MS, optionError, refuseUnknownKeys } from './kit.js';
+import { type CompiledInterceptor, type Interceptor, validateInterceptors } from './interceptors.js';
+import { booleanOption, integerOption, msOption, nonEmptyStringOption, optionError, refuseUnknownKeys } from './kit.js';
 
 export type { PermitKeySource } from '../permit/keys.js';
 
-/** How the client checks permits it receives (rule 5 of section 3, and `guardTool`). */
-export interface PermitsOptions {
-  /** The PDP's public keys: a JWKS URL (`https:` or `http:`), a JWKS object, or a KeyObject/CryptoKey. */
-  keys: PermitKeySource;
-  /** Expected `iss` claim, exactly. */
-  issuer: string;
-  /** Allowed JWS `alg` values. `none` and HMAC algorithms are always refused. @defaultValue `['EdDSA', 'ES256']` */
-  algorithms?: string[];
-  /** Clock tolerance for `exp`/`nbf`/`iat`, in seconds. @defaultValue 5 */
-  clockToleranceSec?: number;
-}
+export type { PermitsOptions } from '../permit/verifier.js';
 
 /** What an `onDecision` observer sees after every decision (never content, args or the permit). */
 export interface DecisionEvent {
@@ -168,32 +158,12 @@ function fail(path: string, problem: string): never {
   optionError(SCOPE, path, problem);
 }
 
-function nonEmptyString(v: unknown, name: string): string {
-  if (typeof v !== 'string' || v.trim().length === 0) fail(name, 'expected a non-empty string');
-  if (!v.isWellFormed()) fail(name, 'contains a lone surrogate');
-  return v;
-}
-
-function positiveInt(v: unknown, name: string, dflt: number, allowZero = false): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || (!allowZero && v === 0)) {
-    fail(name, `expected ${allowZero ? 'a non-negative' : 'a positive'} integer`);
-  }
-  return v;
-}
-
-/** A positive integer of milliseconds that a timer can hold (at most 2^31 - 1). */
-function duration(v: unknown, name: string, dflt: number): number {
-  const ms = positiveInt(v, name, dflt);
-  if (ms > MAX_TIMER_MS) fail(name, `at most ${MAX_TIMER_MS} ms (what a timer can hold)`);
-  return ms;
-}
-
-function optionalBoolean(v: unknown, name: string, dflt: boolean): boolean {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'boolean') fail(name, 'expected a boolean');
-  return v;
-}
+const nonEmptyString = (v: unknown, name: string): string => nonEmptyStringOption(SCOPE, name, v);
+const positiveInt = (v: unknown, name: string, dflt: number, allowZero = false): number =>
+  integerOption(SCOPE, name, v, dflt, allowZero ? 0 : 1);
+/** A millisecond option: the kit's one rule (1 to 600000). */
+const duration = (v: unknown, name: string, dflt: number): number => msOption(SCOPE, name, v, dflt);
+const optionalBoolean = (v: unknown, name: string, dflt: boolean): boolean => booleanOption(SCOPE, name, v, dflt);
 
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'pdpUrl',
@@ -221,6 +191,7 @@ const KNOWN_PERMITS_OPTIONS: ReadonlySet<string> = new Set(['keys', 'issuer', 'a
 /**
  * Validates options and applies {@link DEFAULTS}. `permits` is checked further by the permit checker,
  * which `createPep` builds at once (one set of rules, in `src/permit/`).
+ * @returns one frozen config, read by every step of the client
  * @throws TypeError with `option` naming the first bad or unknown option (never its value, which may be a secret)
  * @internal
  */
@@ -276,7 +247,7 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
   const interceptors = validateInterceptors(options.interceptors, (path, problem) => fail(path, problem));
   if (options.onDecision !== undefined && typeof options.onDecision !== 'function')
     fail('onDecision', 'expected a function');
-  return {
+  return Object.freeze({
     origin: url.origin,
     path: protocol === 'authzen' ? `${base}/access/v1/evaluation` : `${base}/api/policy/authorize`,
     pdp: url,
@@ -298,5 +269,5 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
     interceptors,
     onDecision: options.onDecision,
     telemetry: validateTelemetry(options.telemetry, fail),
-  };
+  });
 }

@@ -10,7 +10,7 @@ import { KeyObject } from 'node:crypto';
 import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWSHeaderParameters } from 'jose';
 import { createLocalJWKSet } from 'jose/jwks/local';
 import { createRemoteJWKSet, customFetch } from 'jose/jwks/remote';
-import { optionError } from '../options/kit.js';
+import { optionError } from '../internal/option-kit.js';
 import { joseCode, refuse, withDeadline } from './refuse.js';
 
 /** Where permit (and evidence) verification keys come from: a JWKS URL, a JWKS object, or one public key. */

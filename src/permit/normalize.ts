@@ -2,6 +2,7 @@
  * Tool-name normalization (docs/permits.md).
  * @packageDocumentation
  */
+import { LRUCache } from 'lru-cache';
 
 const CAMEL_BOUNDARY = /([a-z0-9])([A-Z])/g;
 const NON_ALNUM_RUN = /[^a-z0-9]+/g;
@@ -13,7 +14,7 @@ const EDGE_UNDERSCORES = /^_+|_+$/g;
  */
 const CACHE_MAX = 512;
 const CACHE_NAME_MAX = 128;
-const cache = new Map<string, string>();
+const cache = new LRUCache<string, string>({ max: CACHE_MAX });
 
 /**
  * Normalizes a tool name so that spellings of one tool compare equal.
@@ -44,7 +45,6 @@ export function normalizeToolName(name: string): string {
     .replace(EDGE_UNDERSCORES, '');
   if (out.length === 0) throw new TypeError('tool name normalizes to nothing');
   if (name.length <= CACHE_NAME_MAX) {
-    if (cache.size >= CACHE_MAX) cache.clear();
     cache.set(name, out);
   }
   return out;

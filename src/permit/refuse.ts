@@ -3,7 +3,9 @@
  * never the permit, its claims, the args or a key.
  * @internal
  */
+
 import { type PermitErrorCode, PermitVerificationError } from '../errors.js';
+import { beforeDeadline, deadlineIn } from '../internal/deadline.js';
 
 /** Makes the refusal for `code`; jose's error (or ours) is kept as `cause`. */
 export function refuse(code: PermitErrorCode, message: string, cause?: unknown): PermitVerificationError {
@@ -25,11 +27,7 @@ export function joseCode(e: unknown): string | undefined {
   return undefined;
 }
 
-/** Rejects with `make()` when `promise` has not settled within `ms`. */
+/** Rejects with `make()` when `promise` has not settled within `ms` (the one deadline helper). */
 export function withDeadline<T>(promise: Promise<T>, ms: number, make: () => Error): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(make()), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+  return beforeDeadline(promise, deadlineIn(ms), make);
 }

@@ -27,9 +27,8 @@
  * @packageDocumentation
  */
 
+import { msOption, optionError, refuseUnknownKeys } from '../internal/option-kit.js';
 import { isThenable } from '../internal/thenable.js';
-import { optionError, refuseUnknownKeys } from '../options/kit.js';
-import type { PermitsOptions } from '../options/pep.js';
 import { createMemoryReplayStore } from '../replay/memory.js';
 import type { ReplayStore } from '../replay/types.js';
 import { createTelemetry, type TelemetryOption, validateTelemetry } from '../telemetry.js';
@@ -126,6 +125,18 @@ export interface PermitChecker {
   check(permit: string, expected: PermitExpectation): Promise<PermitClaims>;
 }
 
+/** How the client checks permits it receives (rule 5 of section 3, and `guardTool`). */
+export interface PermitsOptions {
+  /** The PDP's public keys: a JWKS URL (`https:` or `http:`), a JWKS object, or a KeyObject/CryptoKey. */
+  keys: PermitKeySource;
+  /** Expected `iss` claim, exactly. */
+  issuer: string;
+  /** Allowed JWS `alg` values. `none` and HMAC algorithms are always refused. @defaultValue `['EdDSA', 'ES256']` */
+  algorithms?: string[];
+  /** Clock tolerance for `exp`/`nbf`/`iat`, in seconds. @defaultValue 5 */
+  clockToleranceSec?: number;
+}
+
 /** Options of {@link createPermitChecker}: the client's `permits` plus the JWKS bounds. @internal */
 export interface PermitCheckerOptions extends PermitsOptions {
   /** Deadline of one JWKS fetch, in milliseconds. @defaultValue 1500 */
@@ -219,11 +230,7 @@ function validateAlgorithms(v: unknown, at: At): string[] {
 }
 
 function validateMs(v: unknown, at: At, key: string, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > 600_000) {
-    fail(at, key, 'expected a positive integer number of milliseconds (at most 600000)');
-  }
-  return v;
+  return msOption(at.scope, at.prefix === '' ? key : `${at.prefix}.${key}`, v, dflt);
 }
 
 function validateTolerance(v: unknown, at: At): number {

@@ -2,7 +2,7 @@
  * The in-process replay store: the default of `createPermitVerifier`, right for one process.
  * @packageDocumentation
  */
-import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import { optionError, refuseUnknownKeys } from '../internal/option-kit.js';
 import type { ReplayStore } from './types.js';
 
 /** Options of {@link createMemoryReplayStore}. */

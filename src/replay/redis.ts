@@ -5,7 +5,8 @@
  */
 import { hash } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';
-import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import { beforeDeadline, deadlineIn } from '../internal/deadline.js';
+import { msOption, optionError, refuseUnknownKeys } from '../internal/option-kit.js';
 import type { ReplayStore } from './types.js';
 
 export type { ReplayStore } from './types.js';
@@ -84,11 +85,7 @@ function fail(path: string, problem: string): never {
 }
 
 function positiveMs(v: unknown, name: string, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > 600_000) {
-    fail(name, 'expected a positive integer number of milliseconds (at most 600000)');
-  }
-  return v;
+  return msOption(SCOPE, name, v, dflt);
 }
 
 /**
@@ -128,16 +125,9 @@ function readiness(client: Client): () => Promise<void> {
   };
 }
 
-/** Rejects when `promise` has not settled by `deadline` (epoch ms). */
+/** Rejects when `promise` has not settled by `deadline` (a `deadlineIn` value: the one deadline helper and clock). */
 function before<T>(promise: Promise<T>, deadline: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new RedisReplayStoreError('Redis did not answer in time')),
-      Math.max(0, deadline - Date.now()),
-    );
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  return beforeDeadline(promise, deadline, () => new RedisReplayStoreError('Redis did not answer in time'));
 }
 
 /**
@@ -252,7 +242,7 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisR
     }
     if (closed) throw new RedisReplayStoreError('the store is closed');
     if (expiresAtMs <= Date.now()) return false;
-    const deadline = Date.now() + commandTimeoutMs;
+    const deadline = deadlineIn(commandTimeoutMs);
     // A connected client is not waited for (no timer); one that is connecting is, until the deadline.
     if (client.status !== 'ready') await before(whenReady(), deadline);
     const reply: unknown = await before(evalClaim(prefix + key, String(Math.ceil(expiresAtMs))), deadline);
@@ -268,7 +258,7 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): RedisR
       closed = true;
       if (!owned) return;
       try {
-        await before(client.quit(), Date.now() + commandTimeoutMs);
+        await before(client.quit(), deadlineIn(commandTimeoutMs));
       } catch {
         // not connected or too slow: drop the connection
       }

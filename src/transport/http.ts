@@ -8,8 +8,8 @@
  */
 import { Readable } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
+import { ABORT_CAUSES, type AbortLike, abortCauseOf } from '../internal/abort.js';
 import { AttemptFailure } from '../internal/failure.js';
-import { ABORT_CAUSES, type AbortLike, abortCauseOf } from './abort.js';
 import { checkContentType, checkNoContentCoding } from './headers.js';
 
 /** A whole, status-200, size-checked response. */
@@ -193,7 +193,9 @@ export class HttpTransport {
       const statusFailure = (code?: string): AttemptFailure => {
         const retryAfter = resHeaders['retry-after'];
         const named = code === undefined ? '' : ` (${code})`;
-        return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named}`, {
+        // The URL tried (an origin and path: pdpUrl carries no credentials, query or fragment) tells
+        // a wrong path or agent id apart from an outage (CONTRACT.md section 6).
+        return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named} at ${this.#origin}${path}`, {
           status,
           retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
         });

@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { type Stage, VERDICTS } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
-import { ijsonProblem } from './json.js';
+import type { BoundPermit } from '../permit/binding.js';
+import { decodeJsonBody, type JsonBodyProblem } from './json.js';
 
 /** The request body sent to `POST {pdpUrl}/api/policy/authorize`. */
 export interface AuthorizeRequest {
@@ -18,6 +19,16 @@ export interface AuthorizeRequest {
   tool?: string;
   args?: Record<string, unknown>;
   simulated?: true;
+  /** `'visibility'`: a question about the tool alone, to decide what the model is offered (docs/visibility.md). */
+  purpose?: 'visibility';
+  /** A visibility request: the batch it belongs to (`id`) and how many requests the batch has (`size`). */
+  visibilityBatch?: VisibilityBatch;
+}
+
+/** The batch a visibility request belongs to: its id and how many requests it has (docs/visibility.md). */
+export interface VisibilityBatch {
+  id: string;
+  size: number;
 }
 
 const VerdictSchema = z.enum(VERDICTS);
@@ -51,7 +62,17 @@ export const AuthorizeResponseSchema = z.looseObject({
 export type AuthorizeResponse = z.infer<typeof AuthorizeResponseSchema>;
 
 /** Every member {@link encodeRequest} writes by hand: a member added to the request must be added there too. */
-type Written = 'agentId' | 'session' | 'stage' | 'requestId' | 'content' | 'tool' | 'args' | 'simulated';
+type Written =
+  | 'agentId'
+  | 'session'
+  | 'stage'
+  | 'requestId'
+  | 'content'
+  | 'tool'
+  | 'args'
+  | 'simulated'
+  | 'purpose'
+  | 'visibilityBatch';
 const everyMemberWritten: [keyof AuthorizeRequest] extends [Written] ? true : never = true;
 void everyMemberWritten;
 
@@ -67,41 +88,41 @@ export function encodeRequest(req: AuthorizeRequest, argsJson?: string): string 
   if (req.tool !== undefined) out += `,"tool":${JSON.stringify(req.tool)}`;
   out += `,"args":${argsJson}`;
   if (req.simulated !== undefined) out += `,"simulated":${req.simulated}`;
+  if (req.purpose !== undefined) out += `,"purpose":${JSON.stringify(req.purpose)}`;
+  if (req.visibilityBatch !== undefined) out += `,"visibilityBatch":${JSON.stringify(req.visibilityBatch)}`;
   return `${out}}`;
 }
 
-// ignoreBOM keeps a leading U+FEFF in the text, where JSON.parse refuses it (RFC 8259 section 8.1: senders MUST NOT add one).
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** What each problem of {@link decodeJsonBody} is called in an `invalid_response` message. */
+const BODY_PROBLEMS: Readonly<Record<JsonBodyProblem, string>> = {
+  utf8: 'PDP response is not valid UTF-8',
+  json: 'PDP response is not JSON',
+  duplicate: 'PDP response is not I-JSON: duplicate member names',
+  value: 'PDP response is not I-JSON: unpaired surrogate or non-finite number',
+};
 
 /**
- * Decodes a whole response body: valid UTF-8, JSON, I-JSON (RFC 7493: no duplicate member names, no
- * unpaired surrogates, finite numbers), a JSON object. Shared by both protocols (`authzen.ts`).
+ * Decodes a whole response body with the one JSON body decoder ({@link decodeJsonBody}: UTF-8 without
+ * a BOM, JSON, I-JSON), and checks it is a JSON object. Shared by both protocols (`authzen.ts`).
  * @throws AttemptFailure `invalid_response`
  */
 export function decodeJsonObject(body: Uint8Array): Record<string, unknown> {
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    throw new AttemptFailure('invalid_response', 'PDP response is not valid UTF-8');
+  const d = decodeJsonBody(body);
+  if (!d.ok) {
+    // A body that is JSON but not an object is named for that first, as before.
+    if (d.problem !== 'utf8' && d.problem !== 'json' && !isObjectText(d.text)) notAnObject();
+    throw new AttemptFailure('invalid_response', BODY_PROBLEMS[d.problem]);
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new AttemptFailure('invalid_response', 'PDP response is not JSON');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new AttemptFailure('invalid_response', 'PDP response is not a JSON object');
-  }
-  const problem = ijsonProblem(text, parsed);
-  if (problem === 'duplicate') {
-    throw new AttemptFailure('invalid_response', 'PDP response is not I-JSON: duplicate member names');
-  }
-  if (problem === 'value') {
-    throw new AttemptFailure('invalid_response', 'PDP response is not I-JSON: unpaired surrogate or non-finite number');
-  }
-  return parsed as Record<string, unknown>;
+  if (typeof d.value !== 'object' || d.value === null || Array.isArray(d.value)) notAnObject();
+  return d.value as Record<string, unknown>;
+}
+
+function isObjectText(text: string | undefined): boolean {
+  return text?.trimStart().startsWith('{') === true;
+}
+
+function notAnObject(): never {
+  throw new AttemptFailure('invalid_response', 'PDP response is not a JSON object');
 }
 
 /**
@@ -117,4 +138,21 @@ export function parseResponse(body: Uint8Array): { response: AuthorizeResponse; 
     throw new AttemptFailure('invalid_response', `PDP response fails the schema at ${where}`);
   }
   return { response: result.data, raw: parsed };
+}
+
+/** What was asked, for comparing echoes and the permit binding. */
+export interface SentRequest {
+  stage: Stage;
+  requestId: string;
+  agentId: string;
+  session: string;
+  simulated: boolean;
+  /** Normalized tool name (action). */
+  tool?: string;
+  /** The args snapshot that was sent (action). */
+  args?: Record<string, unknown>;
+  /** `args` as RFC 8785 text, written once (action): the request carries it, and rule 5 hashes it. */
+  argsJson?: string;
+  /** Set by {@link toDecision} when rule 5 passed: what it decoded and hashed, for `guardTool` to reuse. */
+  bound?: BoundPermit;
 }

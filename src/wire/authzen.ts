@@ -7,9 +7,9 @@
  */
 import { z } from 'zod';
 import { VERDICTS } from '../decision.js';
-import type { SentRequest } from '../enforce.js';
 import { AttemptFailure } from '../internal/failure.js';
-import { type AuthorizeRequest, type AuthorizeResponse, decodeJsonObject } from './agent-pep.js';
+import type { SentRequest } from './agent-pep.js';
+import { type AuthorizeRequest, type AuthorizeResponse, decodeJsonObject, type VisibilityBatch } from './agent-pep.js';
 
 /** The AuthZEN 1.0 paths under `pdpUrl` (used unless `discover: true` finds others). */
 export const AUTHZEN_PATHS = Object.freeze({
@@ -23,7 +23,13 @@ export interface Evaluation {
   subject: { type: 'agent'; id: string };
   action: { name: string };
   resource: { type: 'tool' | 'content'; id: string; properties: Record<string, unknown> };
-  context: { session: string; requestId: string; simulated?: true };
+  context: {
+    session: string;
+    requestId: string;
+    simulated?: true;
+    purpose?: 'visibility';
+    visibilityBatch?: VisibilityBatch;
+  };
 }
 
 /** What one call sends and is checked against. */
@@ -41,6 +47,8 @@ export interface PreparedCall {
 export function toEvaluation({ req, sent }: PreparedCall): Evaluation {
   const context: Evaluation['context'] = { session: req.session, requestId: req.requestId };
   if (req.simulated) context.simulated = true;
+  if (req.purpose !== undefined) context.purpose = req.purpose;
+  if (req.visibilityBatch !== undefined) context.visibilityBatch = req.visibilityBatch;
   const subject = { type: 'agent', id: req.agentId } as const;
   if (req.stage === 'action') {
     return {
@@ -68,8 +76,10 @@ function evaluationJson(call: PreparedCall): string {
   const { req, sent } = call;
   if (req.stage !== 'action' || sent.argsJson === undefined) return JSON.stringify(toEvaluation(call));
   // The members in the order JSON.stringify(toEvaluation(call)) writes them.
-  const simulated = req.simulated ? ',"simulated":true' : '';
-  return `${actionPrefix(req.agentId)}${JSON.stringify(sent.tool)},"properties":{"args":${sent.argsJson}}},"context":{"session":${JSON.stringify(req.session)},"requestId":${JSON.stringify(req.requestId)}${simulated}}}`;
+  let tail = req.simulated ? ',"simulated":true' : '';
+  if (req.purpose !== undefined) tail += `,"purpose":${JSON.stringify(req.purpose)}`;
+  if (req.visibilityBatch !== undefined) tail += `,"visibilityBatch":${JSON.stringify(req.visibilityBatch)}`;
+  return `${actionPrefix(req.agentId)}${JSON.stringify(sent.tool)},"properties":{"args":${sent.argsJson}}},"context":{"session":${JSON.stringify(req.session)},"requestId":${JSON.stringify(req.requestId)}${tail}}}`;
 }
 
 /** The text of an action evaluation up to the tool name, for the last agent id seen (one per client, as a rule). */

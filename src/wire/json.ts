@@ -153,3 +153,43 @@ function nameSeparatorCount(text: string): number {
   }
   return n;
 }
+
+/**
+ * THE one decoder of a JSON body (a PDP's answer, a request to the dev PDP, a hook event): one BOM rule,
+ * one UTF-8 rule, one I-JSON rule. `ignoreBOM` keeps a leading U+FEFF in the text, where `JSON.parse`
+ * refuses it: a body with a byte-order mark is not JSON here (RFC 8259 section 8.1: senders MUST NOT add
+ * one), whoever sent it.
+ */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Why a body is not one I-JSON value: not UTF-8, not JSON, a name given twice, or a bad string or number. */
+export type JsonBodyProblem = 'utf8' | 'json' | 'duplicate' | 'value';
+
+/** A decoded body: its value and text, or why it is not one I-JSON value. */
+export type DecodedJson =
+  | { ok: true; value: unknown; text: string }
+  /** `value` is set when the text parsed (problems `duplicate` and `value`). */
+  | { ok: false; problem: JsonBodyProblem; text?: string; value?: unknown };
+
+/**
+ * Decodes a whole body as one I-JSON value (RFC 7493): valid UTF-8 (a leading byte-order mark is
+ * refused), JSON, no duplicate member names, no unpaired surrogates, finite numbers. Never throws:
+ * each caller says what a problem means to it (`invalid_response`, a 400, a hook error).
+ * @param body - the bytes as received
+ */
+export function decodeJsonBody(body: Uint8Array): DecodedJson {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    return { ok: false, problem: 'utf8' };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, problem: 'json', text };
+  }
+  const problem = ijsonProblem(text, value);
+  return problem === undefined ? { ok: true, value, text } : { ok: false, problem, text, value };
+}

@@ -30,6 +30,7 @@ describe('STAGES, VERDICTS, FAIL_CLOSED_CODES', () => {
         'permit_invalid',
         'simulated',
         'interceptor_failed',
+        'tool_changed',
       ]),
     );
     for (const list of [VERDICTS, TEXT_STAGES, STAGES, FAIL_CLOSED_CODES]) expect(Object.isFrozen(list)).toBe(true);

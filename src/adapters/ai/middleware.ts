@@ -6,12 +6,12 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { LanguageModelMiddleware } from 'ai';
-import type { Pep } from '../../core/client.js';
-import { isSessionId } from '../../core/request.js';
 import { synthesizeBlock, type TextStage } from '../../decision.js';
 import { PolicyBlockedError } from '../../errors.js';
+import { isSessionId } from '../../internal/guards.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { EgressCallOptions } from '../../options/pep.js';
+import type { Pep } from '../../pep.js';
 
 /** Options of {@link pepMiddleware}. */
 export interface PepMiddlewareOptions {

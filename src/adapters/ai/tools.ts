@@ -6,12 +6,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { Pep, ToolExecutionContext } from '../../core/client.js';
-import { isSessionId } from '../../core/request.js';
 import { type PolicyDecision, synthesizeBlock } from '../../decision.js';
 import { PolicyBlockedError, PolicyEnforcementError, toolMessage } from '../../errors.js';
+import { isSessionId } from '../../internal/guards.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { CallOptions } from '../../options/pep.js';
+import type { Pep, ToolExecutionContext } from '../../pep.js';
+import { readHideBlocked } from '../visible-tools.js';
+import { registerHideBlocked } from './visible.js';
 
 /** Options of {@link guardTools}. */
 export interface GuardToolsOptions {
@@ -33,6 +35,12 @@ export interface GuardToolsOptions {
    * `is held for human review` text); the tool's own `needsApproval` still applies. @defaultValue true
    */
   approval?: boolean;
+  /**
+   * Offer the model only the tools the policy shows (docs/visibility.md): pass `pepPrepareStep(tools)`
+   * as `prepareStep`, which asks `pep.visibleTools` once per step and sets `activeTools`. A hidden tool
+   * called anyway is still decided per call. @defaultValue false
+   */
+  hideBlocked?: boolean;
 }
 
 /** Options of {@link pepToolApproval}. */
@@ -77,7 +85,7 @@ interface ToolLike {
 /** The guarded tool objects, with the name and session they decide under (for {@link pepToolApproval}). */
 const GUARDED = new WeakMap<object, { name: string; session: string | undefined; original: ToolLike }>();
 
-const TOOLS_OPTIONS = new Set(['session', 'checkResult', 'approval']);
+const TOOLS_OPTIONS = new Set(['session', 'checkResult', 'approval', 'hideBlocked']);
 const APPROVAL_OPTIONS = new Set(['session']);
 
 function readSession(scope: string, opts: { session?: unknown }): string | undefined {
@@ -305,7 +313,7 @@ export function guardTools<TOOLS extends Record<string, object>>(
     GUARDED.set(guardedTool, { name, session, original: tool });
     define(out, name, guardedTool);
   }
-  return out as TOOLS;
+  return registerHideBlocked(out, pep, session, readHideBlocked('guardTools', opts)) as TOOLS;
 }
 
 /**

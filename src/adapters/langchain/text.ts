@@ -16,10 +16,10 @@ import {
   SystemMessage,
   ToolMessage,
 } from '@langchain/core/messages';
-import type { Pep } from '../../core/client.js';
 import { type PolicyDecision, synthesizeBlock, type TextStage } from '../../decision.js';
 import { toolMessage } from '../../errors.js';
 import type { CallOptions, EgressCallOptions } from '../../options/pep.js';
+import type { Pep } from '../../pep.js';
 import { type Seen, SeenMessages } from './seen.js';
 
 /** What the text side needs from the middleware. */

@@ -12,11 +12,11 @@ import { StructuredTool, Tool } from '@langchain/core/tools';
 import { type InteropZodType, interopParseAsync, isInteropZodSchema } from '@langchain/core/utils/types';
 import { type Command, getConfig, interrupt, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import type { ToolCallHandler, ToolCallRequest } from 'langchain';
-import type { Pep } from '../../core/client.js';
 import { synthesizeBlock } from '../../decision.js';
 import { PolicyEnforcementError, PolicyEscalatedError, toolMessage } from '../../errors.js';
 import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
 import type { CallOptions } from '../../options/pep.js';
+import type { Pep } from '../../pep.js';
 import {
   interruptValue,
   isReviewResume,

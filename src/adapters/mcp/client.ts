@@ -5,10 +5,10 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Pep } from '../../core/client.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { CallOptions } from '../../options/pep.js';
+import type { Pep } from '../../pep.js';
 import {
   assertGuardable,
   assertPep,
@@ -19,7 +19,9 @@ import {
   refusal,
   sessionOf,
 } from './common.js';
+import { type McpPinSet, readPinSet } from './pins.js';
 import { resultText, withText } from './result.js';
+import { makeToolSurface } from './surface.js';
 
 /** Options of {@link guardMcpClient}. */
 export interface GuardMcpClientOptions {
@@ -29,9 +31,33 @@ export interface GuardMcpClientOptions {
    * ESCALATE withholds it (an `isError` result with the `toolMessage`). @defaultValue true
    */
   checkResult?: boolean | undefined;
+  /**
+   * Filter what `listTools` (any `tools/list`) returns to the tools `pep.visibleTools` shows for the
+   * session: a tool the policy blocks outright is never offered to the model (docs/visibility.md). A
+   * hidden tool called anyway is still decided per call. @defaultValue true
+   */
+  hideBlocked?: boolean | undefined;
+  /**
+   * Pin the tool definitions (docs/visibility.md): `true` takes the pins at the first `tools/list`; a pin
+   * set (from `pepPins()` or `agent-pep pin mcp`) starts from those. A tool whose definition differs from
+   * its pin, or that was not pinned, is hidden, and a call to it is a synthesized BLOCK `tool_changed`.
+   * @defaultValue undefined (no pinning)
+   */
+  pin?: true | McpPinSet | undefined;
+  /** With `pin`: offer (and pin at first sight) a tool that was not pinned, instead of hiding it. @defaultValue false */
+  allowNew?: boolean | undefined;
 }
 
-const CLIENT_OPTIONS: ReadonlySet<string> = new Set(['checkResult']);
+/** A client guarded by {@link guardMcpClient}. */
+export interface GuardedMcpClient {
+  /**
+   * The pin set, plain JSON: `{ version: 1, server: { name, version }, tools: { <name>: <sha256> } }`
+   * (docs/visibility.md); `undefined` without `pin`.
+   */
+  pepPins(): McpPinSet | undefined;
+}
+
+const CLIENT_OPTIONS: ReadonlySet<string> = new Set(['checkResult', 'hideBlocked', 'pin', 'allowNew']);
 
 const guardedClients = new WeakSet<object>();
 
@@ -70,7 +96,11 @@ type Send = (params: Record<string, unknown>) => Promise<unknown>;
  * // result.isError with the toolMessage when the PDP blocked or held the call: it was never sent.
  * ```
  */
-export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOptions): Client {
+export function guardMcpClient<C extends Client>(
+  pep: Pep,
+  client: C,
+  opts?: GuardMcpClientOptions,
+): C & GuardedMcpClient {
   const scope = 'guardMcpClient';
   assertPep(pep, scope);
   const rawOpts: unknown = opts;
@@ -78,6 +108,7 @@ export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOp
   if (rawOpts !== undefined) refuseUnknownKeys(scope, rawOpts, CLIENT_OPTIONS);
   const checkResult: unknown = opts?.checkResult ?? true;
   if (typeof checkResult !== 'boolean') optionError(scope, 'checkResult', 'expected a boolean');
+  const surfaceOpts = readSurfaceOptions(scope, opts);
   const target = client as unknown as Record<string, unknown>;
   if (!isObject(client) || typeof target.callTool !== 'function' || typeof target.request !== 'function') {
     throw new TypeError(`${scope}: client must be a Client of @modelcontextprotocol/sdk 1.x`);
@@ -87,6 +118,7 @@ export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOp
 
   const callTool = target.callTool as (...a: unknown[]) => Promise<unknown>;
   const request = target.request as (...a: unknown[]) => Promise<unknown>;
+  const surface = makeToolSurface({ scope, pep, client: target, request, ...surfaceOpts });
   /** The params objects of calls already authorized, which `request` sends as they are. */
   const authorized = new WeakSet<object>();
 
@@ -106,6 +138,8 @@ export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOp
     if (isObject(params.task) || (isObject(options) && isObject(options.task))) {
       throw new McpError(ErrorCode.InvalidRequest, `agent-pep/mcp: task-augmented tools/call is not supported`);
     }
+    const changed = await surface.refuseCall(name, options);
+    if (changed !== undefined) return changed;
     let sent = false;
     let raw: unknown;
     try {
@@ -167,6 +201,7 @@ export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOp
           return Promise.resolve(failedClosed('unknown', 'invalid_request', 'the request could not be read'));
         }
       }
+      if (isObject(req) && req.method === 'tools/list') return surface.list(req, resultSchema, options);
       if (!isObject(req) || req.method !== 'tools/call') return request.call(client, req, resultSchema, options);
       if (isObject(req.params) && authorized.has(req.params)) {
         authorized.delete(req.params);
@@ -177,6 +212,22 @@ export function guardMcpClient(pep: Pep, client: Client, opts?: GuardMcpClientOp
     writable: false,
     configurable: false,
   });
+  Object.defineProperty(client, 'pepPins', { value: () => surface.pins(), writable: false, configurable: false });
   guardedClients.add(client);
-  return client;
+  return client as unknown as C & GuardedMcpClient;
+}
+
+/** `hideBlocked`, `pin` and `allowNew`, checked. @throws TypeError with `err.option` */
+function readSurfaceOptions(
+  scope: string,
+  opts: GuardMcpClientOptions | undefined,
+): { hideBlocked: boolean; pin: McpPinSet | true | undefined; allowNew: boolean } {
+  const hideBlocked: unknown = opts?.hideBlocked ?? true;
+  if (typeof hideBlocked !== 'boolean') optionError(scope, 'hideBlocked', 'expected a boolean');
+  const allowNew: unknown = opts?.allowNew ?? false;
+  if (typeof allowNew !== 'boolean') optionError(scope, 'allowNew', 'expected a boolean');
+  const given: unknown = opts?.pin;
+  const pin = given === undefined || given === true ? given : readPinSet(scope, given);
+  if (allowNew === true && pin === undefined) optionError(scope, 'allowNew', 'allowNew needs pin');
+  return { hideBlocked: hideBlocked as boolean, pin, allowNew: allowNew as boolean };
 }

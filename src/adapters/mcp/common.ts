@@ -3,9 +3,10 @@
  * checks of the arguments that guard something. Internal to `agent-pep/mcp`.
  * @internal
  */
-import type { Pep } from '../../core/client.js';
+
 import { type FailClosedCode, synthesizeBlock } from '../../decision.js';
 import { toolMessage } from '../../errors.js';
+import type { Pep } from '../../pep.js';
 
 /**
  * The `params._meta` key a guarded client puts the permit under, and a guarded server reads it from.

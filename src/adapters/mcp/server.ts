@@ -1,31 +1,22 @@
 /**
  * `guardMcpServer`: every tool of an `McpServer` 1.x runs its callback only after an ALLOW or WARN, or
- * with `{ verifier }` only after the client's permit verified. Reaches the parts of `McpServer` read
- * from the SDK's `server/mcp.js` (the tool record, the `tools/call` handler, `validateToolInput`).
+ * with `{ verifier }` only after the client's permit verified; `tools/list` offers only the tools the
+ * policy shows. Public API of the MCP SDK only: each tool's callback is wrapped at registration
+ * (`registerTool`, `tool`, `experimental.tasks.registerToolTask`, `RegisteredTool.update`), and the
+ * SDK's own `tools/list` and `tools/call` handlers are wrapped as it sets them through
+ * `server.server.setRequestHandler`, the documented request-handler API.
  * @internal
  */
-import { isDeepStrictEqual } from 'node:util';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Pep } from '../../core/client.js';
-import { PolicyEnforcementError } from '../../errors.js';
-import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { getLiteralValue } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { VisibleToolsOptions } from '../../core/visibility.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
-import type { CallOptions } from '../../options/pep.js';
+import type { Pep } from '../../pep.js';
 import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
-import {
-  assertGuardable,
-  assertPep,
-  asToolResult,
-  failedClosed,
-  isObject,
-  PERMIT_META_KEY,
-  refusal,
-  refusals,
-  sessionOf,
-  type ToolResult,
-} from './common.js';
+import { assertGuardable, assertPep, isObject, refusals, sessionOf, type ToolResult } from './common.js';
+import { type Callback, makeRunner, type Received } from './server-call.js';
 
 /** Options of {@link guardMcpServer}. */
 export interface GuardMcpServerOptions {
@@ -37,69 +28,96 @@ export interface GuardMcpServerOptions {
    * @defaultValue undefined (each call is decided by `pep.guardTool`, which asks the PDP)
    */
   verifier?: PermitVerifier | undefined;
+  /**
+   * Answer `tools/list` with the tools `pep.visibleTools` shows for the session (the MCP session id, else
+   * the Pep's): a tool the policy blocks outright is never offered (docs/visibility.md). A hidden tool
+   * called anyway is still decided per call. @defaultValue true
+   */
+  hideBlocked?: boolean | undefined;
 }
 
-/** The parts of an `McpServer` 1.x this adapter reaches (read from the SDK's `server/mcp.js`). */
-interface ServerInternals {
-  _registeredTools: Record<string, RegisteredToolInternals>;
-  server: { _requestHandlers: Map<string, unknown> };
-  validateToolInput(tool: RegisteredToolInternals, args: unknown, name: string): Promise<unknown>;
-  /** Installs the SDK's own `tools/list` and `tools/call` handlers (at the first tool); sets the flag below. */
-  setToolRequestHandlers(): void;
-  _toolHandlersInitialized: boolean;
-}
-
-/** A registered tool of `McpServer` 1.x: `handler` is the callback (or a task handler with `createTask`). */
-interface RegisteredToolInternals {
-  handler: unknown;
-  inputSchema?: unknown;
-}
-
-/** What a `tools/call` request carried, as the server received it. */
-interface Received {
-  name: unknown;
-  arguments: unknown;
-  _meta: unknown;
-}
-
-type Callback = (...args: unknown[]) => unknown;
-
-const SERVER_OPTIONS: ReadonlySet<string> = new Set(['verifier']);
+const SERVER_OPTIONS: ReadonlySet<string> = new Set(['verifier', 'hideBlocked']);
 
 const guardedServers = new WeakSet<object>();
-/** Thrown inside the guarded execute when the args to run do not fit the tool's input schema. */
-class SchemaRefusal extends Error {}
 
-/**
- * Whether `parsed` (an input schema's output, its `undefined` members left out) is `sent` with at most
- * some members dropped (unknown ones stripped), at any depth: nothing added (a default) and no value
- * changed (a coercion, a transform).
- */
-function onlyDropsMembers(sent: unknown, parsed: unknown): boolean {
-  if (Array.isArray(sent) || Array.isArray(parsed)) {
-    return (
-      Array.isArray(sent) &&
-      Array.isArray(parsed) &&
-      sent.length === parsed.length &&
-      sent.every((v, i) => onlyDropsMembers(v, parsed[i]))
+/** The public members of the low-level `Server` (`server.server`) this adapter uses. */
+interface LowLevel {
+  setRequestHandler(schema: unknown, handler: Callback): void;
+  assertCanSetRequestHandler(method: string): void;
+  fallbackRequestHandler?: Callback | undefined;
+}
+
+type Register = (...args: unknown[]) => unknown;
+
+/** The method a request schema is for (`tools/call`, ...), or undefined. */
+function methodOf(schema: unknown): unknown {
+  if (schema === CallToolRequestSchema) return 'tools/call';
+  if (schema === ListToolsRequestSchema) return 'tools/list';
+  try {
+    const shape = (schema as { shape?: { method?: unknown } } | undefined)?.shape;
+    return shape?.method === undefined ? undefined : getLiteralValue(shape.method as never);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The normalized form of a tool name, or undefined for one that normalizes to nothing (refused when called). */
+function normalized(key: unknown): string | undefined {
+  if (typeof key !== 'string') return undefined;
+  try {
+    return normalizeToolName(key);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The checked options and server. @throws TypeError */
+function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions | undefined) {
+  const scope = 'guardMcpServer';
+  assertPep(pep, scope);
+  const rawOpts: unknown = opts;
+  if (rawOpts !== undefined && !isObject(rawOpts)) optionError(scope, 'opts', 'expected an object');
+  if (rawOpts !== undefined) refuseUnknownKeys(scope, rawOpts, SERVER_OPTIONS);
+  const verifier: PermitVerifier | undefined = opts?.verifier;
+  const given: unknown = verifier;
+  if (given !== undefined && !(isObject(given) && typeof given.verify === 'function')) {
+    optionError(scope, 'verifier', 'expected a PermitVerifier (createPermitVerifier)');
+  }
+  const hideBlocked: unknown = opts?.hideBlocked ?? true;
+  if (typeof hideBlocked !== 'boolean') optionError(scope, 'hideBlocked', 'expected a boolean');
+  const s = server as unknown as Record<string, unknown>;
+  const low = isObject(server) ? (s.server as LowLevel | undefined) : undefined;
+  if (
+    !isObject(server) ||
+    typeof s.registerTool !== 'function' ||
+    typeof s.tool !== 'function' ||
+    !isObject(low) ||
+    typeof low.setRequestHandler !== 'function' ||
+    typeof low.assertCanSetRequestHandler !== 'function'
+  ) {
+    throw new TypeError(`${scope}: server must be an McpServer of @modelcontextprotocol/sdk 1.x`);
+  }
+  if (guardedServers.has(server)) throw new TypeError(`${scope}: this server is already guarded`);
+  // A tools/call handler already there (the SDK's, at the first tool, or one set on the low-level server)
+  // answers calls through callbacks the public API cannot reach: guard the server before its tools.
+  try {
+    low.assertCanSetRequestHandler('tools/call');
+  } catch (cause) {
+    throw new TypeError(
+      `${scope}: the server already has tools (or a tools/call handler of its own); guard it before registering tools`,
+      { cause },
     );
   }
-  if (isObject(sent) && isObject(parsed)) {
-    // A Map, a Date or a class instance shows no own keys to compare: never the args sent.
-    if (!isPlainObject(sent) || !isPlainObject(parsed)) return false;
-    for (const key of Object.keys(parsed)) {
-      if (!Object.hasOwn(sent, key) || !onlyDropsMembers(sent[key], parsed[key])) return false;
-    }
-    return true;
-  }
-  return isDeepStrictEqual(sent, parsed);
+  if (verifier === undefined) assertGuardable(pep, scope);
+  return { scope, verifier, hideBlocked: hideBlocked as boolean, low };
 }
 
 /**
- * Guards every tool of an `McpServer` (`@modelcontextprotocol/sdk` 1.x): the tools registered before
- * this call and every tool registered after it (`registerTool`, the older `tool()` overloads, the
- * experimental task tools), including a callback swapped in later with `RegisteredTool.update({ callback })`
- * and a tool renamed with `update({ name })` (it is decided under its new name).
+ * Guards every tool of an `McpServer` (`@modelcontextprotocol/sdk` 1.x) registered after this call
+ * (`registerTool`, the older `tool()` overloads, the experimental task tools), including a callback
+ * swapped in later with `RegisteredTool.update({ callback })` or assigned to `handler`, and a tool
+ * renamed with `update({ name })` (it is decided under its new name). It uses the SDK's public API
+ * only (docs/adapters.md names the SDK line tested), so call it before the first tool is registered.
  *
  * Without a verifier, each `tools/call` goes through `pep.guardTool` with the tool name as registered
  * and the arguments as the tool's input schema parsed them (coercions and defaults applied: what the
@@ -110,28 +128,28 @@ function onlyDropsMembers(sent: unknown, parsed: unknown): boolean {
  * `params._meta['agent-pep/permit']` against the tool name as registered and the arguments as
  * received, claims its `jti` (so a replayed request is refused), and only then runs the callback (a
  * schema whose parse adds a member, such as a default, or changes a value sent, such as a coercion, is
- * refused: the permit binds the arguments sent).
+ * refused: the permit binds the arguments sent). `tools/list` answers only the tools
+ * `pep.visibleTools` shows for the session, unless `{ hideBlocked: false }` (docs/visibility.md).
  *
  * @param pep - the client that decides (`createPep`); it must be able to guard tools (`permits`
  *   configured, or `permits: false`) unless `opts.verifier` is given. Session: the MCP session id
  *   (`extra.sessionId`) where the transport has one, else the Pep's.
- * @param server - an `McpServer` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`
- * @param opts - `{ verifier? }` (see {@link GuardMcpServerOptions})
+ * @param server - an `McpServer` of `@modelcontextprotocol/sdk` 1.x with no tools yet, before or after `connect`
+ * @param opts - `{ verifier?, hideBlocked? }` (see {@link GuardMcpServerOptions})
  * @returns the same server
- * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x
- *   (its internals are not those this adapter reads), the server is already guarded, its low-level
- *   `server.server` has a `tools/call` handler of its own (set with `setRequestHandler` before any tool),
- *   two of its tools have names that normalize alike (`refundPayment`, `refund_payment`: a permit names
- *   the normalized tool, so it could not tell them apart), or `opts` has an unknown or bad key
- *   (`err.option` names it); later, `server.server.setRequestHandler` for `tools/call` (that handler would
- *   answer every call without the guard) and registering or renaming a tool to a look-alike name throw
- *   `TypeError` too
+ * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x,
+ *   the server is already guarded, it already has tools or its low-level `server.server` has a
+ *   `tools/call` handler of its own, or `opts` has an unknown or bad key (`err.option` names it); later,
+ *   `server.server.setRequestHandler` for `tools/call` (that handler would answer every call without the
+ *   guard) and registering or renaming a tool to a name that normalizes like another's (`refundPayment`,
+ *   `refund_payment`: a permit names the normalized tool) throw `TypeError` too
  * @remarks Fails closed: a blocked or held call, a PDP that is down or slow, a permit that is missing
  * or fails any check, and any error of the adapter itself answer `{ isError: true, content: [{ type:
  * 'text', text: toolMessage }] }` and the callback does not run. ESCALATE is a hold the model is told
  * about: MCP 1.x has no human-approval flow for `tools/call`. An error thrown by the callback itself is
  * the SDK's usual tool error. With a verifier, refusals are not sent to the PDP, so its evidence does
- * not show them; the Pep's interceptors do not run on the server (the client's did).
+ * not show them; the Pep's interceptors do not run on the server (the client's did). A PDP that fails
+ * during `tools/list` hides every tool.
  * @example
  * ```ts
  * const server = new McpServer({ name: 'payments', version: '1.0.0' });
@@ -143,268 +161,200 @@ function onlyDropsMembers(sent: unknown, parsed: unknown): boolean {
  * ```
  */
 export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer {
-  const scope = 'guardMcpServer';
-  assertPep(pep, scope);
-  const rawOpts: unknown = opts;
-  if (rawOpts !== undefined && !isObject(rawOpts)) optionError(scope, 'opts', 'expected an object');
-  if (rawOpts !== undefined) refuseUnknownKeys(scope, rawOpts, SERVER_OPTIONS);
-  const verifier: PermitVerifier | undefined = opts?.verifier;
-  const given: unknown = verifier;
-  if (given !== undefined && !(isObject(given) && typeof given.verify === 'function')) {
-    optionError(scope, 'verifier', 'expected a PermitVerifier (createPermitVerifier)');
-  }
-  const internals = server as unknown as ServerInternals;
-  const tools = isObject(server) ? internals._registeredTools : undefined;
-  const handlers = isObject(server) && isObject(internals.server) ? internals.server._requestHandlers : undefined;
-  if (
-    !isObject(tools) ||
-    !(handlers instanceof Map) ||
-    typeof internals.validateToolInput !== 'function' ||
-    typeof internals.setToolRequestHandlers !== 'function' ||
-    typeof internals._toolHandlersInitialized !== 'boolean'
-  ) {
-    throw new TypeError(`${scope}: server must be an McpServer of @modelcontextprotocol/sdk 1.x`);
-  }
-  if (guardedServers.has(server)) throw new TypeError(`${scope}: this server is already guarded`);
-  // A tools/call handler set on the low-level server (`server.server.setRequestHandler`) would answer
-  // every call without the guard: one that is there before the SDK's own is refused now, any later one when set.
-  if (handlers.has('tools/call') && !internals._toolHandlersInitialized) {
-    throw new TypeError(
-      `${scope}: the low-level server has a tools/call handler of its own, which the guard cannot see`,
-    );
-  }
-  if (verifier === undefined) assertGuardable(pep, scope);
-
-  /** The normalized form of a tool name, or undefined for one that normalizes to nothing (refused when called). */
-  function normalized(key: unknown): string | undefined {
-    if (typeof key !== 'string') return undefined;
-    try {
-      return normalizeToolName(key);
-    } catch {
-      return undefined;
-    }
-  }
-  /**
-   * Refuses a tool under `key` when another registered tool's name normalizes alike (`refundPayment`,
-   * `refund_payment`): the PDP and a permit name tools in normalized form, so they could not tell the two apart.
-   */
-  function refuseLookalike(key: PropertyKey, value: unknown): void {
-    const name = normalized(key);
-    if (name === undefined) return;
-    for (const [other, tool] of Object.entries(tools as Record<string, unknown>)) {
-      if (other !== key && tool !== value && normalized(other) === name) {
-        throw new TypeError(
-          `${scope}: tools ${JSON.stringify(other.slice(0, 64))} and ${JSON.stringify(String(key).slice(0, 64))} have the same normalized name; a permit cannot tell them apart`,
-        );
-      }
-    }
-  }
-  for (const key of Object.keys(tools)) refuseLookalike(key, tools[key]);
-
-  /** What each tools/call carried, by the `extra` object the SDK hands to the tool callback. */
+  const { scope, verifier, hideBlocked, low } = checkArguments(pep, server, opts);
+  /** Each guarded tool and the name it is registered under now. */
+  const names = new Map<RegisteredTool, string>();
   const received = new WeakMap<object, Received>();
-  const recorders = new WeakMap<object, Callback>();
-  /** Records the request as received, then runs the SDK's own tools/call handler. */
-  function recording(handler: Callback): Callback {
-    let wrapped = recorders.get(handler);
-    if (wrapped === undefined) {
-      wrapped = (request: unknown, extra: unknown) => {
-        const params = isObject(request) && isObject(request.params) ? request.params : {};
-        if (isObject(extra))
-          received.set(extra, { name: params.name, arguments: params.arguments, _meta: params._meta });
-        return handler(request, extra);
-      };
-      recorders.set(handler, wrapped);
-    }
-    return wrapped;
-  }
-  // The SDK installs its tools/call handler lazily (at the first tool); reading it through `get` covers both.
-  // Before the first tool, tools/call is answered "method not found" here, never by the low-level
-  // server's `fallbackRequestHandler` (code the guard cannot see).
-  const mapGet = Map.prototype.get;
-  const noTools: Callback = () => Promise.reject(new McpError(ErrorCode.MethodNotFound, 'Method not found'));
-  Object.defineProperty(handlers, 'get', {
-    value(method: unknown) {
-      const handler: unknown = mapGet.call(handlers, method);
-      if (method !== 'tools/call') return handler;
-      return typeof handler === 'function' ? recording(handler as Callback) : noTools;
-    },
-    writable: false,
-    configurable: false,
-  });
+  const run = makeRunner({ pep, verifier, received, nameOf: (tool) => names.get(tool) });
 
-  // Only the SDK's own install may set the tools/call handler from now on.
-  let installing = false;
-  const mapSet = Map.prototype.set;
-  Object.defineProperty(handlers, 'set', {
-    value(method: unknown, handler: unknown) {
-      if (method === 'tools/call' && !installing) {
+  /** Refuses `name` when another guarded tool's name normalizes alike: a permit could not tell them apart. */
+  function refuseLookalike(name: unknown, self: RegisteredTool | undefined): void {
+    const norm = normalized(name);
+    if (norm === undefined) return;
+    for (const [tool, other] of names) {
+      if (tool !== self && other !== name && normalized(other) === norm) {
         throw new TypeError(
-          `${scope}: a tools/call handler set on the low-level server would bypass the guard; register tools on the McpServer`,
+          `${scope}: tools ${JSON.stringify(other.slice(0, 64))} and ${JSON.stringify(String(name).slice(0, 64))} have the same normalized name; a permit cannot tell them apart`,
         );
       }
-      return mapSet.call(handlers, method, handler);
-    },
-    writable: false,
-    configurable: false,
-  });
-  const install = internals.setToolRequestHandlers;
-  Object.defineProperty(server, 'setToolRequestHandlers', {
-    value() {
+    }
+  }
+
+  const adopt = adopter(run, names, refuseLookalike);
+  let installing = false;
+  /** A registration method that guards the tool it makes. */
+  const registering =
+    (register: Register, self: unknown): Register =>
+    (...args: unknown[]) => {
+      refuseLookalike(args[0], undefined);
       installing = true;
+      let tool: unknown;
       try {
-        install.call(server);
+        tool = register.apply(self, args);
       } finally {
         installing = false;
       }
-    },
-    writable: false,
-    configurable: false,
-  });
+      if (isObject(tool) && typeof args[0] === 'string') adopt(tool as unknown as RegisteredTool, args[0]);
+      return tool;
+    };
+  const s = server as unknown as Record<string, unknown>;
+  for (const method of ['registerTool', 'tool'] as const) {
+    define(server, method, registering(s[method] as Register, server));
+  }
+  const tasks = experimentalTasks(server);
+  if (tasks) define(tasks, 'registerToolTask', registering(tasks.registerToolTask as Register, tasks));
 
-  /** The name `tool` is registered under now (it can be renamed), or undefined once removed. */
-  function nameOf(tool: RegisteredToolInternals): string | undefined {
-    for (const key of Object.keys(tools as object)) if ((tools as Record<string, unknown>)[key] === tool) return key;
+  guardLowLevel(low, scope, {
+    installing: () => installing,
+    onCall: (handler) => recording(handler, received),
+    onList: (handler) => (hideBlocked ? listing(pep, handler) : handler),
+  });
+  guardedServers.add(server);
+  return server;
+}
+
+/** Defines a method that cannot be replaced. */
+function define(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: false, configurable: false });
+}
+
+/** `server.experimental.tasks` where the SDK has it (a public, experimental getter), else undefined. */
+function experimentalTasks(server: McpServer): Record<string, unknown> | undefined {
+  try {
+    const tasks = (server as unknown as { experimental?: { tasks?: unknown } }).experimental?.tasks;
+    return isObject(tasks) && typeof tasks.registerToolTask === 'function' ? tasks : undefined;
+  } catch {
     return undefined;
   }
+}
 
-  /** One guarded call of `callback` (the tool's callback or a task handler's `createTask`). */
-  async function run(tool: RegisteredToolInternals, callback: Callback, callArgs: unknown[]): Promise<unknown> {
-    const hasSchema = Boolean(tool.inputSchema);
-    // The SDK calls `callback(parsedArgs, extra)` with an input schema, `callback(extra)` without one.
-    const parsed = hasSchema ? callArgs[0] : undefined;
-    const extra = hasSchema ? callArgs[1] : callArgs[0];
-    const name = nameOf(tool);
-    if (name === undefined) return failedClosed('unknown', 'invalid_request', 'the tool is no longer registered');
-    let bodyRan = false;
-    try {
-      const got = isObject(extra) ? received.get(extra) : undefined;
-      if (got !== undefined && got.name !== name) {
-        return failedClosed(name, 'invalid_request', 'the request names another tool');
-      }
-      // The arguments as received (what the client's PDP decided on); a direct call: what the callback got.
-      const wire = got !== undefined ? (got.arguments ?? {}) : (parsed ?? {});
-      const invoke = (args: unknown): unknown => {
-        bodyRan = true;
-        return hasSchema ? callback(args, extra) : callback(extra);
-      };
-
-      if (verifier !== undefined) {
-        const meta = got !== undefined ? got._meta : isObject(extra) ? extra._meta : undefined;
-        const permit = isObject(meta) ? meta[PERMIT_META_KEY] : undefined;
-        if (typeof permit !== 'string' || permit === '') {
-          return failedClosed(name, 'permit_invalid', 'no permit in params._meta');
-        }
-        if (!isObject(wire)) return failedClosed(name, 'permit_invalid', 'arguments are not an object');
-        // The permit binds the arguments as received; the callback gets them as the schema parses them.
-        // A schema may drop unknown members, never add one (a default the client did not send) or change
-        // a value (a coercion, a transform): the callback would run args the permit does not bind.
-        if (hasSchema && !onlyDropsMembers(wire, withoutUndefinedMembers(parsed))) {
-          return failedClosed(name, 'permit_invalid', 'the input schema changes the arguments the permit binds');
-        }
-        try {
-          await verifier.verify(permit, { tool: name, args: wire });
-        } catch (err) {
-          const code = isObject(err) && typeof err.code === 'string' ? err.code : 'error';
-          return failedClosed(name, 'permit_invalid', `permit failed verification (${code})`);
-        }
-        return await invoke(parsed);
-      }
-
-      const callOpts: CallOptions = {};
-      const session = isObject(extra) ? sessionOf(extra.sessionId) : undefined;
-      if (session !== undefined) callOpts.session = session;
-      if (isObject(extra) && extra.signal instanceof AbortSignal) callOpts.signal = extra.signal;
-      // The PDP decides on the args the callback would get: as the input schema parsed them (its
-      // coercions and defaults applied, its `undefined` members left out as JSON does), not as sent.
-      // A schema that makes something other than an object of the arguments: nothing a permit can bind.
-      if (hasSchema && got !== undefined && !(isObject(parsed) && isPlainObject(parsed))) {
-        return failedClosed(name, 'invalid_request', 'the input schema does not make an object of the arguments');
-      }
-      const decided = hasSchema && isObject(parsed) ? withoutUndefinedMembers(parsed) : wire;
-      const guarded = pep.guardTool(name, async (effective) => {
-        // The args decided run as the SDK parsed them. Others (WARN's transformedArgs, an interceptor's
-        // replacement) go through the tool's input schema as the SDK would put them; args that do not
-        // fit, or that the schema would change (the callback would run args the permit does not bind),
-        // are refused, not run.
-        let args: unknown;
-        if (hasSchema) {
-          if (isDeepStrictEqual(effective, decided)) args = parsed;
-          else {
-            try {
-              args = await internals.validateToolInput(tool, effective, name);
-            } catch {
-              throw new SchemaRefusal();
-            }
-            if (!isDeepStrictEqual(withoutUndefinedMembers(args), effective)) throw new SchemaRefusal();
-          }
-        }
-        return invoke(args);
-      });
-      const out = await guarded(decided as Record<string, unknown>, callOpts);
-      return bodyRan ? out : asToolResult(out);
-    } catch (err) {
-      if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
-      if (err instanceof SchemaRefusal) {
-        return failedClosed(name, 'invalid_request', 'the arguments to run do not fit the input schema');
-      }
-      if (bodyRan) throw err;
-      return failedClosed(name, 'invalid_request', 'the adapter failed');
-    }
-  }
-
-  /** The guarded form of a tool's callback or task handler (per tool: one callback may serve several). */
-  function guardedHandler(tool: RegisteredToolInternals, handler: unknown): unknown {
-    if (typeof handler === 'function') {
-      return (...callArgs: unknown[]) => run(tool, handler as Callback, callArgs);
-    }
-    if (isObject(handler) && typeof handler.createTask === 'function') {
-      // A task tool: a refusal is thrown, so that the SDK answers it as the tool error with that text.
-      const createTask = handler.createTask as Callback;
-      const guardedCreate = async (...callArgs: unknown[]): Promise<unknown> => {
-        const out = await run(tool, createTask.bind(handler), callArgs);
-        if (isObject(out) && refusals.has(out)) throw new Error((out as ToolResult).content[0]?.text);
-        return out;
-      };
-      return { ...handler, createTask: guardedCreate };
-    }
-    // Neither: the SDK cannot call it either (it answers a tool error); nothing to guard.
-    return handler;
-  }
-
-  const guardedTools = new WeakSet<object>();
-  /** Makes `tool.handler` an accessor that always yields the guarded form, whatever is assigned to it. */
-  function guardTool(tool: unknown): void {
-    if (!isObject(tool) || guardedTools.has(tool)) return;
-    const entry = tool as unknown as RegisteredToolInternals;
-    let guarded = guardedHandler(entry, entry.handler);
+/**
+ * How a registered tool is guarded: its `handler` becomes an accessor that always yields the guarded
+ * form (whatever `update({ callback })` or an assignment puts there), and its `update` keeps the name
+ * it is decided under (and refuses a look-alike rename).
+ */
+function adopter(
+  run: ReturnType<typeof makeRunner>,
+  names: Map<RegisteredTool, string>,
+  refuseLookalike: (name: unknown, self: RegisteredTool | undefined) => void,
+): (tool: RegisteredTool, name: string) => void {
+  return (tool, name) => {
+    names.set(tool, name);
+    let guarded = guardedHandler(tool, tool.handler, run);
     Object.defineProperty(tool, 'handler', {
       get: () => guarded,
       set: (value: unknown) => {
-        guarded = guardedHandler(entry, value);
+        guarded = guardedHandler(tool, value, run);
       },
       enumerable: true,
       configurable: false,
     });
-    guardedTools.add(tool);
-  }
+    const update = tool.update as (updates: unknown) => void;
+    define(tool, 'update', (updates: unknown) => {
+      const rename = isObject(updates) && 'name' in updates ? updates.name : undefined;
+      if (typeof rename === 'string') refuseLookalike(rename, tool);
+      update.call(tool, updates);
+      if (typeof rename === 'string') names.set(tool, rename);
+      else if (isObject(updates) && 'name' in updates && updates.name === null) names.delete(tool);
+    });
+  };
+}
 
-  for (const tool of Object.values(tools)) guardTool(tool);
-  // Every way a tool becomes callable puts it in this record: registerTool, tool(), task tools, renames.
-  const proxy = new Proxy(tools, {
-    set(target, key, value) {
-      refuseLookalike(key, value);
-      guardTool(value);
-      return Reflect.set(target, key, value);
-    },
-    defineProperty(target, key, descriptor) {
-      if (descriptor.get !== undefined || descriptor.set !== undefined) return false;
-      refuseLookalike(key, descriptor.value);
-      guardTool(descriptor.value);
-      return Reflect.defineProperty(target, key, descriptor);
-    },
+/** The guarded form of a tool's callback or task handler (per tool: one callback may serve several). */
+function guardedHandler(tool: RegisteredTool, handler: unknown, run: ReturnType<typeof makeRunner>): unknown {
+  if (typeof handler === 'function') {
+    return (...callArgs: unknown[]) => run(tool, handler as Callback, callArgs);
+  }
+  if (isObject(handler) && typeof handler.createTask === 'function') {
+    // A task tool: a refusal is thrown, so that the SDK answers it as the tool error with that text.
+    const createTask = handler.createTask as Callback;
+    const guardedCreate = async (...callArgs: unknown[]): Promise<unknown> => {
+      const out = await run(tool, createTask.bind(handler), callArgs);
+      if (isObject(out) && refusals.has(out)) throw new Error((out as ToolResult).content[0]?.text);
+      return out;
+    };
+    return { ...handler, createTask: guardedCreate };
+  }
+  // Neither: the SDK cannot call it either (it answers a tool error); nothing to guard.
+  return handler;
+}
+
+/** The SDK's tools/call handler, recording what each request carried before it runs. */
+function recording(handler: Callback, received: WeakMap<object, Received>): Callback {
+  return (request: unknown, extra: unknown) => {
+    const params = isObject(request) && isObject(request.params) ? request.params : {};
+    if (isObject(extra)) received.set(extra, { name: params.name, arguments: params.arguments, _meta: params._meta });
+    return handler(request, extra);
+  };
+}
+
+/** A tools/list handler whose answer keeps only the tools `pep.visibleTools` shows for the session. */
+function listing(pep: Pep, handler: Callback): Callback {
+  return async (request: unknown, extra: unknown) => {
+    const result = (await handler(request, extra)) as unknown;
+    if (!isObject(result) || !Array.isArray(result.tools)) return result;
+    const o: VisibleToolsOptions = {};
+    const session = isObject(extra) ? sessionOf(extra.sessionId) : undefined;
+    if (session !== undefined) o.session = session;
+    if (isObject(extra) && extra.signal instanceof AbortSignal) o.signal = extra.signal;
+    const listed = result.tools as unknown[];
+    const names = listed.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name : undefined));
+    const visible = new Set(
+      await pep.visibleTools(
+        names.filter((n): n is string => n !== undefined),
+        o,
+      ),
+    );
+    return { ...result, tools: listed.filter((_, i) => names[i] !== undefined && visible.has(names[i] as string)) };
+  };
+}
+
+/**
+ * Through the low-level server's public API: only the SDK's own install (inside a registration) may set
+ * the tools/call handler, which is wrapped as it is set, as the tools/list handler is; the
+ * `fallbackRequestHandler` never answers tools/call or tools/list (code the guard cannot see).
+ */
+function guardLowLevel(
+  low: LowLevel,
+  scope: string,
+  hooks: { installing(): boolean; onCall(h: Callback): Callback; onList(h: Callback): Callback },
+): void {
+  const set = low.setRequestHandler;
+  define(low, 'setRequestHandler', (schema: unknown, handler: Callback) => {
+    const method = methodOf(schema);
+    if (method === 'tools/call') {
+      if (!hooks.installing()) {
+        throw new TypeError(
+          `${scope}: a tools/call handler set on the low-level server would bypass the guard; register tools on the McpServer`,
+        );
+      }
+      return set.call(low, schema, hooks.onCall(handler));
+    }
+    return set.call(low, schema, method === 'tools/list' ? hooks.onList(handler) : handler);
   });
-  Object.defineProperty(server, '_registeredTools', { value: proxy, writable: false, configurable: false });
-  guardedServers.add(server);
-  return server;
+  let fallback = low.fallbackRequestHandler;
+  const refusing = new WeakMap<Callback, Callback>();
+  Object.defineProperty(low, 'fallbackRequestHandler', {
+    get() {
+      if (typeof fallback !== 'function') return fallback;
+      let wrapped = refusing.get(fallback);
+      if (wrapped === undefined) {
+        const inner = fallback;
+        wrapped = (request: unknown, extra: unknown) => {
+          const method = isObject(request) ? request.method : undefined;
+          if (method === 'tools/call' || method === 'tools/list') {
+            return Promise.reject(new McpError(ErrorCode.MethodNotFound, 'Method not found'));
+          }
+          return inner(request, extra);
+        };
+        refusing.set(fallback, wrapped);
+      }
+      return wrapped;
+    },
+    set(value: Callback | undefined) {
+      fallback = value;
+    },
+    enumerable: true,
+    configurable: false,
+  });
 }

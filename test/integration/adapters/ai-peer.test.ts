@@ -60,6 +60,6 @@ describe('agent-pep/ai and its optional peer dependency', () => {
   it("with 'ai' installed, it loads and exports the adapter", async () => {
     const { code, stdout } = await run(install(true));
     expect(code).toBe(0);
-    expect(stdout.trim()).toBe('guardTools,pepMiddleware,pepToolApproval');
+    expect(stdout.trim()).toBe('guardTools,pepMiddleware,pepPrepareStep,pepToolApproval');
   });
 });

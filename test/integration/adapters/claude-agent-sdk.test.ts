@@ -16,8 +16,8 @@ import {
 } from '@anthropic-ai/claude-agent-sdk';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { pepCanUseTool, pepHooks } from '../../../src/adapters/claude-agent-sdk.js';
-import { createPep, type Pep } from '../../../src/core/client.js';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { createPep, type Pep } from '../../../src/pep.js';
 import { type AnthropicStub, offlineClaudeEnv, startAnthropicStub } from '../../support/anthropic-stub.js';
 
 const policy = {

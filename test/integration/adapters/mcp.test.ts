@@ -78,9 +78,13 @@ interface Ran {
   meta: unknown;
 }
 
-/** A server with the test's tools; `ran` records every body that ran. */
-function makeServer(ran: Ran[]): McpServer {
+/**
+ * A server with the test's tools; `ran` records every body that ran. `guard` runs first: a guard wraps
+ * each tool as it is registered (public API only), so it is called before the first tool.
+ */
+function makeServer(ran: Ran[], guard?: (server: McpServer) => void): McpServer {
   const server = new McpServer({ name: 'payments', version: '1.0.0' });
+  guard?.(server);
   const record = (tool: string, args: unknown, extra: { _meta?: unknown }) => {
     ran.push({ tool, args, meta: extra._meta });
   };
@@ -135,8 +139,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
   let client: Client;
   beforeEach(async () => {
     ran = [];
-    const server = makeServer(ran);
-    guardMcpServer(makePep(), server);
+    const server = makeServer(ran, (s) => guardMcpServer(makePep(), s));
     client = await connect(server);
   });
 
@@ -152,12 +155,12 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
   /** A guarded server with one tool of `inputSchema`, and a client: `got` records each body run. */
   async function oneTool(name: string, inputSchema: z.ZodRawShape) {
     const server = new McpServer({ name: 'one', version: '1.0.0' });
+    guardMcpServer(makePep(), server);
     const got: unknown[] = [];
     server.registerTool(name, { inputSchema }, async (a: unknown) => {
       got.push(a);
       return { content: [{ type: 'text' as const, text: 'done' }] };
     });
-    guardMcpServer(makePep(), server);
     return { got, client: await connect(server) };
   }
   const HELD = "ERROR: Tool 'refund_payment' is held for human review: refunds over 500 need review";
@@ -198,6 +201,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   it('a schema that makes something other than an object of the args is refused, not decided as sent', async () => {
     const server = new McpServer({ name: 'payments', version: '1.0.0' });
+    guardMcpServer(makePep(), server);
     const got: unknown[] = [];
     const inputSchema = z
       .object({ orderId: z.string(), amount: z.coerce.number() })
@@ -208,7 +212,6 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
       got.push(a);
       return { content: [{ type: 'text', text: 'refunded' }] };
     });
-    guardMcpServer(makePep(), server);
     const c = await connect(server);
     const r = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'o1', amount: '900' } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
@@ -258,8 +261,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
   });
 
   it('guards tools registered after guardMcpServer (registerTool and the tool() overloads)', async () => {
-    const server = makeServer(ran);
-    guardMcpServer(makePep(), server);
+    const server = makeServer(ran, (s) => guardMcpServer(makePep(), s));
     let later = 0;
     server.registerTool('bank_wire', { inputSchema: { to: z.string() } }, async () => {
       later++;
@@ -285,10 +287,10 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   it('a callback swapped in with RegisteredTool.update({ callback }) is guarded too', async () => {
     const server = new McpServer({ name: 's', version: '1' });
+    guardMcpServer(makePep(), server);
     const swapped: string[] = [];
     const transfer = server.registerTool('bank_transfer_funds', {}, async () => ({ content: [] }));
     const lookup = server.registerTool('lookup_order', {}, async () => ({ content: [] }));
-    guardMcpServer(makePep(), server);
     for (const [tool, name] of [
       [transfer, 'bank_transfer_funds'],
       [lookup, 'lookup_order'],
@@ -310,6 +312,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   it('one callback registered for two tools is decided under the name of the tool called', async () => {
     const server = new McpServer({ name: 's', version: '1' });
+    guardMcpServer(makePep(), server);
     const calls: string[] = [];
     const shared = async (extra: { requestId: unknown }) => {
       calls.push(String(extra.requestId));
@@ -317,7 +320,6 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     };
     server.registerTool('lookup_order', {}, shared);
     server.registerTool('bank_lookup', {}, shared);
-    guardMcpServer(makePep(), server);
     const c = await connect(server);
     const blocked = await c.callTool({ name: 'bank_lookup', arguments: {} });
     const allowed = await c.callTool({ name: 'lookup_order', arguments: {} });
@@ -330,12 +332,12 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   it('a tool renamed with update({ name }) is decided under its new name', async () => {
     const server = new McpServer({ name: 's', version: '1' });
+    guardMcpServer(makePep(), server);
     let runs = 0;
     const tool = server.registerTool('lookup_order', {}, async () => {
       runs++;
       return { content: [] };
     });
-    guardMcpServer(makePep(), server);
     tool.update({ name: 'bank_lookup' });
     const c = await connect(server);
     const r = await c.callTool({ name: 'bank_lookup', arguments: {} });
@@ -347,8 +349,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 describe('the session is the MCP session id where the transport has one', () => {
   it("the server decides under extra.sessionId, the client under its transport's sessionId", async () => {
     const ran: Ran[] = [];
-    const server = makeServer(ran);
-    guardMcpServer(makePep(), server);
+    const server = makeServer(ran, (s) => guardMcpServer(makePep(), s));
     const client = new Client({ name: 'agent', version: '1.0.0' });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     serverSide.sessionId = 'mcp-server-session';
@@ -413,8 +414,8 @@ describe('guardMcpServer: experimental task tools', () => {
 describe('guardMcpServer: failing closed', () => {
   it('fails closed when the PDP is down: pdp_unreachable, the body does not run', async () => {
     const ran: Ran[] = [];
-    const server = makeServer(ran);
-    guardMcpServer(makePep({ pdpUrl: await closedPort() }), server);
+    const pdpUrl = await closedPort();
+    const server = makeServer(ran, (s) => guardMcpServer(makePep({ pdpUrl }), s));
     const client = await connect(server);
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_unreachable)");
@@ -423,7 +424,6 @@ describe('guardMcpServer: failing closed', () => {
 
   it('an error inside the adapter answers isError and the body does not run', async () => {
     const ran: Ran[] = [];
-    const server = makeServer(ran);
     const real = makePep();
     // A Pep whose guarded tools throw a plain error (not a policy decision) when called.
     const broken: Pep = {
@@ -435,7 +435,7 @@ describe('guardMcpServer: failing closed', () => {
         };
       },
     };
-    guardMcpServer(broken, server);
+    const server = makeServer(ran, (s) => guardMcpServer(broken, s));
     const client = await connect(server);
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(r.isError).toBe(true);
@@ -445,12 +445,12 @@ describe('guardMcpServer: failing closed', () => {
 
   it('a tool name that cannot be decided (normalizes to nothing) is refused, its body does not run', async () => {
     const server = new McpServer({ name: 's', version: '1' });
+    guardMcpServer(makePep(), server);
     let runs = 0;
     server.registerTool('---', {}, async () => {
       runs++;
       return { content: [] };
     });
-    guardMcpServer(makePep(), server);
     const client = await connect(server);
     const r = await client.callTool({ name: '---', arguments: {} });
     expect(r.isError).toBe(true);
@@ -460,8 +460,7 @@ describe('guardMcpServer: failing closed', () => {
 
   it('a tools/call handler set on the low-level server cannot bypass the guard: refused when set, or when found', async () => {
     // After guarding: server.server.setRequestHandler(tools/call) would replace the guarded dispatch.
-    const guarded = makeServer([]);
-    guardMcpServer(makePep(), guarded);
+    const guarded = makeServer([], (s) => guardMcpServer(makePep(), s));
     let rawRuns = 0;
     const raw = async () => {
       rawRuns++;
@@ -492,13 +491,13 @@ describe('guardMcpServer: failing closed', () => {
 
   it("the low-level server's fallback handler never answers tools/call, even before the first tool", async () => {
     const server = new McpServer({ name: 's', version: '1' });
+    guardMcpServer(makePep(), server);
     server.server.registerCapabilities({ tools: {} });
     let fallbackRuns = 0;
     server.server.fallbackRequestHandler = async (request) => {
       if (request.method === 'tools/call') fallbackRuns++;
       return { content: [{ type: 'text', text: 'dynamic tool ran' }] } as never;
     };
-    guardMcpServer(makePep(), server);
     const client = await connect(server);
     const r = await client
       .request(
@@ -512,6 +511,7 @@ describe('guardMcpServer: failing closed', () => {
 
   it('WARN args that do not fit the input schema are refused, not run', async () => {
     const server = new McpServer({ name: 's', version: '1' });
+    guardMcpServer(makePep(), server);
     let runs = 0;
     // The PDP caps limit at 10; this tool's schema wants more than 10, so the capped call cannot run.
     server.registerTool(
@@ -522,7 +522,6 @@ describe('guardMcpServer: failing closed', () => {
         return { content: [] };
       },
     );
-    guardMcpServer(makePep(), server);
     const client = await connect(server);
     const r = await client.callTool({ name: 'search_orders', arguments: { query: 'q', limit: 500 } });
     expect(r.isError).toBe(true);
@@ -550,8 +549,7 @@ describe('guardMcpServer: interceptors apply through pep.guardTool', () => {
       },
     ];
     const ran: Ran[] = [];
-    const server = makeServer(ran);
-    guardMcpServer(makePep({ interceptors }), server);
+    const server = makeServer(ran, (s) => guardMcpServer(makePep({ interceptors }), s));
     const client = await connect(server);
     const before = decisions('action');
     const sub = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'cached', amount: 1 } });
@@ -825,9 +823,8 @@ describe('end to end: the server verifies the permit from _meta and never asks t
   let server: McpServer;
   beforeEach(() => {
     ran = [];
-    server = makeServer(ran);
     const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience });
-    guardMcpServer(makePep(), server, { verifier });
+    server = makeServer(ran, (s) => guardMcpServer(makePep(), s, { verifier }));
   });
 
   it('two tools whose names normalize alike cannot both be registered: a permit could not tell them apart', async () => {

@@ -53,9 +53,11 @@ describe('context_egress names the tool whose result the content is', () => {
     expect(pdp.received.length).toBe(before);
   });
 
-  it('other text stages never send a tool', async () => {
-    await client().checkOutput('x', { tool: 'a' } as never);
-    expect(pdp.received.at(-1)?.body.tool).toBeUndefined();
+  it('other text stages never send a tool (an unknown call option there: invalid_request, no request)', async () => {
+    const before = pdp.received.length;
+    const d = await client().checkOutput('x', { tool: 'a' } as never);
+    expect(d.synthesized?.code).toBe('invalid_request');
+    expect(pdp.received.length).toBe(before);
   });
 });
 

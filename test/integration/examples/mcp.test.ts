@@ -15,5 +15,8 @@ it('runs the permitted refund, holds the one over 500, refuses the call that ski
     "client without a PEP, refund of 5: ERROR: Tool 'refund_payment' was not run: the policy check failed (permit_invalid)",
     // One refund ran; the PDP decided the two calls of the guarded client, and nothing for the server.
     'refunds run: 1; action decisions at the PDP: 2',
+    // What the model sees: the tool the policy blocks outright is not offered, the rest are pinned.
+    'tools offered: refund_payment',
+    'pinned: refund_payment',
   ]);
 });

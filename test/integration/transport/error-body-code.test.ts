@@ -30,13 +30,14 @@ describe('the error code of a non-200', () => {
     pdp.handler = (_q, r) => answer(r, { code: 'unknown_agent', message: 'agent is not listed' }, 404);
     const d = await decideOnce();
     expect(d.synthesized).toMatchObject({ code: 'pdp_status', status: 404 });
-    expect(d.synthesized?.message).toBe('PDP answered HTTP 404 (unknown_agent)');
+    expect(d.synthesized?.message).toBe(`PDP answered HTTP 404 (unknown_agent) at ${pdp.url}/api/policy/authorize`);
   });
 
   it('is never content: a code that is not a short identifier, or the message, is not copied', async () => {
     pdp.handler = (_q, r) => answer(r, { code: 'the user said SECRET', message: 'SECRET' }, 400);
     const d = await decideOnce();
-    expect(d.synthesized?.message).toBe('PDP answered HTTP 400');
+    expect(d.synthesized?.message).toBe(`PDP answered HTTP 400 at ${pdp.url}/api/policy/authorize`);
+    expect(d.synthesized?.message).not.toContain('SECRET');
   });
 
   it('a body that hangs still settles on the status, well before the deadline', async () => {
@@ -56,6 +57,17 @@ describe('the error code of a non-200', () => {
     const d = await pep.checkInput('x');
     await pep.close();
     await dev.close();
-    expect(d.synthesized?.message).toBe('PDP answered HTTP 404 (unknown_agent)');
+    expect(d.synthesized?.message).toBe(`PDP answered HTTP 404 (unknown_agent) at ${dev.url}/api/policy/authorize`);
+  });
+
+  it('a pdpUrl with a path names the URL tried, told apart from a wrong agent id and from an outage', async () => {
+    const dev = await startDevPdp({ policy: { agents: ['support-ai'], latches: [] }, log: false });
+    const pep = createPep({ pdpUrl: `${dev.url}/v1`, agentId: 'support-ai', session: 's', retries: 0 });
+    const d = await pep.checkInput('x');
+    await pep.close();
+    await dev.close();
+    expect(d.synthesized).toMatchObject({ code: 'pdp_status', status: 404 });
+    expect(d.synthesized?.message).toContain(`at ${dev.url}/v1/api/policy/authorize`);
+    expect(d.synthesized?.message).not.toContain('unknown_agent');
   });
 });

@@ -63,15 +63,26 @@ describe('guardMcpServer refuses what it cannot guard', () => {
     typeErrorOf(() => guardMcpServer(withPermits(), s));
   });
 
-  it('the guard cannot be undone by replacing the tool record or a tool handler accessor', () => {
+  it('the guard cannot be undone by replacing a registration method, a tool handler accessor or update', () => {
     const s = server();
-    const tool = s.registerTool('lookup_order', {}, async () => ({ content: [] }));
     guardMcpServer(withPermits(), s);
-    const internals = s as unknown as { _registeredTools: unknown };
-    expect(() => {
-      internals._registeredTools = {};
-    }).toThrow(TypeError);
+    const tool = s.registerTool('lookup_order', {}, async () => ({ content: [] }));
     expect(() => Object.defineProperty(tool, 'handler', { value: () => undefined })).toThrow(TypeError);
+    expect(() => Object.defineProperty(tool, 'update', { value: () => undefined })).toThrow(TypeError);
+    expect(() => Object.defineProperty(s, 'registerTool', { value: () => undefined })).toThrow(TypeError);
+    expect(() => Object.defineProperty(s.server, 'setRequestHandler', { value: () => undefined })).toThrow(TypeError);
+  });
+
+  it('public API only: a server that already has tools is a TypeError (guard it before registering tools)', () => {
+    const s = server();
+    s.registerTool('lookup_order', {}, async () => ({ content: [] }));
+    typeErrorOf(() => guardMcpServer(withPermits(), s));
+  });
+
+  it('hideBlocked must be a boolean', () => {
+    expect(typeErrorOf(() => guardMcpServer(withPermits(), server(), { hideBlocked: 'no' as never })).option).toBe(
+      'hideBlocked',
+    );
   });
 });
 

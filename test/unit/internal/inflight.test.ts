@@ -2,8 +2,8 @@
  * The in-flight registry that `close()` stops (src/internal/inflight.ts).
  */
 import { describe, expect, it } from 'vitest';
+import type { AbortCause } from '../../../src/internal/abort.js';
 import { Inflight } from '../../../src/internal/inflight.js';
-import type { AbortCause } from '../../../src/transport/abort.js';
 
 describe('Inflight: the decisions close() stops', () => {
   it('stopAll calls each entry still in flight once, with the cause', () => {

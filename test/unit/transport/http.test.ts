@@ -1,8 +1,8 @@
 /** How the transport classifies what undici reports (src/transport/http.ts `classifyError`). */
 import { describe, expect, it } from 'vitest';
 import { isRetryable } from '../../../src/core/retry.js';
+import { ABORT_CAUSES, type AbortCause, AbortReason } from '../../../src/internal/abort.js';
 import { AttemptFailure } from '../../../src/internal/failure.js';
-import { ABORT_CAUSES, type AbortCause, AbortReason } from '../../../src/transport/abort.js';
 import { classifyError } from '../../../src/transport/http.js';
 
 const live = { aborted: false, reason: undefined };

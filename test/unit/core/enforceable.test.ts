@@ -3,11 +3,11 @@
  * decision only when it is unambiguous; otherwise `ambiguous_decision`.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type SentRequest, toDecision } from '../../src/enforce.js';
-import { AttemptFailure } from '../../src/internal/failure.js';
-import { actionHash } from '../../src/permit/hash.js';
-import type { AuthorizeResponse } from '../../src/wire/agent-pep.js';
-import { ARGS, createPermitKit, type PermitKit, TOOL } from '../support/permits.js';
+import { type SentRequest, toDecision } from '../../../src/core/enforceable.js';
+import { AttemptFailure } from '../../../src/internal/failure.js';
+import { actionHash } from '../../../src/permit/hash.js';
+import type { AuthorizeResponse } from '../../../src/wire/agent-pep.js';
+import { ARGS, createPermitKit, type PermitKit, TOOL } from '../../support/permits.js';
 
 let kit: PermitKit;
 beforeAll(async () => {

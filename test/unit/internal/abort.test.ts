@@ -1,6 +1,6 @@
-/** The abort-cause table and the one-shot abort handle (src/transport/abort.ts). */
+/** The abort-cause table and the one-shot abort handle (src/internal/abort.ts). */
 import { describe, expect, it } from 'vitest';
-import { ABORT_CAUSES, Abort, type AbortCause, AbortReason, abortCauseOf } from '../../../src/transport/abort.js';
+import { ABORT_CAUSES, Abort, type AbortCause, AbortReason, abortCauseOf } from '../../../src/internal/abort.js';
 
 describe('ABORT_CAUSES: one table from abort cause to fail-closed code', () => {
   it('maps every cause to the code CONTRACT.md section 3 gives it', () => {

@@ -1,0 +1,168 @@
+/**
+ * What a guarded MCP `Client` offers the model (docs/visibility.md): `tools/list` answers filtered by
+ * the pins (a changed or unpinned tool is hidden) and by `pep.visibleTools` (a tool the policy blocks
+ * is hidden), and the pin check of each `tools/call` (a `tool_changed` refusal). Internal to `agent-pep/mcp`.
+ * @internal
+ */
+import { ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { observedRefusal } from '../../core/refusals.js';
+import type { VisibleToolsOptions } from '../../core/visibility.js';
+import { toolMessage } from '../../errors.js';
+import type { Pep } from '../../pep.js';
+import { isObject, refusal, sessionOf, type ToolResult } from './common.js';
+import { type McpPinSet, PinBook, toolChangedMessage } from './pins.js';
+
+type Request = (req: unknown, resultSchema?: unknown, options?: unknown) => Promise<unknown>;
+
+/** Most pages one re-check reads (a server that pages forever is refused). */
+const MAX_PAGES = 100;
+
+/** The tool surface of one guarded client. */
+export interface ToolSurface {
+  /** A `tools/list` request: sent, then filtered (pins, then visibility). */
+  list(req: Record<string, unknown>, resultSchema: unknown, options: unknown): Promise<unknown>;
+  /** A `tool_changed` refusal for a call the pins refuse, else undefined (the call goes on to the PDP). */
+  refuseCall(name: string, options: unknown): Promise<ToolResult | undefined>;
+  /** The pin set (`pepPins()`), or undefined without `pin`. */
+  pins(): McpPinSet | undefined;
+}
+
+/** What the surface needs of the guarded client. */
+export interface SurfaceDeps {
+  scope: string;
+  pep: Pep;
+  client: Record<string, unknown>;
+  /** The SDK's own `request` (unguarded). */
+  request: Request;
+  hideBlocked: boolean;
+  pin: McpPinSet | true | undefined;
+  allowNew: boolean;
+}
+
+/** A `tool_changed` refusal, observed by the Pep's `onDecision` and telemetry like any synthesized BLOCK. */
+function toolChanged(pep: Pep, name: string, message: string): ToolResult {
+  return refusal(toolMessage(observedRefusal(pep, name, 'tool_changed', message), name));
+}
+
+/** The session of the client's transport, else the Pep's. */
+function callOptions(client: Record<string, unknown>, options: unknown): VisibleToolsOptions {
+  const out: VisibleToolsOptions = {};
+  const session = sessionOf((client.transport as { sessionId?: unknown } | undefined)?.sessionId);
+  if (session !== undefined) out.session = session;
+  if (isObject(options) && options.signal instanceof AbortSignal) out.signal = options.signal;
+  return out;
+}
+
+/** The listed tools of a `tools/list` result (objects with a string name), or undefined for anything else. */
+function toolsOf(result: unknown): Record<string, unknown>[] | undefined {
+  if (!isObject(result) || !Array.isArray(result.tools)) return undefined;
+  return result.tools.filter((t): t is Record<string, unknown> => isObject(t) && typeof t.name === 'string');
+}
+
+/** Makes the tool surface of a guarded client; installs the `list_changed` re-check when pinning. */
+export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
+  const { scope, pep, client, request, hideBlocked, allowNew } = deps;
+  const book = deps.pin === undefined ? undefined : new PinBook(deps.pin === true ? undefined : deps.pin, allowNew);
+  const serverOf = () =>
+    typeof client.getServerVersion === 'function'
+      ? (client.getServerVersion as () => { name?: unknown; version?: unknown } | undefined).call(client)
+      : undefined;
+  if (book) {
+    book.checkServer(scope, serverOf());
+    watchListChanged(client, () => {
+      book.invalidate();
+      // The re-check now; a call before it ends waits for its own (refresh is shared).
+      refresh(undefined).catch(() => undefined);
+    });
+  }
+
+  let refreshing: Promise<void> | undefined;
+  /** Reads the whole list (every page) through the SDK's own request and checks it against the pins. */
+  function refresh(options: unknown): Promise<void> {
+    refreshing ??= (async () => {
+      try {
+        let cursor: unknown;
+        for (let page = 0; page < MAX_PAGES; page++) {
+          const params = typeof cursor === 'string' ? { cursor } : undefined;
+          const result = await request.call(client, { method: 'tools/list', params }, ListToolsResultSchema, options);
+          checkPage(result, page > 0);
+          cursor = isObject(result) ? result.nextCursor : undefined;
+          if (typeof cursor !== 'string') return;
+        }
+        book?.invalidate();
+      } finally {
+        refreshing = undefined;
+      }
+    })();
+    return refreshing;
+  }
+
+  const checkPage = (result: unknown, continuing: boolean): void =>
+    book?.checkServer(scope, serverOf()) ?? book?.check(toolsOf(result) ?? [], continuing);
+
+  return {
+    async list(req, resultSchema, options) {
+      const result = await request.call(client, req, resultSchema, options);
+      let tools = toolsOf(result);
+      if (tools === undefined || !isObject(result)) return result;
+      if (book) {
+        const params = isObject(req.params) ? req.params : {};
+        checkPage(result, typeof params.cursor === 'string');
+        tools = tools.filter((t) => book.statusOf(t.name as string).kind === 'ok');
+      }
+      if (hideBlocked && tools.length > 0) {
+        const visible = new Set(
+          await pep.visibleTools(
+            tools.map((t) => t.name as string),
+            callOptions(client, options),
+          ),
+        );
+        tools = tools.filter((t) => visible.has(t.name as string));
+      }
+      return { ...result, tools };
+    },
+
+    async refuseCall(name, options) {
+      if (!book) return undefined;
+      if (!book.current) {
+        try {
+          await refresh(options);
+        } catch (err) {
+          if (err instanceof TypeError && (err as { option?: unknown }).option === 'pin') throw err;
+          return toolChanged(pep, name, 'the tool list could not be read to check the pins');
+        }
+      }
+      const status = book.statusOf(name);
+      return status.kind === 'ok' ? undefined : toolChanged(pep, name, toolChangedMessage(name, status));
+    },
+
+    pins: () => book?.toJSON(),
+  };
+}
+
+/**
+ * Calls `onChange` on every `notifications/tools/list_changed`, beside any handler the host (or the
+ * SDK's `listChanged` option) sets for it later, through the client's public `setNotificationHandler`.
+ */
+function watchListChanged(client: Record<string, unknown>, onChange: () => void): void {
+  const set = client.setNotificationHandler as (schema: unknown, handler: (...a: unknown[]) => unknown) => void;
+  if (typeof set !== 'function') return;
+  const isListChanged = (schema: unknown): boolean => {
+    if (schema === ToolListChangedNotificationSchema) return true;
+    const method = (schema as { shape?: { method?: { value?: unknown } } } | undefined)?.shape?.method?.value;
+    return method === 'notifications/tools/list_changed';
+  };
+  const compose =
+    (handler: ((...a: unknown[]) => unknown) | undefined) =>
+    (...args: unknown[]): unknown => {
+      onChange();
+      return handler?.(...args);
+    };
+  set.call(client, ToolListChangedNotificationSchema, compose(undefined));
+  Object.defineProperty(client, 'setNotificationHandler', {
+    value: (schema: unknown, handler: (...a: unknown[]) => unknown) =>
+      set.call(client, schema, isListChanged(schema) ? compose(handler) : handler),
+    writable: false,
+    configurable: false,
+  });
+}

@@ -1,0 +1,158 @@
+/**
+ * `createPep`: the client pipeline of `core/` with the guard helpers (`guardTool`, `guardText`) on
+ * top. The composition root of the client: it imports the pipeline and the enforcement helpers, and
+ * nothing imports it but the entry points and the adapters.
+ * @packageDocumentation
+ */
+
+import { type CoreClient, createClient } from './core/client.js';
+import { registerRefusalObserver } from './core/refusals.js';
+import type { VisibleToolsOptions } from './core/visibility.js';
+import type { PolicyDecision, TextStage } from './decision.js';
+import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecutionContext } from './guard.js';
+import type { ActionCall, CallOptions, EgressCallOptions, PepOptions } from './options/pep.js';
+
+export type { GuardedTool, GuardToolOptions, ToolExecutionContext } from './guard.js';
+
+/** The PEP client returned by {@link createPep}. */
+export interface Pep {
+  /**
+   * Asks the PDP whether the tool call may run. Never rejects.
+   * @param tool - the tool name as the agent proposed it (sent as is; the PDP normalizes); at most 256 characters
+   * @param args - the call's arguments: a plain object of JSON values (snapshotted before sending)
+   * @param opts - `{ signal, session, simulated }`
+   * @returns the decision; ALLOW/WARN carry `permitId` (not on simulated requests)
+   */
+  authorizeAction(tool: string, args: Record<string, unknown>, opts?: CallOptions): Promise<PolicyDecision>;
+  /**
+   * Asks the PDP about several tool calls at once: one decision per call, in order, within one deadline
+   * (`timeoutMs`). Never rejects. Over AuthZEN the calls go as one `evaluations` request
+   * (`evaluations_semantic: 'execute_all'`, each item with its own `requestId` in its `context`, the
+   * request with an `x-request-id` of its own); over the agent-pep protocol, as concurrent single requests.
+   * Interceptors run per call and observers see each decision.
+   * @param calls - `{ tool, args }[]`, each as {@link Pep.authorizeAction} takes them; a call that is not
+   *   valid input is BLOCK `invalid_request` while the others are decided; a non-array resolves `[]`
+   * @param opts - `{ signal, session, simulated }`, for every call
+   * @returns one {@link PolicyDecision} per call, in the order of `calls`
+   * @remarks Each call is decided on its own (docs/authzen.md): an answer that fails any rule of
+   * section 3 is BLOCK for its call while the others stand; a batch answer whose count differs from the
+   * request's, or an answer that cannot be tied to exactly one call, is BLOCK for every call it could
+   * belong to. Calls to the same tool never share one `evaluations` request: a PDP may answer items that
+   * look alike as one (Cerbos 0.55 does), so the second call to a tool goes in a second request, and so on,
+   * concurrently.
+   * @example
+   * ```ts
+   * const [a, b] = await pep.authorizeActions([
+   *   { tool: 'lookup_order', args: { orderId: 'ord_1842' } },
+   *   { tool: 'refund_payment', args: { orderId: 'ord_1842', amount: 900 } },
+   * ]);
+   * ```
+   */
+  authorizeActions(calls: readonly ActionCall[], opts?: CallOptions): Promise<PolicyDecision[]>;
+  /**
+   * Which of these tools this agent and session may be offered (docs/visibility.md): one batch of
+   * simulated action decisions (`args: {}`, `purpose: 'visibility'`), sent as {@link Pep.authorizeActions}
+   * sends a batch, within one deadline (`timeoutMs`). Never rejects. Interceptors do not run on these
+   * requests (they judge calls); observers and telemetry see each decision.
+   * @param names - tool names as the host knows them; `[]` or a non-array resolves `[]` without asking
+   * @param opts - `{ signal?, session? }`; an unknown key or a bad value hides every tool
+   * @returns the names whose decision is not BLOCK, as given and in the order given
+   * @remarks Fails closed: a PDP that is down, slow or answers anything that is not an enforceable
+   * decision hides every tool it touches. Visibility is never permission: every call is still decided.
+   * @example
+   * ```ts
+   * const shown = await pep.visibleTools(['lookup_order', 'bank_transfer'], { session: 'sess_1' });
+   * ```
+   */
+  visibleTools(names: readonly string[], opts?: VisibleToolsOptions): Promise<string[]>;
+  /** Checks user input (stage `input`). Never rejects. */
+  checkInput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
+  /**
+   * Checks context about to be sent out to a model (stage `context_egress`). Never rejects.
+   * @param opts - also `tool`: the tool whose result this content is (sent as `tool`)
+   */
+  checkContextEgress(content: string, opts?: EgressCallOptions): Promise<PolicyDecision>;
+  /** Checks a model's draft output (stage `output`). Never rejects. */
+  checkOutput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
+  /** Checks the final message before it is delivered (stage `delivery`). Never rejects. */
+  checkDelivery(content: string, opts?: CallOptions): Promise<PolicyDecision>;
+  /**
+   * Wraps a tool so that it runs only after an ALLOW or WARN whose permit verifies (docs/api.md).
+   * An interceptor's `substitute` result is returned without running the tool; `after` interceptors and
+   * `checkResult` see the result before it is returned (section 7).
+   * @param name - the tool name (at most 256 characters; must normalize to something)
+   * @param execute - the side effect; receives the effective args (`transformedArgs` or the snapshot)
+   * @param options - `{ checkResult }`
+   * @returns `(args, opts?) => Promise<R>`, which throws `PolicyBlockedError` (BLOCK, a failed permit, a
+   *   simulated decision, an `after` deny) or `PolicyEscalatedError` (ESCALATE)
+   * @throws TypeError at creation when `permits` is not configured (unless `permits: false`), or `name` is bad
+   */
+  guardTool<R>(
+    name: string,
+    execute: (args: Record<string, unknown>, ctx: ToolExecutionContext) => R | Promise<R>,
+    options?: GuardToolOptions<R>,
+  ): GuardedTool<R>;
+  /**
+   * Checks text at a stage and resolves with the text to use (original on ALLOW, transformed on WARN).
+   * @throws PolicyBlockedError on BLOCK (PDP, interceptor or synthesized) or a simulated decision
+   * @throws PolicyEscalatedError on ESCALATE
+   */
+  guardText(stage: TextStage, content: string, opts?: CallOptions): Promise<string>;
+  /** A client bound to another session, sharing this client's connection pool. @throws TypeError on an empty id */
+  withSession(session: string): Pep;
+  /** Releases the connection pool; in-flight and later decisions resolve BLOCK `pdp_unreachable`. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates a PEP client that sends every step to the PDP and enforces its verdict, failing closed.
+ *
+ * @param options - see {@link PepOptions}; `pdpUrl`, `agentId` and `session` are required
+ * @returns a {@link Pep} with its own keep-alive connection pool
+ * @throws Error naming `@opentelemetry/api` when `telemetry` is set and that package is not installed
+ * @throws TypeError synchronously on a bad option, with `err.option` naming its path (missing or
+ *   non-http(s) `pdpUrl`, empty `agentId` or `session`, negative or non-integer numbers, a duration past
+ *   2^31 - 1 ms, `none`/HMAC permit algorithms, an unknown key at any level, duplicate interceptor names, ...)
+ * @remarks The five stage methods never reject. A PDP that is down, slow, answers anything but a
+ * valid, enforceable decision (docs/fail-closed.md, rules 1-5; RFC 7493 I-JSON), an interceptor that
+ * fails, or a caller's abort yields a synthesized BLOCK with a {@link FailClosedCode}, never an ALLOW.
+ * With `protocol: 'authzen'` the same rules hold on the OpenID AuthZEN 1.0 wire (docs/authzen.md):
+ * a `decision` that is not a boolean, a profile verdict that contradicts it, or (with `discover: true`)
+ * a discovery document for another `policy_decision_point` fails closed too.
+ * @example
+ * ```ts
+ * const pep = createPep({ pdpUrl: 'http://127.0.0.1:8787', agentId: 'support-ai', session: 'sess_demo',
+ *   permits: { keys: 'http://127.0.0.1:8787/.well-known/jwks.json', issuer: 'http://127.0.0.1:8787' } });
+ * const d = await pep.checkInput('Where is my order?');
+ * if (d.verdict === 'BLOCK') console.log(d.synthesized?.code ?? d.reason);
+ * await pep.close();
+ * ```
+ */
+export function createPep(options: PepOptions): Pep {
+  return withGuards(createClient(options));
+}
+
+/** A core client with the guard helpers of its session. */
+function withGuards(core: CoreClient): Pep {
+  const guards = makeGuards(core.internals);
+  const pep: Pep = {
+    authorizeAction: core.authorizeAction,
+    authorizeActions: core.authorizeActions,
+    visibleTools: core.visibleTools,
+    checkInput: core.checkInput,
+    checkContextEgress: core.checkContextEgress,
+    checkOutput: core.checkOutput,
+    checkDelivery: core.checkDelivery,
+    guardTool: guards.guardTool,
+    guardText: guards.guardText,
+    withSession: (id) => withGuards(core.withSession(id)),
+    close: core.close,
+  };
+  // An adapter's own refusals (docs/visibility.md) reach the observers and telemetry like any decision.
+  registerRefusalObserver(pep, (decision, tool) =>
+    core.internals.observe({ decision, attempts: 0 }, performance.now(), tool),
+  );
+  return pep;
+}
+
+export type { VisibleToolsOptions } from './core/visibility.js';
