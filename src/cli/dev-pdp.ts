@@ -5,7 +5,7 @@
  * @internal
  */
 import { readFile, stat } from 'node:fs/promises';
-import { type DevPdpOptions, InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
+import { type DevPdpOptions, type EvidenceRecord, InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
 import type { CliIo } from './io.js';
 import {
   EXIT,
@@ -29,8 +29,15 @@ Options:
   --port N          TCP port, 0 for any free port (default 8787)
   --api-key KEY     require "authorization: Bearer KEY" (default: env PDP_API_KEY, else none)
   --reviewer-key-env VAR
-                    read the reviewer key of POST /api/escalations/{id} from env VAR
-                    (default: env PDP_REVIEWER_KEY); it must differ from the API key
+                    read the reviewer key from env VAR (default: env PDP_REVIEWER_KEY); it
+                    signs in to the reviewer console at /console and authorizes
+                    POST /api/escalations/{id}; it must differ from the API key
+  --approval-ttl SEC
+                    how long an approval waits for its identical call (default 900)
+  --escalation-ttl SEC
+                    an escalation not resolved in time is denied (default 3600)
+  --notify URL      POST { escalationId, agentId, session, tool, reason, consoleUrl } to URL
+                    when an escalation opens (best effort, within 3 s)
   --evidence FILE   also write the evidence log as JSON Lines to FILE (new or empty)
   --audience AUD    the permits' aud claim (default agent-pep)
   --tool-audience PATTERN=AUD
@@ -48,8 +55,8 @@ Options:
 
 Environment:
   PDP_API_KEY       the API key, when --api-key is not given
-  PDP_REVIEWER_KEY  the reviewer key of POST /api/escalations/{id}; without one that endpoint
-                    answers 404 (an agent can never approve its own escalation)
+  PDP_REVIEWER_KEY  the reviewer key (console and POST /api/escalations/{id}); without one both
+                    answer 404 (an agent can never approve its own escalation)
 `;
 
 const COMMAND = 'dev-pdp';
@@ -69,6 +76,16 @@ function sessionFlags(values: Record<string, string | string[] | boolean | undef
   return out;
 }
 
+/** One line per evidence record (decisions and reviews), never content or args. */
+function recordLine(record: EvidenceRecord): string {
+  if (record.stage === 'review')
+    return `${record.seq} review ${record.outcome} ${record.escalationId} by ${record.by}\n`;
+  const what = record.tool !== undefined ? ` ${record.tool}` : '';
+  const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
+  const simulated = record.simulated ? ' (simulated)' : '';
+  return `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${record.decisionId}\n`;
+}
+
 /**
  * Runs the command; resolves with 0 once the server is up (the process then lives until SIGINT or
  * SIGTERM, which stop the server and exit the process).
@@ -84,6 +101,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       port: { type: 'string' },
       'api-key': { type: 'string' },
       'reviewer-key-env': { type: 'string' },
+      'approval-ttl': { type: 'string' },
+      'escalation-ttl': { type: 'string' },
+      notify: { type: 'string' },
       evidence: { type: 'string' },
       audience: { type: 'string' },
       'tool-audience': { type: 'string', multiple: true },
@@ -103,6 +123,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   let port: number | undefined;
   let ttl: number | undefined;
   let sessions: SessionFlags;
+  let approvalTtl: number | undefined;
+  let escalationTtl: number | undefined;
   let policyPath: string;
   let toolAudiences: Record<string, string> | undefined;
   try {
@@ -112,6 +134,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     port = integerFlag(values.port, 'port', 0, 65535);
     ttl = integerFlag(values.ttl, 'ttl', 1, 300);
     sessions = sessionFlags(values);
+    approvalTtl = integerFlag(values['approval-ttl'], 'approval-ttl', 1, 604_800);
+    escalationTtl = integerFlag(values['escalation-ttl'], 'escalation-ttl', 1, 604_800);
   } catch (error) {
     usageExit(COMMAND, (error as Error).message);
   }
@@ -150,22 +174,17 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       host: values.host ?? '127.0.0.1',
       port: port ?? 8787,
       ...(apiKey !== undefined ? { apiKey } : {}),
-      ...(reviewerApiKey !== undefined ? { reviewerApiKey } : {}),
+      ...(reviewerApiKey !== undefined ? { reviewerApiKey, console: true } : {}),
+      ...(approvalTtl !== undefined ? { approvalTtlSec: approvalTtl } : {}),
+      ...(escalationTtl !== undefined ? { escalationTtlSec: escalationTtl } : {}),
+      ...(values.notify !== undefined ? { notifyUrl: values.notify } : {}),
       ...(values.evidence !== undefined ? { evidencePath: values.evidence } : {}),
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
       ...(toolAudiences !== undefined ? { toolAudiences } : {}),
       ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
       ...(values.key !== undefined ? { key: values.key } : {}),
       ...sessions,
-      onDecision: (record) => {
-        if (quiet) return;
-        const what = record.tool !== undefined ? ` ${record.tool}` : '';
-        const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
-        const simulated = record.simulated ? ' (simulated)' : '';
-        io.stdout.write(
-          `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${record.decisionId}\n`,
-        );
-      },
+      ...(quiet ? {} : { onDecision: (record: EvidenceRecord) => void io.stdout.write(recordLine(record)) }),
     });
   } catch (error) {
     if (error instanceof InvalidPolicyError) {
@@ -187,6 +206,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   io.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
   io.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);
   io.stdout.write(`issuer: ${pdp.issuer}  audience: ${pdp.audience}  kid: ${pdp.kid}\n`);
+  if (reviewerApiKey !== undefined) io.stdout.write(`reviewer console: ${pdp.url}/console\n`);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;

@@ -123,6 +123,7 @@ describe('pepCanUseTool', () => {
     const verdicts = pdp
       .evidence()
       .slice(before)
+      .filter((rec) => rec.stage !== 'review') // the approval's own record
       .map((rec) => [rec.verdict, rec.simulated]);
     expect(verdicts).toEqual([
       ['ESCALATE', false],
