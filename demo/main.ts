@@ -7,6 +7,7 @@
  *   npm run demo -- --verbose             also one line per case
  *   npm run demo -- --policy FILE         replay with another policy
  *   npm run demo --silent -- --json       the result as JSON on stdout
+ *   npm run demo -- --review              then hold the escalated calls in the reviewer console
  *
  * Exit code: 0 when every fail-closed check held, 1 when one failed, 2 for bad usage, corpus or policy.
  * Policy misses (an attack let through, a benign case stopped) do not change the exit code.
@@ -16,6 +17,7 @@ import { pathToFileURL } from 'node:url';
 import { CorpusError } from './corpus.js';
 import { type CaseRow, type DemoResult, PolicyFileError, runDemo } from './replay.js';
 import { failClosedText, progressText, summaryText, tableHeader, tableRow } from './report.js';
+import { type HeldForReview, holdForReview } from './review.js';
 import { runSessions, type SessionSplit } from './session-replay.js';
 import { headlineText, sessionSummaryText, sessionTableHeader, sessionTableRow } from './session-report.js';
 
@@ -40,6 +42,8 @@ export const USAGE = `usage: npm run demo -- [--verbose | --quiet | --json] [--p
                     fit (about two thirds) or held-out (the rest); default all
   --concurrency N   sessions replayed side by side, 1 to 64 (each one's steps always in order); default 4
   --sample N        replay a deterministic sample of N cases that spans every stage and label
+  --review          replay the cases, then keep the dev PDP up with its reviewer console, hold the
+                    escalated calls there, and run each call a person approves once (Ctrl-C stops)
   --progress        show the progress line on stderr even when it is not a terminal
   --no-progress     never show it (default: shown when stderr is a terminal, without --json or --quiet)
   --help            show this help`;
@@ -52,6 +56,7 @@ export interface DemoArgs {
   /** true/false when forced by a flag, undefined to decide by the terminal. */
   progress: boolean | undefined;
   help: boolean;
+  review?: boolean;
   corpus?: string;
   sessions?: string;
   policy?: string;
@@ -77,6 +82,9 @@ export function parseArgs(argv: readonly string[]): DemoArgs | { error: string }
       case '--verbose':
       case '-v':
         opts.verbose = true;
+        break;
+      case '--review':
+        opts.review = true;
         break;
       case '--progress':
         opts.progress = true;
@@ -177,6 +185,7 @@ async function replayCases(
       progress?.onCase(done, total, row);
     },
     onReplayed: () => progress?.onReplayed(),
+    ...(opts.review === true ? { review: (done, held) => review(opts, io, { result: done, rows }, held) } : {}),
   });
   return { result, rows };
 }
@@ -215,6 +224,7 @@ function writeResult(
   const details = opts.verbose && !opts.quiet;
   if (cases && sessions && !details && !opts.quiet) {
     io.stdout.write(`${headlineText(cases.result, sessions, opts.policy ?? 'demo/policy.json')}\n`);
+    heldLine(opts, io, cases.result);
     return;
   }
   if (cases) {
@@ -226,6 +236,35 @@ function writeResult(
     if (details) io.stdout.write(`${sessionTableHeader()}\n${sessions.rows.map(sessionTableRow).join('\n')}\n\n`);
   }
   if (cases) io.stdout.write(`${failClosedText(cases.result)}\n`);
+  if (cases) heldLine(opts, io, cases.result);
+}
+
+/** Says how a person approves the cases held for review. */
+function heldLine(opts: DemoArgs, io: DemoIo, result: DemoResult): void {
+  const held = result.cases.filter((c) => c.verdict === 'ESCALATE').length;
+  if (held > 0 && opts.review !== true) {
+    io.stdout.write(
+      `\n${held} cases were held for review (ESCALATE): npm run demo -- --review approves them in the reviewer console.\n`,
+    );
+  }
+}
+
+/** --review: the report first, then the held calls wait in the console until resolved or Ctrl-C. */
+async function review(
+  opts: DemoArgs,
+  io: DemoIo,
+  cases: { result: DemoResult; rows: CaseRow[] },
+  held: HeldForReview,
+): Promise<void> {
+  writeResult({ ...opts, review: false }, io, cases, undefined);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  try {
+    await holdForReview(held, io.stdout, stop.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+  }
 }
 
 /**
@@ -250,7 +289,7 @@ export async function runCli(argv: readonly string[], io: DemoIo): Promise<numbe
   try {
     if (mode.cases) cases = await replayCases(opts, io, progress);
     progress?.clear();
-    if (mode.sessions) sessions = await replaySessions(opts, io, progress);
+    if (mode.sessions && opts.review !== true) sessions = await replaySessions(opts, io, progress);
   } catch (error) {
     progress?.clear();
     if (error instanceof CorpusError || error instanceof PolicyFileError) {
@@ -260,7 +299,7 @@ export async function runCli(argv: readonly string[], io: DemoIo): Promise<numbe
     throw error;
   }
   progress?.clear();
-  writeResult(opts, io, cases, sessions);
+  if (opts.review !== true) writeResult(opts, io, cases, sessions);
   return !cases || cases.result.failClosed.every((c) => c.passed) ? 0 : 1;
 }
 

@@ -23,6 +23,7 @@ import { type DevPdp, startDevPdp } from 'agent-pep/dev-pdp';
 import { type CorpusCase, LABELS, type Label, loadCorpus, STAGES, sampleCases } from './corpus.js';
 import { createDispatcher } from './dispatcher.js';
 import { type FailClosedCheck, runFailClosedChecks, type ToolCall } from './failclosed.js';
+import type { HeldForReview } from './review.js';
 import { startToolService, type ToolService } from './tool-service.js';
 
 /**
@@ -122,6 +123,11 @@ export interface DemoOptions {
   onMalformed?: (line: number, reason: string) => void;
   /** Called once the replay is over, before the fail-closed checks. */
   onReplayed?: () => void;
+  /**
+   * With `--review`: called with the result and the action calls the policy held for review
+   * (demo/review.ts); runDemo resolves after it does.
+   */
+  review?: (result: DemoResult, held: HeldForReview) => Promise<void>;
 }
 
 /** The policy file cannot be used (unreadable, not JSON, refused by the dev PDP, or without the demo's agent). */
@@ -327,7 +333,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       replayMs: Math.round(replayMs),
       durationMs: Math.round(performance.now() - started),
     };
-    return {
+    const result: DemoResult = {
       cases: rows.map(({ id, stage, label, verdict, code, latches, executed }) => ({
         id,
         stage,
@@ -340,6 +346,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       summary,
       failClosed,
     };
+    if (options.review !== undefined) {
+      const escalated = new Set(rows.filter((r) => r.stage === 'action' && r.verdict === 'ESCALATE').map((r) => r.id));
+      const calls = cases.filter((c) => escalated.has(c.id)).map((c) => ({ tool: c.tool ?? '', args: c.args ?? {} }));
+      await options.review(result, { policy, agentId: AGENT_ID, audience: SERVICE_AUDIENCE, calls });
+    }
+    return result;
   } finally {
     await pep?.close();
     await pdp.close();

@@ -124,7 +124,8 @@ export type PermitErrorCode =
   | 'permit_replayed'
   | 'permit_keys_unavailable'
   | 'permit_store_unavailable'
-  | 'permit_label_refused';
+  | 'permit_label_refused'
+  | 'permit_replay_unknown';
 
 /**
  * Thrown (as a rejection) by `PermitVerifier.verify` when a permit must not be honoured.

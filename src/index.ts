@@ -44,5 +44,5 @@ export type { PermitVerifier, PermitVerifierOptions } from './permit/verifier.js
 export { createPermitVerifier } from './permit/verifier.js';
 export type { MemoryReplayStoreOptions } from './replay/memory.js';
 export { createMemoryReplayStore, ReplayStoreFullError } from './replay/memory.js';
-export type { ReplayStore } from './replay/types.js';
+export { type ReplayStore, ReplayUnknownError } from './replay/types.js';
 export type { TelemetryMeter, TelemetryOption, TelemetryTracer } from './telemetry.js';

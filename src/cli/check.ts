@@ -153,5 +153,13 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     await pep.close();
   }
   io.stdout.write(`${JSON.stringify(printable(decision, values['show-permit'] === true), null, 2)}\n`);
+  // a synthesized BLOCK (the PEP failed closed) says why on stderr too: the PDP's error code and the
+  // URL tried, so a wrong agent id or PDP URL says what it is (docs/cli.md)
+  if (decision.synthesized !== undefined) {
+    const detail = decision.synthesized.message.split('\n')[0] ?? '';
+    io.stderr.write(
+      `agent-pep: the policy check failed (${decision.synthesized.code})${detail ? `: ${detail}` : ''}\n`,
+    );
+  }
   return CHECK_EXIT[decision.verdict] ?? EXIT.failure;
 }

@@ -5,7 +5,7 @@
  * @internal
  */
 import { readFile, stat } from 'node:fs/promises';
-import { type DevPdpOptions, InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
+import { type DevPdpOptions, type EvidenceRecord, InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
 import type { CliIo } from './io.js';
 import {
   EXIT,
@@ -29,10 +29,20 @@ Options:
   --port N          TCP port, 0 for any free port (default 8787)
   --api-key KEY     require "authorization: Bearer KEY" (default: env PDP_API_KEY, else none)
   --reviewer-key-env VAR
-                    read the reviewer key of POST /api/escalations/{id} from env VAR
-                    (default: env PDP_REVIEWER_KEY); it must differ from the API key
+                    read the reviewer key from env VAR (default: env PDP_REVIEWER_KEY); it
+                    signs in to the reviewer console at /console and authorizes
+                    POST /api/escalations/{id}; it must differ from the API key
+  --approval-ttl SEC
+                    how long an approval waits for its identical call (default 900)
+  --escalation-ttl SEC
+                    an escalation not resolved in time is denied (default 3600)
+  --notify URL      POST { escalationId, agentId, session, tool, reason, consoleUrl } to URL
+                    when an escalation opens (best effort, within 3 s)
   --evidence FILE   also write the evidence log as JSON Lines to FILE (new or empty)
   --audience AUD    the permits' aud claim (default agent-pep)
+  --tool-audience PATTERN=AUD
+                    permits for tools matching PATTERN (e.g. refund_*) get aud AUD: one
+                    audience per service (may be repeated; the first match wins)
   --ttl SEC         permit lifetime in seconds, 1-300 (default 60)
   --key FILE        Ed25519 private key (JWK JSON or PKCS#8 PEM) instead of a fresh one
   --session-store URL
@@ -45,8 +55,8 @@ Options:
 
 Environment:
   PDP_API_KEY       the API key, when --api-key is not given
-  PDP_REVIEWER_KEY  the reviewer key of POST /api/escalations/{id}; without one that endpoint
-                    answers 404 (an agent can never approve its own escalation)
+  PDP_REVIEWER_KEY  the reviewer key (console and POST /api/escalations/{id}); without one both
+                    answer 404 (an agent can never approve its own escalation)
 `;
 
 const COMMAND = 'dev-pdp';
@@ -55,7 +65,7 @@ const COMMAND = 'dev-pdp';
 type SessionFlags = Pick<DevPdpOptions, 'sessionStore' | 'maxHistory' | 'sessionTtlSec'>;
 
 /** Reads `--session-store`, `--max-history` and `--session-ttl`. @throws UsageError */
-function sessionFlags(values: Record<string, string | boolean | undefined>): SessionFlags {
+function sessionFlags(values: Record<string, string | string[] | boolean | undefined>): SessionFlags {
   const out: SessionFlags = {};
   const store = values['session-store'];
   if (typeof store === 'string') out.sessionStore = { redis: store };
@@ -64,6 +74,16 @@ function sessionFlags(values: Record<string, string | boolean | undefined>): Ses
   const ttl = integerFlag(values['session-ttl'] as string | undefined, 'session-ttl', 1, 30 * 24 * 3600);
   if (ttl !== undefined) out.sessionTtlSec = ttl;
   return out;
+}
+
+/** One line per evidence record (decisions and reviews), never content or args. */
+function recordLine(record: EvidenceRecord): string {
+  if (record.stage === 'review')
+    return `${record.seq} review ${record.outcome} ${record.escalationId} by ${record.by}\n`;
+  const what = record.tool !== undefined ? ` ${record.tool}` : '';
+  const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
+  const simulated = record.simulated ? ' (simulated)' : '';
+  return `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${record.decisionId}\n`;
 }
 
 /**
@@ -81,8 +101,12 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       port: { type: 'string' },
       'api-key': { type: 'string' },
       'reviewer-key-env': { type: 'string' },
+      'approval-ttl': { type: 'string' },
+      'escalation-ttl': { type: 'string' },
+      notify: { type: 'string' },
       evidence: { type: 'string' },
       audience: { type: 'string' },
+      'tool-audience': { type: 'string', multiple: true },
       ttl: { type: 'string' },
       key: { type: 'string' },
       'session-store': { type: 'string' },
@@ -99,13 +123,19 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   let port: number | undefined;
   let ttl: number | undefined;
   let sessions: SessionFlags;
+  let approvalTtl: number | undefined;
+  let escalationTtl: number | undefined;
   let policyPath: string;
+  let toolAudiences: Record<string, string> | undefined;
   try {
+    toolAudiences = toolAudienceFlags(values['tool-audience']);
     if (values.policy === undefined) throw new UsageError('--policy FILE is required');
     policyPath = values.policy;
     port = integerFlag(values.port, 'port', 0, 65535);
     ttl = integerFlag(values.ttl, 'ttl', 1, 300);
     sessions = sessionFlags(values);
+    approvalTtl = integerFlag(values['approval-ttl'], 'approval-ttl', 1, 604_800);
+    escalationTtl = integerFlag(values['escalation-ttl'], 'escalation-ttl', 1, 604_800);
   } catch (error) {
     usageExit(COMMAND, (error as Error).message);
   }
@@ -115,7 +145,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   if (existing?.isFile() && existing.size > 0) {
     usageExit(
       COMMAND,
-      `--evidence ${evidencePath} already holds records: pass a new or empty file (one file, one chain), or move the old log away`,
+      `--evidence ${evidencePath} already holds records (a log is one chain, from one start): start afresh with a new file, --evidence ${await freshLogName(evidencePath as string)}, or move the old log away (keep it and its JWKS for evidence verify)`,
     );
   }
   let policyText: string;
@@ -144,21 +174,17 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       host: values.host ?? '127.0.0.1',
       port: port ?? 8787,
       ...(apiKey !== undefined ? { apiKey } : {}),
-      ...(reviewerApiKey !== undefined ? { reviewerApiKey } : {}),
+      ...(reviewerApiKey !== undefined ? { reviewerApiKey, console: true } : {}),
+      ...(approvalTtl !== undefined ? { approvalTtlSec: approvalTtl } : {}),
+      ...(escalationTtl !== undefined ? { escalationTtlSec: escalationTtl } : {}),
+      ...(values.notify !== undefined ? { notifyUrl: values.notify } : {}),
       ...(values.evidence !== undefined ? { evidencePath: values.evidence } : {}),
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
+      ...(toolAudiences !== undefined ? { toolAudiences } : {}),
       ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
       ...(values.key !== undefined ? { key: values.key } : {}),
       ...sessions,
-      onDecision: (record) => {
-        if (quiet) return;
-        const what = record.tool !== undefined ? ` ${record.tool}` : '';
-        const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
-        const simulated = record.simulated ? ' (simulated)' : '';
-        io.stdout.write(
-          `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${record.decisionId}\n`,
-        );
-      },
+      ...(quiet ? {} : { onDecision: (record: EvidenceRecord) => void io.stdout.write(recordLine(record)) }),
     });
   } catch (error) {
     if (error instanceof InvalidPolicyError) {
@@ -180,6 +206,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   io.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
   io.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);
   io.stdout.write(`issuer: ${pdp.issuer}  audience: ${pdp.audience}  kid: ${pdp.kid}\n`);
+  if (reviewerApiKey !== undefined) io.stdout.write(`reviewer console: ${pdp.url}/console\n`);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -195,4 +222,36 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   return EXIT.ok;
+}
+
+/**
+ * The `--tool-audience PATTERN=AUD` flags, in order, as `toolAudiences` (checked by `startDevPdp`).
+ * @throws UsageError for a flag without `=`, or a pattern given twice
+ */
+function toolAudienceFlags(flags: string[] | undefined): Record<string, string> | undefined {
+  if (flags === undefined) return undefined;
+  const map: Record<string, string> = {};
+  for (const flag of flags) {
+    const eq = flag.indexOf('=');
+    if (eq <= 0) throw new UsageError('--tool-audience must be PATTERN=AUDIENCE, e.g. refund_*=payments-service');
+    const pattern = flag.slice(0, eq);
+    if (Object.hasOwn(map, pattern)) throw new UsageError(`--tool-audience names ${pattern.slice(0, 80)} twice`);
+    map[pattern] = flag.slice(eq + 1);
+  }
+  return map;
+}
+
+/**
+ * The first name beside `path` that is free: `evidence.jsonl` gives `evidence-2.jsonl` (or `-3`, ...),
+ * for the usage error of an `--evidence` file that already holds records.
+ */
+async function freshLogName(path: string): Promise<string> {
+  const dot = path.lastIndexOf('.');
+  const slash = path.lastIndexOf('/');
+  const [stem, ext] = dot > slash + 1 ? [path.slice(0, dot), path.slice(dot)] : [path, ''];
+  for (let n = 2; n < 1000; n++) {
+    const candidate = `${stem}-${n}${ext}`;
+    if ((await stat(candidate).catch(() => undefined)) === undefined) return candidate;
+  }
+  return `${stem}-${Date.now()}${ext}`;
 }

@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type EvidenceRecord, verifyEvidence } from '../evidence/verify.js';
-import { hasDuplicateMemberNames } from '../wire/json.js';
+import { parseJsonLines } from '../wire/lines.js';
 import { readKeys, readStdin } from './input.js';
 import type { CliIo } from './io.js';
 import { EXIT, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
@@ -27,24 +27,6 @@ Exit codes: 0 intact, 1 not intact (or the keys could not be fetched), 2 usage e
 `;
 
 const COMMAND = 'evidence verify';
-
-/**
- * The records of a JSON Lines log; a line that is not JSON, or not I-JSON (a member named twice reads
- * one way to a first-wins parser and another to `JSON.parse`), is kept as its text (then `malformed`).
- */
-export function parseJsonLines(text: string): unknown[] {
-  const lines = text.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  return lines.map((line) => {
-    const l = line.endsWith('\r') ? line.slice(0, -1) : line;
-    try {
-      const value = JSON.parse(l) as unknown;
-      return hasDuplicateMemberNames(l) ? l : value;
-    } catch {
-      return l;
-    }
-  });
-}
 
 /** Runs `evidence <subcommand>` (only `verify` exists); resolves with the exit code (0 intact, 1 not). */
 export async function run(argv: string[], io: CliIo): Promise<number> {

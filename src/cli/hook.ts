@@ -5,7 +5,6 @@
  * exit code 2 (both hosts block a call on exit 2 with a reason on stderr).
  * @internal
  */
-
 import type { PolicyDecision } from '../decision.js';
 import { kernelOf } from '../enforce/registry.js';
 import {

@@ -7,6 +7,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { JSONWebKeySet } from 'jose';
+import { ijsonProblem } from '../wire/json.js';
 import type { CliIo } from './io.js';
 import { jsonPosition, systemReason, UsageError } from './usage.js';
 
@@ -56,8 +57,11 @@ export async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
 }
 
 /**
- * Parses a flag that must be a JSON object (`--args`).
- * @throws UsageError naming the flag and the JSON position
+ * Parses a flag that must be an I-JSON object (`--args`): a member named twice reads one way here (the
+ * last wins) and may read another way to the service, so it is refused, as the hook and `evidence
+ * verify` refuse it (RFC 7493; docs/cli.md).
+ * @throws UsageError naming the flag and the JSON position, a member named twice, or a value that is
+ *   not I-JSON (an unpaired surrogate, a number beyond double range); never quoting the value
  */
 export function jsonObjectFlag(name: string, value: string): Record<string, unknown> {
   let parsed: unknown;
@@ -68,6 +72,11 @@ export function jsonObjectFlag(name: string, value: string): Record<string, unkn
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new UsageError(`--${name} must be a JSON object`);
+  }
+  const problem = ijsonProblem(value, parsed);
+  if (problem === 'duplicate') throw new UsageError(`--${name} names a member twice (I-JSON, RFC 7493)`);
+  if (problem === 'value') {
+    throw new UsageError(`--${name} is not I-JSON (an unpaired surrogate, or a number beyond double range)`);
   }
   return parsed as Record<string, unknown>;
 }

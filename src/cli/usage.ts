@@ -5,7 +5,7 @@
  */
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { jsonErrorOffset } from './json-position.js';
+import { jsonWhere } from '../internal/json-position.js';
 
 /** Exit codes shared by every command. */
 export const EXIT = Object.freeze({ ok: 0, failure: 1, usage: 2 });
@@ -53,15 +53,11 @@ export function systemReason(error: unknown): string {
 }
 
 /**
- * Where `text`, which `JSON.parse` refused, stops being JSON: `' at position N'`, with
- * `' (it ends early)'` when the text was cut short there, or `''` when no position can be named.
- * Found by the grammar ({@link jsonErrorOffset}), never read from the parser's message (which may quote
- * the text).
+ * Where `text`, which `JSON.parse` refused, stops being JSON: `' at line L, column C (position N)'`,
+ * with `' (it ends early)'` when cut short, or `''` (src/internal/json-position.ts).
  */
 export function jsonPosition(text: string): string {
-  const where = jsonErrorOffset(text);
-  if (where === undefined) return '';
-  return ` at position ${where.at}${where.ended ? ' (it ends early)' : ''}`;
+  return jsonWhere(text);
 }
 
 /**

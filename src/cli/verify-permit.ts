@@ -107,6 +107,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       const store = createRedisReplayStore({
         url: values.redis,
         ...(values['redis-prefix'] !== undefined ? { prefix: values['redis-prefix'] } : {}),
+        ...(tolerance !== undefined ? { clockToleranceSec: tolerance } : {}),
       });
       replayStore = store;
       closeStore = () => store.close();

@@ -7,7 +7,8 @@
 import type { Stage, Verdict } from '../decision.js';
 import type { EvidenceRecord } from '../evidence/record.js';
 import { referenceActionHash } from '../permit/hash.js';
-import type { EscalationBook, EscalationSubject } from './escalations.js';
+import { audienceFor, type ToolAudiences } from './audiences.js';
+import type { EscalationBook, EscalationDetails, EscalationSubject } from './escalations.js';
 import { type Evaluation, evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
 import type { CompiledPolicy } from './policy.js';
@@ -48,6 +49,8 @@ export interface DecideContext {
   escalations: EscalationBook;
   sessions: SessionKeeper;
   audience: string;
+  /** Per-tool audiences (`toolAudiences`); a tool none matches gets `audience`. */
+  toolAudiences?: ToolAudiences | undefined;
   permitTtlSec: number;
   issuer(): string;
   onDecision?: ((record: EvidenceRecord) => void) | undefined;
@@ -139,7 +142,7 @@ async function plan(ctx: DecideContext, request: DecisionRequest, view: SessionV
   if (request.stage === 'action' && (verdict === 'ALLOW' || verdict === 'WARN') && !request.simulated) {
     permitId = await signPermit(ctx.key, {
       issuer: ctx.issuer(),
-      audience: ctx.audience,
+      audience: audienceFor(ctx.toolAudiences ?? [], request.tool as string, ctx.audience),
       agentId: request.agentId,
       session: request.session,
       tool: request.tool as string,
@@ -177,7 +180,7 @@ async function finishDecision(
   if (subject !== undefined && outcome.resolved !== undefined) {
     if (!request.simulated) ctx.escalations.take(subject, true);
   } else if (subject !== undefined) {
-    escalationId = ctx.escalations.open(subject);
+    escalationId = ctx.escalations.open(subject, heldDetails(request, evaluation.latches, reason));
   }
   const entry: EvidenceEntry = {
     decisionId,
@@ -199,6 +202,8 @@ async function finishDecision(
   }
   if (request.content !== undefined) entry.content = request.content;
   const record = await ctx.evidence.append(entry);
+  // the session's labels, where the PDP keeps sessions, shown to the reviewer
+  if (escalationId !== undefined) ctx.escalations.label(escalationId, (record as { labels?: string[] }).labels);
   try {
     ctx.onDecision?.(structuredClone(record));
   } catch {
@@ -219,6 +224,15 @@ async function finishDecision(
   if (transformedArgs !== undefined && request.stage === 'action') decision.transformedArgs = transformedArgs;
   if (escalationId !== undefined) decision.escalationId = escalationId;
   return decision;
+}
+
+/** What a reviewer sees of a held request. */
+function heldDetails(request: DecisionRequest, latches: string[], reason: string | undefined): EscalationDetails {
+  const details: EscalationDetails = { requestId: request.requestId, latches };
+  if (reason !== undefined) details.reason = reason;
+  if (request.args !== undefined) details.args = request.args;
+  if (request.content !== undefined) details.content = request.content;
+  return details;
 }
 
 /** The args an approved escalation runs with: those of the `setArgs` latches that engaged, if any. */

@@ -51,6 +51,30 @@ export const DEV_PDP_DEFAULTS = Object.freeze({
   sessionStoreTimeoutMs: 1000,
   /** Key prefix of the Redis session store. */
   sessionStorePrefix: 'agent-pep:session:',
+  /** How long an approval (or a denial) waits for its identical request, in seconds. */
+  approvalTtlSec: 900,
+  /** How long an escalation stays open before it is denied, in seconds. */
+  escalationTtlSec: 3600,
+  /** Longest `approvalTtlSec` / `escalationTtlSec`, in seconds (7 days). */
+  maxReviewTtlSec: 7 * 24 * 3600,
+  /** How often open escalations are checked against `escalationTtlSec`. */
+  escalationSweepMs: 1000,
+  /** Failed console sign-ins allowed per client address within `consoleSignInWindowMs`. */
+  consoleSignInAttempts: 10,
+  /** The window of `consoleSignInAttempts` (15 minutes). */
+  consoleSignInWindowMs: 15 * 60 * 1000,
+  /** How long a signed-in console session lasts without use (1 hour). */
+  consoleSessionIdleMs: 60 * 60 * 1000,
+  /** Largest body of a console form post. */
+  consoleFormBytes: 16 * 1024,
+  /** Longest reviewer note kept, in characters. */
+  consoleNoteLength: 500,
+  /** How many recent decisions the console shows. */
+  consoleRecentDecisions: 200,
+  /** Time a `notifyUrl` webhook POST may take. */
+  notifyTimeoutMs: 3000,
+  /** Webhook POSTs in flight at once; more are dropped (and logged). */
+  notifyConcurrency: 16,
   /** Default trickle rate of the `slow` fault, bytes per second. */
   slowBytesPerSecond: 16,
 });

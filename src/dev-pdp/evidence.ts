@@ -6,13 +6,31 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { type FileHandle, open, readFile, unlink } from 'node:fs/promises';
 import { type EvidenceRecord, evidenceRecordHash, type UnsignedEvidenceRecord } from '../evidence/record.js';
-import { type SigningKey, signText } from './signing.js';
+import { randomId, type SigningKey, signText } from './signing.js';
 
 /** What the server tells the log about one decision. @internal */
-export type EvidenceEntry = Omit<UnsignedEvidenceRecord, 'seq' | 'ts' | 'prevHash' | 'contentHash'> & {
+export type EvidenceEntry = Omit<
+  UnsignedEvidenceRecord,
+  'seq' | 'ts' | 'prevHash' | 'contentHash' | 'escalationId' | 'outcome' | 'by' | 'note'
+> & {
   /** Text stages: the content, hashed with the secret evidence key and never stored. */
   content?: string;
 };
+
+/** What the log is told about one review. @internal */
+export interface ReviewEntry {
+  escalationId: string;
+  outcome: 'approve' | 'deny' | 'expired';
+  by: string;
+  note?: string;
+  requestId: string;
+  agentId: string;
+  session: string;
+  latches: readonly string[];
+  tool?: string;
+  argsHash?: string;
+  contentHash?: string;
+}
 
 /** The append-only evidence log. @internal */
 export class EvidenceLog {
@@ -28,15 +46,18 @@ export class EvidenceLog {
 
   /** The lock file that claims the evidence file for this log, removed on close. */
   #lock: { path: string; token: string } | undefined;
+  readonly #path: string | undefined;
 
   private constructor(
     key: SigningKey,
     file: FileHandle | undefined,
     lock: { path: string; token: string } | undefined,
+    path?: string,
   ) {
     this.#key = key;
     this.#file = file;
     this.#lock = lock;
+    this.#path = path;
   }
 
   /**
@@ -60,7 +81,7 @@ export class EvidenceLog {
       await unlink(lock.path).catch(() => {});
       throw error;
     }
-    return new EvidenceLog(key, file, lock);
+    return new EvidenceLog(key, file, lock, path);
   }
 
   /** base64url HMAC-SHA-256 of the content under the secret evidence key. */
@@ -74,9 +95,7 @@ export class EvidenceLog {
    */
   append(entry: EvidenceEntry): Promise<EvidenceRecord> {
     // members in the contract's order (the hash does not depend on it: RFC 8785 sorts them)
-    const unsigned: UnsignedEvidenceRecord = {
-      seq: this.#seq + 1,
-      ts: new Date().toISOString(),
+    return this.#chain({
       decisionId: entry.decisionId,
       requestId: entry.requestId,
       agentId: entry.agentId,
@@ -91,8 +110,35 @@ export class EvidenceLog {
       ...(entry.content !== undefined ? { contentHash: this.contentHash(entry.content) } : {}),
       ...(entry.visibility !== undefined ? { visibility: structuredClone(entry.visibility) } : {}),
       simulated: entry.simulated,
-      prevHash: this.#lastHash,
-    };
+    });
+  }
+
+  /**
+   * Appends the record of a review (`stage: "review"`): who resolved an escalation, how and when,
+   * chained like a decision. `entry.contentHash` is already keyed (the escalation's subject).
+   */
+  appendReview(entry: ReviewEntry): Promise<EvidenceRecord> {
+    return this.#chain({
+      decisionId: randomId('rev_'),
+      requestId: entry.requestId,
+      agentId: entry.agentId,
+      session: entry.session,
+      stage: 'review',
+      verdict: entry.outcome === 'approve' ? 'ALLOW' : 'BLOCK',
+      latches: [...entry.latches],
+      ...(entry.tool !== undefined ? { tool: entry.tool } : {}),
+      ...(entry.argsHash !== undefined ? { argsHash: entry.argsHash } : {}),
+      ...(entry.contentHash !== undefined ? { contentHash: entry.contentHash } : {}),
+      simulated: false,
+      escalationId: entry.escalationId,
+      outcome: entry.outcome,
+      by: entry.by,
+      ...(entry.note !== undefined ? { note: entry.note } : {}),
+    });
+  }
+
+  #chain(body: Omit<UnsignedEvidenceRecord, 'seq' | 'ts' | 'prevHash'>): Promise<EvidenceRecord> {
+    const unsigned = { seq: this.#seq + 1, ts: new Date().toISOString(), ...body, prevHash: this.#lastHash };
     // Hash first: a record that cannot be hashed must not leave a gap in seq or the chain.
     const hash = evidenceRecordHash(unsigned as unknown as Record<string, unknown>);
     this.#seq = unsigned.seq;
@@ -113,6 +159,26 @@ export class EvidenceLog {
     });
     this.#tail = run.catch(() => undefined);
     return run;
+  }
+
+  /** Copies of the last `limit` records that `keep` selects, newest first (a scan from the end). */
+  latest(keep: (record: Readonly<EvidenceRecord>) => boolean, limit: number): EvidenceRecord[] {
+    const out: EvidenceRecord[] = [];
+    for (let i = this.#records.length - 1; i >= 0 && out.length < limit; i--) {
+      const record = this.#records[i] as EvidenceRecord;
+      if (keep(record)) out.push(structuredClone(record));
+    }
+    return out;
+  }
+
+  /** How many records are kept (signed and written) so far. */
+  get size(): number {
+    return this.#records.length;
+  }
+
+  /** The path of the evidence file, if any. */
+  get path(): string | undefined {
+    return this.#path;
   }
 
   /** Deep copies of the records so far, in order. */

@@ -12,6 +12,8 @@ import { DEV_PDP_DEFAULTS } from './defaults.js';
 /** Error codes in the dev PDP's `{ code, message }` error bodies. */
 export type DevPdpErrorCode =
   | 'unauthorized'
+  | 'forbidden'
+  | 'too_many_requests'
   | 'unknown_agent'
   | 'bad_request'
   | 'not_found'

@@ -8,13 +8,16 @@
 import type { AddressInfo } from 'node:net';
 import type { JSONWebKeySet } from 'jose';
 import type { EvidenceRecord } from '../evidence/record.js';
+import { compileToolAudiences } from './audiences.js';
+import { type ConsoleDeps, type ConsoleHandler, createConsole } from './console/routes.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
-import { EscalationBook, type EscalationResolution } from './escalations.js';
+import type { EscalationResolution } from './escalations.js';
 import { EvidenceLog } from './evidence.js';
 import { type Fault, validateFault } from './faults.js';
 import { refusalLogger } from './log.js';
 import { type DevPdpOptions, type ResolvedDevPdpOptions, resolveDevPdpOptions } from './options.js';
 import { compilePolicy } from './policy.js';
+import { reviewing } from './review.js';
 import { createPdpServer } from './server.js';
 import { SessionKeeper } from './sessions/keeper.js';
 import { createMemorySessionStore } from './sessions/memory.js';
@@ -70,7 +73,8 @@ export interface DevPdp {
   setFault(fault: Fault | null): void;
   /**
    * Resolves an open escalation: the next identical request (same agent, session, tool and
-   * `act_hash`) gets a one-time ALLOW with a permit (`approve`) or a BLOCK (`deny`).
+   * `act_hash`) within `approvalTtlSec` gets a one-time ALLOW with a permit (`approve`) or a BLOCK
+   * (`deny`). The resolution is appended to the evidence log (`stage: "review"`, `by: "process"`).
    * @throws EscalationError `escalation_not_found` for an unknown id, `escalation_already_resolved` for a second resolution
    */
   resolveEscalation(id: string, resolution: EscalationResolution): void;
@@ -93,11 +97,23 @@ async function openSessions(o: ResolvedDevPdpOptions): Promise<SessionKeeper> {
   return new SessionKeeper(store, o.sessionStoreTimeoutMs);
 }
 
+/** The reviewer console, when there is a reviewer key and it is not turned off. */
+function consoleOf(
+  o: ResolvedDevPdpOptions,
+  deps: Omit<ConsoleDeps, 'reviewerApiKey' | 'apiKey'>,
+): ConsoleHandler | undefined {
+  if (!o.console || o.reviewerApiKey === undefined) return undefined;
+  return createConsole({ ...deps, reviewerApiKey: o.reviewerApiKey, apiKey: o.apiKey });
+}
+
 /**
  * Starts the local reference PDP.
  *
- * @param options - `{ policy, host?, port?, apiKey?, reviewerApiKey?, audience?, permitTtlSec?, evidencePath?, key?,
- *   maxBodyBytes?, headersTimeoutMs?, requestTimeoutMs?, keepAliveTimeoutMs?, onDecision?, log? }`
+ * @param options - `{ policy, host?, port?, apiKey?, reviewerApiKey?, console?, approvalTtlSec?, escalationTtlSec?,
+ *   notifyUrl?, audience?, toolAudiences?, permitTtlSec?, evidencePath?, key?, sessionStore?, maxHistory?,
+ *   sessionTtlSec?, sessionStoreTimeoutMs?, maxBodyBytes?, headersTimeoutMs?, requestTimeoutMs?,
+ *   keepAliveTimeoutMs?, onDecision?, log? }`; with a `reviewerApiKey` the reviewer console is served at
+ *   `/console` (docs/dev-pdp.md, "The reviewer console"); sessions in docs/dev-pdp.md, "Sessions"
  * @returns the running PDP: `url`, `jwksUrl`, `issuer`, `evidence()`, `setFault()`, `resolveEscalation()`, `close()`
  * @throws InvalidPolicyError (a TypeError, `option` = 'policy') listing every problem of an invalid
  *   policy by path, latch id and reason
@@ -120,10 +136,10 @@ async function openSessions(o: ResolvedDevPdpOptions): Promise<SessionKeeper> {
  */
 export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
   const o = resolveDevPdpOptions(options);
+  const toolAudiences = compileToolAudiences(o.toolAudiences);
   const policy = compilePolicy(o.policy);
   const key = await createSigningKey(o.key);
   const evidence = await EvidenceLog.open(key, o.evidencePath);
-  const escalations = new EscalationBook();
   let sessions: SessionKeeper;
   try {
     sessions = await openSessions(o);
@@ -131,8 +147,11 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     await evidence.close();
     throw error;
   }
-  let fault: Readonly<Fault> | null = null;
+  const log = refusalLogger(o.log);
   let issuer = '';
+  const review = reviewing(o, evidence, log, () => issuer);
+  const { escalations } = review;
+  let fault: Readonly<Fault> | null = null;
   const pdpServer = createPdpServer({
     policy,
     key,
@@ -140,6 +159,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     escalations,
     sessions,
     audience: o.audience,
+    toolAudiences,
     permitTtlSec: o.permitTtlSec,
     maxBodyBytes: o.maxBodyBytes,
     timeouts: {
@@ -151,8 +171,9 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     fault: () => fault,
     apiKey: o.apiKey,
     reviewerApiKey: o.reviewerApiKey,
+    console: consoleOf(o, { escalations, evidence, keys: key.jwks as JSONWebKeySet, log }),
     onDecision: o.onDecision,
-    log: refusalLogger(o.log),
+    log,
   });
   const { server } = pdpServer;
   try {
@@ -164,6 +185,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
       });
     });
   } catch (error) {
+    review.close();
     await sessions.close();
     await evidence.close();
     throw error;
@@ -185,9 +207,10 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
       fault = validateFault(next);
     },
     resolveEscalation(id: string, resolution: EscalationResolution) {
-      escalations.resolve(id, resolution);
+      escalations.resolve(id, resolution, 'process');
     },
     close() {
+      review.close();
       closed ??= pdpServer
         .close()
         .then(() => sessions.close())

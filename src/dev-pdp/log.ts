@@ -14,6 +14,12 @@ export interface RefusedRequest {
   method: string;
   /** The endpoint (a known route, or `(other)`); never a raw URL. */
   route: string;
+  /**
+   * For `(other)` (no such endpoint, 404): the path asked for, without the query, at most 200
+   * characters, anything outside printable ASCII percent-encoded; so a PEP whose `pdpUrl` has a wrong
+   * path shows what it asked for.
+   */
+  path?: string;
   /** The request id, when the request carried a valid one. */
   requestId?: string;
 }
@@ -24,7 +30,27 @@ export type RefusalLogOption = false | ((refusal: RefusedRequest) => void);
 /** Formats a refusal as one line. @internal */
 export function formatRefusal(r: RefusedRequest): string {
   const id = r.requestId !== undefined ? ` ${r.requestId}` : '';
-  return `agent-pep dev-pdp: refused ${r.method} ${r.route} ${r.status} ${r.code}${id}\n`;
+  const path = r.path !== undefined ? ` (path ${r.path})` : '';
+  return `agent-pep dev-pdp: refused ${r.method} ${r.route}${path} ${r.status} ${r.code}${id}\n`;
+}
+
+/** Most characters of a refused path that are logged. @internal */
+export const MAX_LOGGED_PATH = 200;
+
+/**
+ * A request path as it may be logged: printable ASCII but for spaces and `%`, anything else
+ * percent-encoded (no control character reaches a log line), at most {@link MAX_LOGGED_PATH}
+ * characters, marked `...` when cut. @internal
+ */
+export function loggablePath(path: string): string {
+  let out = '';
+  for (const ch of path) {
+    const c = ch.codePointAt(0) ?? 0;
+    if (c > 0x20 && c < 0x7f && ch !== '%') out += ch;
+    else for (const byte of Buffer.from(ch, 'utf8')) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    if (out.length > MAX_LOGGED_PATH) return `${out.slice(0, MAX_LOGGED_PATH)}...`;
+  }
+  return out;
 }
 
 /** The logger for an option; a function that throws is contained. @internal */

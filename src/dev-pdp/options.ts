@@ -36,8 +36,32 @@ export interface DevPdpOptions {
    * the endpoint answers 404: escalations are then resolved only in-process, with `resolveEscalation`.
    */
   reviewerApiKey?: string;
+  /**
+   * Serve the reviewer console at `/console` (docs/dev-pdp.md, "The reviewer console"), signed in with
+   * `reviewerApiKey`; without a reviewer key there is no console (404).
+   * @defaultValue true when `reviewerApiKey` is set
+   */
+  console?: boolean;
+  /** How long an approval (or a denial) waits for its identical request, in seconds, 1 to 604800. @defaultValue 900 */
+  approvalTtlSec?: number;
+  /** How long an escalation stays open before it is denied (outcome `expired`), in seconds, 1 to 604800. @defaultValue 3600 */
+  escalationTtlSec?: number;
+  /**
+   * An http(s) URL POSTed `{ escalationId, agentId, session, tool, reason, consoleUrl }` when an
+   * escalation opens: best effort, within 3 s, never delaying the decision; failures are logged
+   * (status and code only) through `log`.
+   */
+  notifyUrl?: string;
   /** The permits' `aud` claim: the service that executes the tool calls. @defaultValue 'agent-pep' */
   audience?: string;
+  /**
+   * One audience per service: tool patterns (normalized form, `*` wildcards, as a latch's `tool`) to
+   * the `aud` of their permits; the first pattern that matches wins, in the order given; a tool none
+   * matches gets `audience`. With `{ 'refund_*': 'payments-service', send_email: 'mail-service' }` a
+   * refund permit is accepted by the payments service alone, whatever replay store the mail service
+   * keeps (docs/dev-pdp.md). @defaultValue none (every permit gets `audience`)
+   */
+  toolAudiences?: Readonly<Record<string, string>>;
   /** Permit lifetime `exp - iat`, in seconds, 1 to 300. @defaultValue 60 */
   permitTtlSec?: number;
   /** Also write the evidence log to this file as JSON Lines; it must be new or empty. */
@@ -83,7 +107,13 @@ export interface ResolvedDevPdpOptions {
   port: number;
   apiKey: string | undefined;
   reviewerApiKey: string | undefined;
+  console: boolean;
+  approvalTtlSec: number;
+  escalationTtlSec: number;
+  notifyUrl: string | undefined;
   audience: string;
+  /** As given: `compileToolAudiences` (audiences.ts) checks it. */
+  toolAudiences: unknown;
   permitTtlSec: number;
   evidencePath: string | undefined;
   key: DevPdpKeySource | undefined;
@@ -105,7 +135,12 @@ const KNOWN: ReadonlySet<string> = new Set([
   'port',
   'apiKey',
   'reviewerApiKey',
+  'console',
+  'approvalTtlSec',
+  'escalationTtlSec',
+  'notifyUrl',
   'audience',
+  'toolAudiences',
   'permitTtlSec',
   'evidencePath',
   'key',
@@ -146,6 +181,41 @@ export function integerOption(value: unknown, name: string, min: number, max: nu
 function duration(value: unknown, name: string, fallback: number): number {
   return msOption(SCOPE, name, value, fallback);
 }
+
+function seconds(value: unknown, name: string, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw optionError(name, `must be an integer number of seconds from 1 to ${max}`);
+  }
+  return value;
+}
+
+function httpUrl(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = typeof value === 'string' ? new URL(value) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw optionError(name, 'must be an http or https URL');
+  }
+  return url.href;
+}
+
+/** The review options: console, the two TTLs and the webhook. */
+function reviewOptions(o: DevPdpOptions) {
+  if (o.console !== undefined && typeof o.console !== 'boolean') throw optionError('console', 'must be a boolean');
+  const max = DEV_PDP_DEFAULTS.maxReviewTtlSec;
+  return {
+    console: o.console ?? o.reviewerApiKey !== undefined,
+    approvalTtlSec: seconds(o.approvalTtlSec, 'approvalTtlSec', DEV_PDP_DEFAULTS.approvalTtlSec, max),
+    escalationTtlSec: seconds(o.escalationTtlSec, 'escalationTtlSec', DEV_PDP_DEFAULTS.escalationTtlSec, max),
+    notifyUrl: httpUrl(o.notifyUrl, 'notifyUrl'),
+  };
+}
+
 /**
  * Validates the options of `startDevPdp` (not the policy, which `compilePolicy` checks) and fills in
  * the defaults.
@@ -210,7 +280,9 @@ export function resolveDevPdpOptions(options: unknown): ResolvedDevPdpOptions {
     port: o.port ?? DEV_PDP_DEFAULTS.port,
     apiKey: o.apiKey,
     reviewerApiKey: o.reviewerApiKey,
+    ...reviewOptions(o),
     audience: o.audience ?? DEV_PDP_DEFAULTS.audience,
+    toolAudiences: o.toolAudiences,
     permitTtlSec: o.permitTtlSec ?? DEV_PDP_DEFAULTS.permitTtlSec,
     evidencePath: o.evidencePath,
     key: o.key,

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { isTextStage, STAGES, type Stage, VERDICTS, type Verdict } from '../decision.js';
+import { jsonWhere } from '../internal/json-position.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import { compileLinearRegex, type LinearRegex } from './regex.js';
 import {
@@ -315,12 +316,58 @@ function unionMessage(path: readonly PropertyKey[]): string {
   return 'must be a stage or a non-empty list of stages (input, context_egress, output, delivery, action)';
 }
 
+/** What each `when` operator needs, for the message of a condition of the wrong type. */
+const OPERAND_NEEDS: Readonly<Record<string, string>> = {
+  eq: 'a string, number, boolean or null',
+  ne: 'a string, number, boolean or null',
+  gt: 'a number',
+  gte: 'a number',
+  lt: 'a number',
+  lte: 'a number',
+  in: 'an array of strings, numbers, booleans or nulls',
+  exists: 'true or false',
+  matches: 'a string (an RE2 regex)',
+  notMatches: 'a string (an RE2 regex)',
+};
+const OPERATORS_LINE = 'eq ne gt gte lt lte in exists matches';
+
+/** The value at a zod issue's path in the raw policy. */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let v = raw;
+  for (const key of path) v = isRecord(v) || Array.isArray(v) ? (v as Record<PropertyKey, unknown>)[key] : undefined;
+  return v;
+}
+
+/**
+ * What is wrong with one `when` condition, by operator: `gt needs a number`; the regex's own problem
+ * for `matches`; an unknown operator or several named.
+ */
+function conditionMessage(issue: z.core.$ZodIssue, raw: unknown): string {
+  const cond = valueAt(raw, issue.path);
+  const keys = isRecord(cond) ? Object.keys(cond) : [];
+  const op = keys[0];
+  if (keys.length === 1 && op !== undefined && Object.hasOwn(OPERAND_NEEDS, op)) {
+    const nested =
+      'errors' in issue && Array.isArray(issue.errors) ? (issue.errors as z.core.$ZodIssue[][]).flat() : [];
+    const custom = nested.find((i) => i.code === 'custom' && i.path.length <= 1);
+    return custom?.message ?? `${op} needs ${OPERAND_NEEDS[op]}`;
+  }
+  if (keys.length === 1 && op !== undefined) {
+    return `unknown operator ${JSON.stringify(op.slice(0, 40))}: a condition is one of ${OPERATORS_LINE}`;
+  }
+  if (keys.length > 1) return `a condition is one operator (${OPERATORS_LINE}), not ${keys.length}`;
+  return `a condition must be one operator: ${OPERATORS_LINE}, with a value of the right type`;
+}
+
 /** Flattens one zod issue: a union whose input fits exactly one branch's shape reports that branch's problems. */
-function flatten(issue: ZodIssue, prefix: readonly PropertyKey[]): PolicyIssue[] {
+function flatten(issue: ZodIssue, prefix: readonly PropertyKey[], raw: unknown): PolicyIssue[] {
   const at = [...prefix, ...issue.path];
+  if (issue.code === 'invalid_union' && at.length >= 2 && at[at.length - 2] === 'when') {
+    return [{ path: formatPath(at), message: conditionMessage({ ...issue, path: at } as ZodIssue, raw) }];
+  }
   if (issue.code === 'invalid_union') {
     const fitting = at.includes('when') ? [] : issue.errors.filter((branch) => !failedOnShape(branch));
-    if (fitting.length === 1) return (fitting[0] as ZodIssue[]).flatMap((inner) => flatten(inner, at));
+    if (fitting.length === 1) return (fitting[0] as ZodIssue[]).flatMap((inner) => flatten(inner, at, raw));
     return [{ path: formatPath(at), message: unionMessage(at) }];
   }
   if (issue.code === 'invalid_key') {
@@ -330,8 +377,8 @@ function flatten(issue: ZodIssue, prefix: readonly PropertyKey[]): PolicyIssue[]
   return [{ path: formatPath(at), message: issue.message }];
 }
 
-function zodIssues(error: z.ZodError): PolicyIssue[] {
-  return error.issues.flatMap((issue) => flatten(issue as ZodIssue, []));
+function zodIssues(error: z.ZodError, raw: unknown): PolicyIssue[] {
+  return error.issues.flatMap((issue) => flatten(issue as ZodIssue, [], raw));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -515,12 +562,17 @@ export function compilePolicy(input: unknown): CompiledPolicy {
     try {
       raw = JSON.parse(input);
     } catch (cause) {
-      throw new InvalidPolicyError([{ path: '(root)', message: 'the policy text is not valid JSON' }], { cause });
+      throw new InvalidPolicyError(
+        [{ path: '(root)', message: `the policy text is not valid JSON${jsonWhere(input)}` }],
+        {
+          cause,
+        },
+      );
     }
   }
   const parsed = policySchema.safeParse(raw);
   const issues = withLatchIds(
-    [...(parsed.success ? [] : zodIssues(parsed.error)), ...crossFieldIssues(raw), ...referenceIssues(raw)],
+    [...(parsed.success ? [] : zodIssues(parsed.error, raw)), ...crossFieldIssues(raw), ...referenceIssues(raw)],
     raw,
   );
   if (issues.length > 0 || !parsed.success) {

@@ -15,6 +15,7 @@ import {
   toEvaluationAnswer,
   toEvaluationError,
 } from './authzen.js';
+import type { ConsoleHandler } from './console/routes.js';
 import { type DecideContext, decide } from './decide.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import { EscalationError } from './escalations.js';
@@ -35,7 +36,7 @@ import {
   sendError,
   trickle,
 } from './http.js';
-import type { RefusedRequest } from './log.js';
+import { loggablePath, type RefusedRequest } from './log.js';
 import { randomId } from './signing.js';
 import { fromAuthorizeBody, toAuthorizeAnswer } from './wire.js';
 
@@ -46,6 +47,8 @@ export interface ServerConfig extends DecideContext {
   apiKey: string | undefined;
   /** Key of the escalation endpoint; without it the endpoint answers 404. */
   reviewerApiKey: string | undefined;
+  /** The reviewer console at `/console`, when there is one (else 404). */
+  console?: ConsoleHandler | undefined;
   maxBodyBytes: number;
   timeouts: ServerTimeouts;
   fault(): Readonly<Fault> | null;
@@ -68,6 +71,16 @@ const DECISION_ROUTES: ReadonlySet<string> = new Set([
   AUTHZEN_PATHS.evaluations,
 ]);
 
+/** The body of `POST /api/escalations/{id}`: `{ resolution: 'approve' | 'deny', note? }`. */
+function resolutionOf(body: Record<string, unknown>): { resolution: 'approve' | 'deny'; note: string | undefined } {
+  const { resolution, note } = body;
+  if (resolution !== 'approve' && resolution !== 'deny') throw badRequest('resolution must be "approve" or "deny"');
+  if (note !== undefined && (typeof note !== 'string' || note.length > DEV_PDP_DEFAULTS.consoleNoteLength)) {
+    throw badRequest(`note must be a string of at most ${DEV_PDP_DEFAULTS.consoleNoteLength} characters`);
+  }
+  return { resolution, note };
+}
+
 /** Creates the server; the caller listens. @internal */
 export function createPdpServer(config: ServerConfig): PdpServer {
   const sockets = new Set<Socket>();
@@ -76,9 +89,17 @@ export function createPdpServer(config: ServerConfig): PdpServer {
   const agentKey = bearerCheck(config.apiKey);
   const reviewerKey = config.reviewerApiKey === undefined ? undefined : bearerCheck(config.reviewerApiKey);
 
-  function refuse(req: IncomingMessage, res: ServerResponse, route: string, requestId: string, error: unknown): void {
+  function refuse(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: string,
+    requestId: string,
+    error: unknown,
+    path?: string,
+  ): void {
     const e = sendError(res, requestId, error);
     const refusal: RefusedRequest = { status: e.status, code: e.code, method: req.method ?? '?', route };
+    if (path !== undefined) refusal.path = loggablePath(path);
     const header = req.headers['x-request-id'];
     if (typeof header === 'string' && REQUEST_ID.test(header)) refusal.requestId = header;
     config.log(refusal);
@@ -170,10 +191,9 @@ export function createPdpServer(config: ServerConfig): PdpServer {
     if (reviewerKey === undefined) throw new HttpError(404, 'not_found', 'no such endpoint');
     if (!reviewerKey(req)) throw new HttpError(401, 'unauthorized', 'a valid reviewer key is required');
     const body = await readJsonObject(req, DEV_PDP_DEFAULTS.escalationBodyBytes);
-    const resolution = body.resolution;
-    if (resolution !== 'approve' && resolution !== 'deny') throw badRequest('resolution must be "approve" or "deny"');
+    const { resolution, note } = resolutionOf(body);
     try {
-      config.escalations.resolve(id, resolution);
+      config.escalations.resolve(id, resolution, 'api', note);
     } catch (error) {
       if (error instanceof EscalationError && error.code === 'escalation_already_resolved') {
         throw new HttpError(409, error.code, 'escalation already resolved');
@@ -213,6 +233,9 @@ export function createPdpServer(config: ServerConfig): PdpServer {
       if (path === AUTHZEN_PATHS.evaluation) return evaluation(req, res, headerId);
       return evaluations(req, res, requestId);
     }
+    if (config.console !== undefined && (path === '/console' || path.startsWith('/console/'))) {
+      return config.console.handle(req, res, path);
+    }
     const match = ESCALATION_PATH.exec(path);
     if (match?.[1] !== undefined && req.method === 'POST') return escalation(req, res, match[1], requestId);
     req.resume();
@@ -235,7 +258,8 @@ export function createPdpServer(config: ServerConfig): PdpServer {
       const replyId = typeof rawId === 'string' && REQUEST_ID.test(rawId) ? rawId : randomId('req_');
       // a body that was not read cannot be left on a kept-alive connection
       if (!req.complete) req.resume();
-      refuse(req, res, routeName, replyId, error);
+      // the path of a request to no endpoint is logged: a PEP configured with a wrong pdpUrl shows here
+      refuse(req, res, routeName, replyId, error, routeName === '(other)' ? path : undefined);
     }
   }
 

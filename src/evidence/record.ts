@@ -6,7 +6,9 @@
 import { canonicalJson, sha256b64url } from '../permit/hash.js';
 
 /**
- * One entry of a PDP's hash-chained, signed evidence log.
+ * One entry of a PDP's hash-chained, signed evidence log: a decision, or (`stage: "review"`) the
+ * resolution of an escalation, whose `verdict` is what it grants the next identical request (ALLOW for
+ * `approve`, BLOCK for `deny` and `expired`) and whose `requestId` is that of the escalated request.
  *
  * @remarks Raw content and args never appear: `argsHash` is the `act_hash` and `contentHash` a keyed
  * HMAC-SHA-256 of the content under a secret evidence key, so short personal data cannot be guessed back.
@@ -42,6 +44,14 @@ export interface EvidenceRecord {
   visibility?: { size: number; decided: number; hidden: string[] };
   /** True for a simulated (dry-run) request. */
   simulated: boolean;
+  /** Review records (`stage: "review"`): the escalation resolved. */
+  escalationId?: string;
+  /** Review records: `approve`, `deny`, or `expired` (denied when no reviewer answered in time). */
+  outcome?: 'approve' | 'deny' | 'expired';
+  /** Review records: who resolved it: `console`, `api` (the HTTP endpoint), `process` (`resolveEscalation`) or `ttl`. */
+  by?: string;
+  /** Review records: the reviewer's note, when one was given. */
+  note?: string;
   /** The previous record's `hash`; `null` for the first record. */
   prevHash: string | null;
   /** base64url SHA-256 of the RFC 8785 canonical JSON of this record without `hash` and `sig`. */

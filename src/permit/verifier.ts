@@ -23,7 +23,7 @@
  * | 13 | `tool` equals `normalizeToolName(expected tool)` | binding | `permit_tool_mismatch` |
  * | 14 | `act_hash` equals `actionHash(tool, args)` (args not a plain object of JSON values: also this code) | binding | `permit_args_mismatch` |
  * | 15 | verifier only, with `refuseLabels`: the `labels` claim holds none of them | verifier | `permit_label_refused` |
- * | 16 | verifier only: the `jti`, scoped by issuer, is claimed in the replay store | verifier | `permit_replayed` / `permit_store_unavailable` |
+ * | 16 | verifier only: the `jti`, scoped by issuer, is claimed in the replay store (with the permit's `iat`) | verifier | `permit_replayed` / `permit_store_unavailable` / `permit_replay_unknown` |
  *
  * @packageDocumentation
  */
@@ -31,7 +31,7 @@
 import { msOption, optionError, refuseUnknownKeys } from '../internal/option-kit.js';
 import { isThenable } from '../internal/thenable.js';
 import { createMemoryReplayStore } from '../replay/memory.js';
-import type { ReplayStore } from '../replay/types.js';
+import { REPLAY_UNKNOWN_CODE, type ReplayStore, ReplayUnknownError } from '../replay/types.js';
 import { createTelemetry, type TelemetryOption, validateTelemetry } from '../telemetry.js';
 import { type ActionBinding, type BoundPermit, bindAction, bindHashedAction, checkActionBinding } from './binding.js';
 import { type ClaimExpectation, checkClaims, MAX_PERMIT_LIFETIME_SEC, type PermitClaims } from './claims.js';
@@ -367,6 +367,7 @@ export function createPermitChecker(options: PermitCheckerOptions): PermitChecke
  * @throws PermitVerificationError (from `verify`) `permit_tool_mismatch` / `permit_args_mismatch`: the permit is bound to another action
  * @throws PermitVerificationError (from `verify`) `permit_label_refused`: the permit's `labels` claim holds one of `refuseLabels`
  * @throws PermitVerificationError (from `verify`) `permit_replayed` / `permit_store_unavailable`: used before, or the replay store could not answer
+ * @throws PermitVerificationError (from `verify`) `permit_replay_unknown`: the replay store lost its claims (Redis lost its data) after the permit was issued, so it may have been used (docs/permits.md)
  * @remarks
  * - Every check runs in the order listed in this module's documentation; the `jti` is claimed only
  *   after every other check passed, so a refused permit is never burnt.
@@ -432,11 +433,14 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
     // awaited, under storeTimeoutMs. A throw or a rejection is the store being unavailable.
     let first: unknown;
     try {
-      first = store.claim(key, expiresAtMs);
+      first = store.claim(key, expiresAtMs, claims.iat * 1000);
       if (isThenable(first)) {
         first = await withDeadline(Promise.resolve(first), storeTimeoutMs, () => new Error('replay store deadline'));
       }
     } catch (e) {
+      if (e instanceof ReplayUnknownError || (e as { code?: unknown } | null)?.code === REPLAY_UNKNOWN_CODE) {
+        throw refuse(REPLAY_UNKNOWN_CODE, 'the replay store lost its claims since the permit was issued', e);
+      }
       throw refuse('permit_store_unavailable', 'the replay store could not claim the permit', e);
     }
     if (first === true) return claims;

@@ -48,6 +48,9 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set(['maxEntries']);
  * @remarks
  * - Only for a single process: replicas of a service each holding their own memory store would each
  *   accept a permit once. Share `createRedisReplayStore` between replicas.
+ * - Remembers claims for its process's life only: a restarted service forgets them, and a permit used
+ *   before the restart can be used once more until it expires (docs/permits.md). `issuedAtMs` is
+ *   ignored.
  * - Bounded: expired entries are swept a few at a time on every claim, fully every 10 s, and fully
  *   when the store is full. When it is full of unexpired entries it refuses (throws, so the verifier
  *   says `permit_store_unavailable`) rather than evict a live entry, which would let that permit be

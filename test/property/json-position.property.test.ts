@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { jsonErrorOffset } from '../../src/cli/json-position.js';
+import { jsonErrorOffset } from '../../src/internal/json-position.js';
 
 const CHARS = ['{', '}', '[', ']', ',', ':', '"', '\\', 'u', '0', '1', '-', '.', 'e', 'E', '+', 't', 'n', 'f', 'a'];
 const mutation = fc.tuple(

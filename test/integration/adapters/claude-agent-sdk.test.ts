@@ -14,7 +14,7 @@ import {
   type SyncHookJSONOutput,
   type UserPromptSubmitHookInput,
 } from '@anthropic-ai/claude-agent-sdk';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { pepCanUseTool, pepHooks } from '../../../src/adapters/claude-agent-sdk.js';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 import { createPep, type Pep } from '../../../src/pep.js';
@@ -123,6 +123,7 @@ describe('pepCanUseTool', () => {
     const verdicts = pdp
       .evidence()
       .slice(before)
+      .filter((rec) => rec.stage !== 'review') // the approval's own record
       .map((rec) => [rec.verdict, rec.simulated]);
     expect(verdicts).toEqual([
       ['ESCALATE', false],
@@ -374,8 +375,21 @@ describe('end to end with the Claude Code binary', () => {
   describe('canUseTool and a PreToolUse hook in one session', () => {
     let run: { stub: AnthropicStub; result: string | undefined };
     beforeAll(async () => {
+      // The SDK warns that the bare allowedTools entry shadows canUseTool for Write: that is the point
+      // of this run (the PreToolUse hook still blocks it), so the warning is asserted, not printed.
+      const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+      try {
+        run = await runShadowed();
+        const codes = emitWarning.mock.calls.map((c) => JSON.stringify(c));
+        expect(codes.join('\n')).toContain('CLAUDE_SDK_CAN_USE_TOOL_SHADOWED');
+      } finally {
+        emitWarning.mockRestore();
+      }
+    }, 60_000);
+
+    const runShadowed = () => {
       const down = pepHooks(client('http://127.0.0.1:9')).PreToolUse ?? [];
-      run = await runOnce(
+      return runOnce(
         [
           { name: 'Bash', marker: 'blocked-marker-1' },
           { name: 'Bash', marker: 'allowed-marker-can-use' },
@@ -387,7 +401,7 @@ describe('end to end with the Claude Code binary', () => {
           allowedTools: ['Write'],
         },
       );
-    }, 60_000);
+    };
 
     test('canUseTool: a blocked Bash call never runs and the model sees the toolMessage', () => {
       expect(run.result).toBe('success');

@@ -8,7 +8,7 @@ import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, PERMIT_META_KEY } from '../../../src/adapters/mcp.js';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
@@ -447,10 +447,17 @@ describe('guardMcpServer: failing closed', () => {
     const server = new McpServer({ name: 's', version: '1' });
     guardMcpServer(makePep(), server);
     let runs = 0;
-    server.registerTool('---', {}, async () => {
-      runs++;
-      return { content: [] };
-    });
+    // the MCP SDK warns about such a name on the console: expected here, so asserted, not printed
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      server.registerTool('---', {}, async () => {
+        runs++;
+        return { content: [] };
+      });
+      expect(warn.mock.calls.map((c) => String(c[0])).join('\n')).toContain('Tool name validation warning for "---"');
+    } finally {
+      warn.mockRestore();
+    }
     const client = await connect(server);
     const r = await client.callTool({ name: '---', arguments: {} });
     expect(r.isError).toBe(true);

@@ -175,12 +175,12 @@ describe('agent-pep check: usage errors exit 2 with one line and a pointer to --
     expectUsage(
       await runInProcess([...base(), '--tool', 't', '--args', '{"a" 1}']),
       'check',
-      /--args is not valid JSON at position 5/,
+      /--args is not valid JSON at line 1, column 6 \(position 5\)/,
     );
     expectUsage(
       await runInProcess([...base(), '--tool', 't', '--args', '{"a":']),
       'check',
-      /--args is not valid JSON at position 5/,
+      /--args is not valid JSON at line 1, column 6 \(position 5\)/,
     );
     expectUsage(
       await runInProcess([...base(), '--tool', 't', '--args', '[1]']),

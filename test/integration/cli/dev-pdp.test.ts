@@ -215,8 +215,12 @@ describe('agent-pep dev-pdp (the bin)', () => {
     await writeFile(used, '{"seq":1}\n');
     const [problem, help] = await usageLines(['dev-pdp', '--policy', examplePolicy, '--port', '0', '--evidence', used]);
     expect(problem).toBe(
-      `agent-pep: --evidence ${used} already holds records: pass a new or empty file (one file, one chain), or move the old log away`,
+      `agent-pep: --evidence ${used} already holds records (a log is one chain, from one start): start afresh with a new file, --evidence ${join(dir, 'used-2.jsonl')}, or move the old log away (keep it and its JWKS for evidence verify)`,
     );
+    // the name it offers is free: taken ones are passed over
+    await writeFile(join(dir, 'used-2.jsonl'), '{"seq":1}\n');
+    const [again] = await usageLines(['dev-pdp', '--policy', examplePolicy, '--port', '0', '--evidence', used]);
+    expect(again).toContain(`--evidence ${join(dir, 'used-3.jsonl')},`);
     expect(help).toContain('agent-pep dev-pdp --help');
     expect(await readFile(used, 'utf8')).toBe('{"seq":1}\n'); // the old log is left as it was
   });

@@ -368,7 +368,7 @@ describe('fails closed on its own errors: a deny answer, the reason on stderr, e
     [
       'malformed JSON',
       '{"hook_event_name": "PreToolUse", ',
-      'the hook event is not JSON at position 34 (it ends early)',
+      'the hook event is not JSON at line 1, column 35 (position 34) (it ends early)',
     ],
     ['not an object', '[1, 2]', 'the hook event is not a JSON object'],
     [

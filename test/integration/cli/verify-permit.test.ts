@@ -181,7 +181,11 @@ describe('agent-pep verify-permit: usage errors exit 2', () => {
     );
     const bad = join(dir, 'bad.json');
     await writeFile(bad, '{"keys" []}');
-    expectUsage(await runInProcess([...flags(bad), 'x']), 'verify-permit', /not valid JSON at position 8/);
+    expectUsage(
+      await runInProcess([...flags(bad), 'x']),
+      'verify-permit',
+      /not valid JSON at line 1, column 9 \(position 8\)/,
+    );
     expectUsage(
       await runInProcess(['verify-permit', '--keys', jwksFile, 'x']),
       'verify-permit',
@@ -192,6 +196,19 @@ describe('agent-pep verify-permit: usage errors exit 2', () => {
       'verify-permit',
       /--args is not valid JSON/,
     );
+  });
+
+  it('verify-permit refuses args with a duplicate member name or a value that is not I-JSON, as the hook does', async () => {
+    const p = await permit();
+    const base = flags().slice(0, -1);
+    // the last name wins in JSON.parse, so this would verify against { amount: 12 } while the service may read 9999
+    const twice = await runInProcess([...base, '{"orderId":"ord_1842","amount":9999,"amount":12}', p]);
+    expectUsage(twice, 'verify-permit', /--args names a member twice/);
+    expect(twice.stderr).not.toContain('9999');
+    const escaped = await runInProcess([...base, '{"orderId":"ord_1842","amount":9999,"\\u0061mount":12}', p]);
+    expectUsage(escaped, 'verify-permit', /--args names a member twice/);
+    const huge = await runInProcess([...base, '{"orderId":"ord_1842","amount":1e400}', p]);
+    expectUsage(huge, 'verify-permit', /--args is not I-JSON/);
   });
 
   it('refuses --consume without --redis: a one-shot process has no store a service would see', async () => {

@@ -36,14 +36,16 @@ describe('refused requests are logged through the log option', () => {
       { ...body, agentId: 'support-ai', stage: 'action', args: { a: CANARY } },
       { headers: auth },
     );
-    await postJson(pdp.url, `/nothing-${CANARY}`, {}, { headers: auth });
+    await postJson(pdp.url, '/v1/api/policy/authorize?token=secret', {}, { headers: auth });
     await postJson(pdp.url, '/api/policy/authorize', { ...body, agentId: 'support-ai' }, { headers: auth }); // decided: not logged
     expect(seen).toEqual([
       { status: 404, code: 'unknown_agent', method: 'POST', route: '/api/policy/authorize', requestId: 'rid-1' },
       { status: 401, code: 'unauthorized', method: 'POST', route: '/api/policy/authorize' },
       { status: 400, code: 'bad_request', method: 'POST', route: '/api/policy/authorize' },
-      { status: 404, code: 'not_found', method: 'POST', route: '(other)' },
+      // the path it refused, never the query
+      { status: 404, code: 'not_found', method: 'POST', route: '(other)', path: '/v1/api/policy/authorize' },
     ]);
+    expect(JSON.stringify(seen)).not.toContain('secret');
     expect(JSON.stringify(seen)).not.toContain(CANARY);
   });
 
@@ -67,6 +69,23 @@ describe('refused requests are logged through the log option', () => {
     expect(ours).toHaveLength(1);
     expect(ours[0]).toMatch(/ 404 unknown_agent/);
     expect(ours[0]).not.toContain(CANARY);
+  });
+
+  test('the dev PDP logs the path it refused (404 on a wrong path): printable, bounded, on the stderr line', async () => {
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    const pdp = await start(undefined);
+    await postJson(pdp.url, '/pdp/api/policy/authorize', {}, { headers: { authorization: `Bearer key-${CANARY}` } });
+    await postJson(pdp.url, `/${'x'.repeat(500)}`, {});
+    await postJson(pdp.url, '/a%0Ab', {});
+    vi.restoreAllMocks();
+    const ours = lines.filter((line) => line.startsWith('agent-pep dev-pdp:'));
+    expect(ours[0]).toBe('agent-pep dev-pdp: refused POST (other) (path /pdp/api/policy/authorize) 404 not_found\n');
+    expect(ours[1]).toContain(`(path /${'x'.repeat(199)}...)`);
+    expect(ours[2]).toContain('(path /a%250Ab)');
   });
 
   test('log: false logs nothing; a log function that throws changes no answer', async () => {

@@ -32,6 +32,9 @@ function track<T extends { close(): unknown }>(x: T): T {
   return x;
 }
 function trackClient(c: Redis): Redis {
+  // a caller's client needs its own error listener: without one ioredis prints each connection error
+  // (Redis stopped or paused here on purpose) as an unhandled error event, stack trace and all
+  c.on('error', () => {});
   toClose.push({ close: () => c.disconnect() });
   return c;
 }

@@ -55,11 +55,14 @@ describe('systemReason and jsonPosition', () => {
   });
 
   it('jsonPosition names where the text stops being JSON, and when it ends early; never a piece of the text', () => {
-    expect(jsonPosition('{ agents')).toBe(' at position 2');
+    expect(jsonPosition('{ agents')).toBe(' at line 1, column 3 (position 2)');
     // JSON.parse names no position for these on Node 20 (and quotes the text for the first)
-    expect(jsonPosition('{"a":,}')).toBe(' at position 5');
-    expect(jsonPosition('{"agents":\n')).toBe(' at position 11 (it ends early)');
-    expect(jsonPosition('{"a":"sk_live_secret",}')).toBe(' at position 22');
+    expect(jsonPosition('{"a":,}')).toBe(' at line 1, column 6 (position 5)');
+    expect(jsonPosition('{"agents":\n')).toBe(' at line 2, column 1 (position 11) (it ends early)');
+    expect(jsonPosition('{"a":"sk_live_secret",}')).toBe(' at line 1, column 23 (position 22)');
+    // JSON errors give line and column: a policy file's third line
+    expect(jsonPosition('{\n  "agents": ["a"],\n  "latches": [,]\n}')).toBe(' at line 3, column 15 (position 35)');
+    expect(jsonPosition('{\r\n "a": 1\r\n x')).toBe(' at line 3, column 2 (position 13)');
   });
 });
 

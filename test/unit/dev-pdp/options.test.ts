@@ -64,3 +64,25 @@ describe('setFault: unknown keys and bad values name their path', () => {
     expect(optionOf(() => validateFault(fault))).toBe(option);
   });
 });
+
+describe('review options (console, approvalTtlSec, escalationTtlSec, notifyUrl)', () => {
+  const base = { policy: { agents: ['a'], latches: [] } };
+
+  test('defaults: 900 s approvals, 3600 s escalations, the console on exactly when there is a reviewer key', () => {
+    expect(resolveDevPdpOptions(base)).toMatchObject({ console: false, approvalTtlSec: 900, escalationTtlSec: 3600 });
+    expect(resolveDevPdpOptions({ ...base, reviewerApiKey: 'r' })).toMatchObject({ console: true });
+    expect(resolveDevPdpOptions({ ...base, reviewerApiKey: 'r', console: false })).toMatchObject({ console: false });
+  });
+
+  test.each([
+    ['console', 'yes'],
+    ['approvalTtlSec', 0],
+    ['approvalTtlSec', 1.5],
+    ['approvalTtlSec', 604_801],
+    ['escalationTtlSec', '60'],
+    ['notifyUrl', 'ftp://example.test/'],
+    ['notifyUrl', 'not a url'],
+  ])('refuses %s = %j, naming it', (option, value) => {
+    expect(() => resolveDevPdpOptions({ ...base, [option]: value })).toThrow(expect.objectContaining({ option }));
+  });
+});

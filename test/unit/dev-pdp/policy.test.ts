@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, it, test } from 'vitest';
 import { compilePolicy, InvalidPolicyError, policyJsonSchema } from '../../../src/dev-pdp/policy.js';
 
 function issuesOf(policy: unknown): { path: string; message: string }[] {
@@ -180,4 +180,44 @@ describe('JSON Schema', () => {
     expect(schema.required).toEqual(['agents', 'latches']);
     expect(schema.additionalProperties).toBe(false);
   });
+});
+
+describe('a policy type error says which operator needs which type', () => {
+  const issuesOf = (when: unknown): ReadonlyArray<{ path: string; message: string }> => {
+    try {
+      compilePolicy({ agents: ['a'], latches: [{ id: 'l', stage: 'action', when, verdict: 'BLOCK' }] });
+    } catch (e) {
+      return (e as InvalidPolicyError).issues;
+    }
+    return [];
+  };
+  it.each([
+    [{ 'args.amount': { gt: '5' } }, 'gt needs a number'],
+    [{ 'args.amount': { lte: null } }, 'lte needs a number'],
+    [{ 'args.to': { in: 'a' } }, 'in needs an array of strings, numbers, booleans or nulls'],
+    [{ 'args.to': { matches: 5 } }, 'matches needs a string (an RE2 regex)'],
+    [{ 'args.x': { exists: 'yes' } }, 'exists needs true or false'],
+    [{ 'args.x': { eq: { a: 1 } } }, 'eq needs a string, number, boolean or null'],
+    [{ 'args.x': { gtt: 1 } }, 'unknown operator "gtt": a condition is one of eq ne gt gte lt lte in exists matches'],
+    [{ 'args.x': { gt: 1, lt: 5 } }, 'a condition is one operator (eq ne gt gte lt lte in exists matches), not 2'],
+  ])('%j: %s', (when, message) => {
+    expect(issuesOf(when)).toEqual([{ path: expect.stringContaining('when'), message, latch: 'l' }]);
+  });
+
+  it("a regex that RE2 refuses still names the regex's own problem", () => {
+    const [issue] = issuesOf({ 'args.to': { matches: '(?=x)' } });
+    expect(issue?.message).toMatch(/^matches: .*look/i);
+  });
+});
+
+test('a policy text that is not JSON names the line and column', () => {
+  let issues: unknown;
+  try {
+    compilePolicy('{\n  "agents": ["a"],\n  "latches": [,]\n}');
+  } catch (e) {
+    issues = (e as InvalidPolicyError).issues;
+  }
+  expect(issues).toEqual([
+    { path: '(root)', message: 'the policy text is not valid JSON at line 3, column 15 (position 35)' },
+  ]);
 });

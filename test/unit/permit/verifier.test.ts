@@ -11,7 +11,7 @@ import { decodePermit } from '../../../src/permit/decode.js';
 import { actionHash } from '../../../src/permit/hash.js';
 import { createPermitChecker, type PermitVerifierOptions } from '../../../src/permit/verifier.js';
 import { createMemoryReplayStore } from '../../../src/replay/memory.js';
-import type { ReplayStore } from '../../../src/replay/types.js';
+import { type ReplayStore, ReplayUnknownError } from '../../../src/replay/types.js';
 import {
   ARGS,
   AUDIENCE,
@@ -123,6 +123,37 @@ describe('createPermitVerifier and createPermitChecker: one code path, the jti c
     const started = Date.now();
     expect(await permitCodeOf(hung.verify(await mint(), { tool: TOOL, args: ARGS }))).toBe('permit_store_unavailable');
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('the claim carries the permit iat (ms); a store that lost claims since then is permit_replay_unknown, sync or async', async () => {
+    const iat = nowSec() - 30;
+    const seen: unknown[] = [];
+    const recording: ReplayStore = {
+      claim: (_key, _exp, issuedAtMs) => {
+        seen.push(issuedAtMs);
+        return true;
+      },
+    };
+    const permit = await mint({ claims: { iat, exp: iat + 60 } });
+    await expect(
+      verifier({ replayStore: recording }).verify(permit, { tool: TOOL, args: ARGS }),
+    ).resolves.toBeDefined();
+    expect(seen).toEqual([iat * 1000]);
+    const stores: ReplayStore[] = [
+      { claim: () => Promise.reject(new ReplayUnknownError('lost')) },
+      {
+        claim: () => {
+          throw new ReplayUnknownError('lost');
+        },
+      },
+      // a store built against another copy of the package: the code is what counts
+      { claim: () => Promise.reject(Object.assign(new Error('lost'), { code: 'permit_replay_unknown' })) },
+    ];
+    for (const replayStore of stores) {
+      expect(await permitCodeOf(verifier({ replayStore }).verify(await mint(), { tool: TOOL, args: ARGS }))).toBe(
+        'permit_replay_unknown',
+      );
+    }
   });
 
   it('a store may answer synchronously: true accepts, false is permit_replayed, a non-boolean or a throw refuses', async () => {

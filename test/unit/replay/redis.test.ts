@@ -43,6 +43,19 @@ describe('createRedisReplayStore: each option rule names its path in err.option'
     expect(optionFor({ url: URL_OK, prefix: 1 })).toBe('prefix');
   });
 
+  it('clockToleranceSec not an integer from 0 to 300: clockToleranceSec', () => {
+    for (const v of [-1, 1.5, Number.NaN, 301, '5']) {
+      expect(optionFor({ url: URL_OK, clockToleranceSec: v }), String(v)).toBe('clockToleranceSec');
+    }
+  });
+
+  it('a Redis Cluster client with a prefix without a hash tag: prefix (the epoch and the claims must share a node)', () => {
+    const cluster = { isCluster: true, status: 'ready', eval: () => Promise.resolve('OK') };
+    expect(optionFor({ client: cluster })).toBe('prefix');
+    expect(optionFor({ client: cluster, prefix: 'svc:{}:' })).toBe('prefix');
+    expect(() => createRedisReplayStore({ client: cluster as never, prefix: '{svc}:permit:' })).not.toThrow();
+  });
+
   it.each(['commandTimeoutMs', 'connectTimeoutMs'])('%s 0, 1.5, NaN or past 600000: itself', (key) => {
     for (const v of [0, 1.5, Number.NaN, 600_001, '100'])
       expect(optionFor({ url: URL_OK, [key]: v }), String(v)).toBe(key);

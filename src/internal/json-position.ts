@@ -1,6 +1,6 @@
 /**
- * Where a JSON text stops being JSON (RFC 8259), for the one line of a usage error (CONTRACT.md
- * section 11: "the JSON position"). `JSON.parse` names a position in only some of its messages, and
+ * Where a JSON text stops being JSON (RFC 8259), for the one line of a usage error and a policy
+ * error: the line, column and position. `JSON.parse` names a position in only some of its messages, and
  * they differ between Node versions; some quote the text itself, which a usage line must never repeat
  * (it may be args or a policy). So the position is found here, by the grammar, never from the message.
  * @internal
@@ -126,4 +126,29 @@ export function jsonErrorOffset(text: string): { at: number; ended: boolean } | 
     if (e instanceof Stop) return { at: Math.min(e.at, n), ended: e.at >= n };
     return undefined; // nested too deeply for the scan: no position
   }
+}
+
+/**
+ * Where `text`, which `JSON.parse` refused, stops being JSON: `' at line L, column C (position N)'`
+ * (lines and columns from 1, columns and the 0-based position in UTF-16 code units, as an editor and
+ * `JSON.parse` count), with `' (it ends early)'` when the text was cut short there, or `''` when no
+ * position can be named. Found by the grammar ({@link jsonErrorOffset}), never read from the parser's
+ * message (which may quote the text).
+ */
+export function jsonWhere(text: string): string {
+  const where = jsonErrorOffset(text);
+  if (where === undefined) return '';
+  const { line, column } = lineAndColumn(text, where.at);
+  return ` at line ${line}, column ${column} (position ${where.at})${where.ended ? ' (it ends early)' : ''}`;
+}
+
+/** The 1-based line and column of `offset` in `text` (a line ends at `\n`; `\r\n` counts once). */
+export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    start = i + 1;
+  }
+  return { line, column: offset - start + 1 };
 }

@@ -3,7 +3,7 @@
  * (CONTRACT.md section 11), on the texts the parser's message names no position for.
  */
 import { describe, expect, it } from 'vitest';
-import { jsonErrorOffset } from '../../../src/cli/json-position.js';
+import { jsonErrorOffset } from '../../../src/internal/json-position.js';
 
 describe('jsonErrorOffset', () => {
   it('names the first character that cannot continue the text', () => {
