@@ -7,9 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { type FailClosedCode, isTextStage, synthesizeBlock, type TextStage } from '../decision.js';
 import type { Kernel, Ran, ResultCheck } from '../enforce/kernel.js';
-import { refusedBy } from '../enforce/kernel.js';
 import { kernelOf } from '../enforce/registry.js';
-import type { RefusalSite, Refused } from '../enforce/results.js';
+import { type RefusalSite, type Refused, refusedBy } from '../enforce/results.js';
 import { PolicyEnforcementError } from '../errors.js';
 import { isSessionId } from '../internal/guards.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';

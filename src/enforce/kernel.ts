@@ -7,46 +7,31 @@
  * observer and telemetry call for every refusal of its own live here once.
  * @internal
  */
-import { ABORT_CAUSES, type Outcome } from '../core/exchange.js';
-import { type CompiledInterceptor, runAfter } from '../core/interceptors.js';
-import {
-  checkToolName,
-  isAbortSignal,
-  isSessionId,
-  type Payload,
-  type Snapshot,
-  takeSnapshot,
-} from '../core/request.js';
-import { type FailClosedCode, type PolicyDecision, type Stage, synthesizeBlock, type TextStage } from '../decision.js';
-import { toolMessage } from '../errors.js';
+import type { ClientInternals } from '../core/client.js';
+import { ABORT_CAUSES } from '../core/exchange.js';
+import { runAfter } from '../core/interceptors.js';
+import { checkToolName, isAbortSignal, isSessionId, takeSnapshot } from '../core/request.js';
+import { type FailClosedCode, type PolicyDecision, synthesizeBlock, type TextStage } from '../decision.js';
 import type { CallOptions, EgressCallOptions } from '../options/pep.js';
-import type { PermitChecker, PermitExpectation } from '../permit/verifier.js';
+import type { PermitExpectation } from '../permit/verifier.js';
 import {
   type ActionResult,
-  codeOf,
   type FinishResult,
   type RefusalSite,
   type Refused,
+  refusedBy,
   type TextResult,
   type Verified,
 } from './results.js';
 import { actionRule, type Rule, SIMULATED_MESSAGE, textRule } from './rules.js';
 import { resultText } from './text.js';
 
-/** What the kernel needs from the client that made it. */
-export interface KernelDeps {
-  readonly agentId: string;
-  readonly session: string;
-  readonly timeoutMs: number;
-  /** `undefined` when `permits` is not configured, `false` when explicitly off. */
-  readonly permits: 'on' | 'off' | undefined;
-  checker(): PermitChecker;
-  /** One observed decision, with the args that were sent after the interceptors. */
-  run(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<Outcome>;
-  /** Records a decision the kernel made itself (telemetry and `onDecision`), and returns it. */
-  observe(outcome: Outcome, started: number, tool: string | undefined): PolicyDecision;
-  readonly after: readonly CompiledInterceptor[];
-}
+/**
+ * What the kernel needs from the client that made it: the core client's internals (one decision with
+ * the args sent after the interceptors, the observer path for the kernel's own refusals, the permit
+ * checker and the `after` chain).
+ */
+export type KernelDeps = ClientInternals;
 
 /** How a tool's result is checked at context_egress: not at all, as the model reads it, or through a function. */
 export type ResultCheck = boolean | ((result: never) => string);
@@ -70,19 +55,6 @@ export interface Kernel {
 
 /** What ran: a verified action, or the session and args a host ran a tool with. */
 export type Ran = Pick<Verified, 'args' | 'session' | 'signal'> & { decision?: PolicyDecision | undefined };
-
-/** A refusal of `decision` as it is (a PDP or interceptor BLOCK, an ESCALATE, or a synthesized BLOCK already observed). */
-export function refusedBy(decision: PolicyDecision, tool: string | undefined, cause?: unknown): Refused {
-  const r: Refused = {
-    kind: 'refused',
-    decision,
-    code: codeOf(decision),
-    toolMessage: toolMessage(decision, tool),
-    tool,
-  };
-  if (cause !== undefined) r.cause = cause;
-  return r;
-}
 
 /** The caller's signal and session as the decision read them (an invalid one was already a BLOCK). */
 function readCall(callOpts: unknown, fallback: string): { signal: AbortSignal | undefined; session: string } {

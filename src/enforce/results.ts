@@ -5,7 +5,7 @@
  * @internal
  */
 import type { PolicyDecision, Stage } from '../decision.js';
-import type { EnforcementCode } from '../errors.js';
+import { type EnforcementCode, toolMessage } from '../errors.js';
 
 /** An action the tool may run: exactly `args` (`transformedArgs ?? snapshot`), with `permitId` verified. */
 export interface Verified {
@@ -74,4 +74,17 @@ export interface RefusalSite {
   stage: Stage;
   /** The tool name as the framework knows it (actions, and a tool result at context_egress). */
   tool?: string | undefined;
+}
+
+/** A refusal of `decision` as it is (a PDP or interceptor BLOCK, an ESCALATE, or a synthesized BLOCK already observed). */
+export function refusedBy(decision: PolicyDecision, tool: string | undefined, cause?: unknown): Refused {
+  const r: Refused = {
+    kind: 'refused',
+    decision,
+    code: codeOf(decision),
+    toolMessage: toolMessage(decision, tool),
+    tool,
+  };
+  if (cause !== undefined) r.cause = cause;
+  return r;
 }

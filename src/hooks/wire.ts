@@ -15,8 +15,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { type PolicyDecision, synthesizeBlock } from '../decision.js';
-import { refusedBy } from '../enforce/kernel.js';
 import type { ActionResult, FinishResult, Refused, TextResult } from '../enforce/results.js';
+import { refusedBy } from '../enforce/results.js';
 import { actionRule, SIMULATED_MESSAGE, textRule } from '../enforce/rules.js';
 import { resultText } from '../enforce/text.js';
 import { toolMessage } from '../errors.js';
