@@ -43,13 +43,13 @@ function visibilityPolicy(policy: CompiledPolicy): CompiledPolicy {
   let out = toolOnly.get(policy);
   if (out === undefined) {
     const latches = policy.latches.filter(
-      (latch: CompiledLatch & { session?: unknown }) =>
+      (latch: CompiledLatch) =>
         latch.stages.has('action') &&
         latch.when.length === 0 &&
         latch.content === undefined &&
-        latch.session === undefined,
+        latch.session.length === 0,
     );
-    out = { agents: policy.agents, latches };
+    out = { ...policy, latches };
     toolOnly.set(policy, out);
   }
   return out;
