@@ -49,7 +49,7 @@ function visibilityPolicy(policy: CompiledPolicy): CompiledPolicy {
         latch.content === undefined &&
         latch.session.length === 0,
     );
-    out = { agents: policy.agents, latches };
+    out = { ...policy, latches };
     toolOnly.set(policy, out);
   }
   return out;
