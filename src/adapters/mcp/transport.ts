@@ -9,6 +9,7 @@
 import { PolicyEnforcementError } from '../../errors.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
+import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { asToolResult, failedClosed, isObject, PERMIT_META_KEY, refusal, sessionOf } from './common.js';
 
@@ -72,7 +73,6 @@ export function guardTransport(transport: TransportLike, deps: TransportDeps, sc
     if (message.method === 'tools/list' && deps.filterList !== undefined) lists.add(message.id);
     if (message.method !== 'tools/call') return handler(message, extra);
     const params = isObject(message.params) ? message.params : {};
-    if (typeof params.name === 'string' && deps.wrapped(params.name)) return handler(message, extra);
     void decide(message, params, (m) => {
       forwarded.add(m);
       handler(m, extra);
@@ -99,20 +99,44 @@ export function guardTransport(transport: TransportLike, deps: TransportDeps, sc
     });
   }
 
+  /** The names of the server's tools, from a `tools/list` of the guard's own (never answered to the client). */
+  function listNames(deliver: (m: Message) => void): Promise<string[]> {
+    const id = `agent-pep/${globalThis.crypto.randomUUID()}`;
+    return new Promise<string[]>((resolve, reject) => {
+      pending.set(id, {
+        settle: (response) => {
+          pending.delete(id);
+          const tools = isObject(response) && isObject(response.result) ? response.result.tools : undefined;
+          if (!Array.isArray(tools)) return reject(new Error('no tool list'));
+          resolve(tools.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name : '')));
+        },
+      });
+      deliver({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
+    });
+  }
+
+  /** Whether another tool of the server has a name that normalizes like `name`: a permit cannot tell them apart. */
+  async function hasLookalike(name: string, deliver: (m: Message) => void): Promise<boolean> {
+    const norm = normalized(name);
+    if (norm === undefined) return false;
+    return (await listNames(deliver)).some((other) => other !== name && normalized(other) === norm);
+  }
+
   async function decide(message: Message, params: Message, deliver: (m: Message) => void): Promise<void> {
     const name = typeof params.name === 'string' ? params.name : 'unknown';
     const args = params.arguments ?? {};
     if (pending.has(message.id)) {
       return answer(message.id, failedClosed(name, 'invalid_request', 'a request with this id is in flight'));
     }
-    let ran = false;
-    const run = (a: unknown) => {
-      ran = true;
-      return forward(message, params, a, deliver);
-    };
+    const run = (a: unknown) => forward(message, params, a, deliver);
     try {
       if (typeof params.name !== 'string')
         return answer(message.id, failedClosed(name, 'invalid_request', 'no tool name'));
+      if (await hasLookalike(name, deliver)) {
+        return answer(message.id, failedClosed(name, 'invalid_request', 'another tool has the same normalized name'));
+      }
+      // A tool registered after guarding: its wrapped callback decides (with the schema in view).
+      if (deps.wrapped(name)) return deliver(message);
       if (deps.verifier !== undefined) {
         const refused = await verify(deps.verifier, name, args, params._meta);
         return await answer(message.id, refused ?? (await run(args)));
@@ -123,7 +147,7 @@ export function guardTransport(transport: TransportLike, deps: TransportDeps, sc
       const session = sessionOf(transport.sessionId);
       if (session !== undefined) callOpts.session = session;
       const out = await deps.pep.guardTool(name, run)(args as Record<string, unknown>, callOpts);
-      return await answer(message.id, ran ? out : asToolResult(out));
+      return await answer(message.id, asToolResult(out));
     } catch (err) {
       if (err instanceof ErrorAnswer) {
         if ('error' in err.response) await rawSend(err.response).catch(() => undefined);
@@ -168,6 +192,15 @@ export function guardTransport(transport: TransportLike, deps: TransportDeps, sc
     throw new TypeError(`${scope}: the server's transport cannot be guarded (onmessage or send is fixed)`, { cause });
   }
   guardedTransports.add(transport);
+}
+
+/** The normalized form of a tool name, or undefined for one that normalizes to nothing. */
+function normalized(name: string): string | undefined {
+  try {
+    return normalizeToolName(name);
+  } catch {
+    return undefined;
+  }
 }
 
 /** With a verifier: the refusal of a call whose permit does not verify, else undefined. */
