@@ -55,143 +55,164 @@ const guardedTransports = new WeakSet<object>();
  */
 export function guardTransport(transport: TransportLike, deps: TransportDeps, scope: string): void {
   if (guardedTransports.has(transport)) return;
-  const forwarded = new WeakSet<object>();
-  const pending = new Map<unknown, Pending>();
-  const lists = new Set<unknown>();
-  const rawSend = transport.send.bind(transport) as Send;
-  const answer = (id: unknown, result: unknown) => rawSend({ jsonrpc: '2.0', id, result });
+  const guard = new TransportGuard(transport, deps);
+  try {
+    Object.defineProperty(transport, 'onmessage', {
+      get: () => guard.onmessage(),
+      set: (value: OnMessage | undefined) => {
+        guard.inner = value;
+      },
+      enumerable: true,
+      configurable: false,
+    });
+    const send = (message: unknown, options?: unknown) => guard.send(message, options);
+    Object.defineProperty(transport, 'send', { value: send, writable: false, enumerable: true, configurable: false });
+  } catch (cause) {
+    throw new TypeError(`${scope}: the server's transport cannot be guarded (onmessage or send is fixed)`, { cause });
+  }
+  guardedTransports.add(transport);
+}
 
-  let inner: OnMessage | undefined = transport.onmessage;
-  const guarded: OnMessage = (message, extra) => {
-    const handler = inner;
+/** One guarded transport: what arrives, what was forwarded, and what waits for the server's answer. */
+class TransportGuard {
+  /** The handler the server set (`Protocol.connect`), which the guarded one forwards to. */
+  inner: OnMessage | undefined;
+  private readonly forwarded = new WeakSet<object>();
+  private readonly pending = new Map<unknown, Pending>();
+  private readonly lists = new Set<unknown>();
+  private readonly rawSend: Send;
+  private readonly guarded: OnMessage;
+
+  constructor(
+    private readonly transport: TransportLike,
+    private readonly deps: TransportDeps,
+  ) {
+    this.inner = transport.onmessage;
+    this.rawSend = transport.send.bind(transport) as Send;
+    this.guarded = (message, extra) => this.receive(message, extra);
+  }
+
+  onmessage(): OnMessage | undefined {
+    return this.inner === undefined ? undefined : this.guarded;
+  }
+
+  private answer(id: unknown, result: unknown): Promise<void> {
+    return this.rawSend({ jsonrpc: '2.0', id, result });
+  }
+
+  /** Each message the transport receives: a tools/call is decided first, the rest go on as they came. */
+  private receive(message: unknown, extra: unknown): void {
+    const handler = this.inner;
     if (handler === undefined) return;
-    if (!isObject(message) || forwarded.has(message) || !('id' in message)) {
-      if (isObject(message) && message.method === 'notifications/cancelled') cancel(message);
+    if (!isObject(message) || this.forwarded.has(message) || !('id' in message)) {
+      if (isObject(message) && message.method === 'notifications/cancelled') this.cancel(message);
       handler(message, extra);
       return;
     }
-    if (message.method === 'tools/list' && deps.filterList !== undefined) lists.add(message.id);
-    if (message.method !== 'tools/call') return handler(message, extra);
+    if (message.method === 'tools/list' && this.deps.filterList !== undefined) this.lists.add(message.id);
+    if (message.method !== 'tools/call') {
+      handler(message, extra);
+      return;
+    }
     const params = isObject(message.params) ? message.params : {};
-    void decide(message, params, (m) => {
-      forwarded.add(m);
+    void this.decide(message, params, (m) => {
+      this.forwarded.add(m);
       handler(m, extra);
     });
-  };
+  }
 
-  function cancel(message: Message): void {
+  private cancel(message: Message): void {
     const id = isObject(message.params) ? message.params.requestId : undefined;
-    pending.get(id)?.settle(undefined);
+    this.pending.get(id)?.settle(undefined);
   }
 
-  /** Forwards `message` with `args` and waits for the server's answer to it. */
-  function forward(message: Message, params: Message, args: unknown, deliver: (m: Message) => void) {
-    return new Promise<unknown>((resolve, reject) => {
-      pending.set(message.id, {
+  /** Delivers `message` and waits for the server's answer to it (undefined when cancelled). */
+  private exchange(message: Message, deliver: (m: Message) => void): Promise<Message | undefined> {
+    return new Promise<Message | undefined>((resolve) => {
+      this.pending.set(message.id, {
         settle: (response) => {
-          pending.delete(message.id);
-          if (response === undefined) reject(new ErrorAnswer({}));
-          else if ('error' in response) reject(new ErrorAnswer(response));
-          else resolve(response.result);
+          this.pending.delete(message.id);
+          resolve(response);
         },
       });
-      deliver({ ...message, params: { ...params, arguments: args } });
+      deliver(message);
     });
   }
 
-  /** The names of the server's tools, from a `tools/list` of the guard's own (never answered to the client). */
-  function listNames(deliver: (m: Message) => void): Promise<string[]> {
-    const id = `agent-pep/${globalThis.crypto.randomUUID()}`;
-    return new Promise<string[]>((resolve, reject) => {
-      pending.set(id, {
-        settle: (response) => {
-          pending.delete(id);
-          const tools = isObject(response) && isObject(response.result) ? response.result.tools : undefined;
-          if (!Array.isArray(tools)) return reject(new Error('no tool list'));
-          resolve(tools.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name : '')));
-        },
-      });
-      deliver({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
-    });
+  /** Forwards the call with `args`; the server's result, or an ErrorAnswer. */
+  private async forward(message: Message, params: Message, args: unknown, deliver: (m: Message) => void) {
+    const response = await this.exchange({ ...message, params: { ...params, arguments: args } }, deliver);
+    if (response === undefined) throw new ErrorAnswer({});
+    if ('error' in response) throw new ErrorAnswer(response);
+    return response.result;
   }
 
   /** Whether another tool of the server has a name that normalizes like `name`: a permit cannot tell them apart. */
-  async function hasLookalike(name: string, deliver: (m: Message) => void): Promise<boolean> {
+  private async hasLookalike(name: string, deliver: (m: Message) => void): Promise<boolean> {
     const norm = normalized(name);
     if (norm === undefined) return false;
-    return (await listNames(deliver)).some((other) => other !== name && normalized(other) === norm);
+    // A tools/list of the guard's own (never answered to the client).
+    const id = `agent-pep/${globalThis.crypto.randomUUID()}`;
+    const response = await this.exchange({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }, deliver);
+    const tools = isObject(response) && isObject(response.result) ? response.result.tools : undefined;
+    if (!Array.isArray(tools)) throw new Error('no tool list');
+    return tools.some(
+      (t) => isObject(t) && t.name !== name && typeof t.name === 'string' && normalized(t.name) === norm,
+    );
   }
 
-  async function decide(message: Message, params: Message, deliver: (m: Message) => void): Promise<void> {
+  /** One tools/call: refused (answered here), or forwarded as decided and its answer sent. */
+  private async decide(message: Message, params: Message, deliver: (m: Message) => void): Promise<void> {
     const name = typeof params.name === 'string' ? params.name : 'unknown';
     const args = params.arguments ?? {};
-    if (pending.has(message.id)) {
-      return answer(message.id, failedClosed(name, 'invalid_request', 'a request with this id is in flight'));
-    }
-    const run = (a: unknown) => forward(message, params, a, deliver);
+    const refuse = (why: string) => this.answer(message.id, failedClosed(name, 'invalid_request', why));
+    if (this.pending.has(message.id)) return refuse('a request with this id is in flight');
+    const run = (a: unknown) => this.forward(message, params, a, deliver);
     try {
-      if (typeof params.name !== 'string')
-        return answer(message.id, failedClosed(name, 'invalid_request', 'no tool name'));
-      if (await hasLookalike(name, deliver)) {
-        return answer(message.id, failedClosed(name, 'invalid_request', 'another tool has the same normalized name'));
-      }
+      if (typeof params.name !== 'string') return await refuse('no tool name');
+      if (await this.hasLookalike(name, deliver)) return await refuse('another tool has the same normalized name');
       // A tool registered after guarding: its wrapped callback decides (with the schema in view).
-      if (deps.wrapped(name)) return deliver(message);
-      if (deps.verifier !== undefined) {
-        const refused = await verify(deps.verifier, name, args, params._meta);
-        return await answer(message.id, refused ?? (await run(args)));
+      if (this.deps.wrapped(name)) return deliver(message);
+      if (this.deps.verifier !== undefined) {
+        const refused = await verify(this.deps.verifier, name, args, params._meta);
+        return await this.answer(message.id, refused ?? (await run(args)));
       }
-      if (!isObject(args))
-        return answer(message.id, failedClosed(name, 'invalid_request', 'arguments are not an object'));
+      if (!isObject(args)) return await refuse('arguments are not an object');
       const callOpts: CallOptions = {};
-      const session = sessionOf(transport.sessionId);
+      const session = sessionOf(this.transport.sessionId);
       if (session !== undefined) callOpts.session = session;
-      const out = await deps.pep.guardTool(name, run)(args as Record<string, unknown>, callOpts);
-      return await answer(message.id, asToolResult(out));
+      const out = await this.deps.pep.guardTool(name, run)(args as Record<string, unknown>, callOpts);
+      return await this.answer(message.id, asToolResult(out));
     } catch (err) {
       if (err instanceof ErrorAnswer) {
-        if ('error' in err.response) await rawSend(err.response).catch(() => undefined);
+        if ('error' in err.response) await this.rawSend(err.response).catch(() => undefined);
         return;
       }
       const result =
         err instanceof PolicyEnforcementError
           ? refusal(err.toolMessage)
           : failedClosed(name, 'invalid_request', 'the adapter failed');
-      await answer(message.id, result).catch(() => undefined);
+      await this.answer(message.id, result).catch(() => undefined);
     }
   }
 
-  async function send(message: unknown, options?: unknown): Promise<void> {
+  /** Each message the server sends: an answer the guard waits for is kept, a tools/list answer filtered. */
+  async send(message: unknown, options?: unknown): Promise<void> {
     if (isObject(message) && !('method' in message) && 'id' in message) {
-      const waiting = pending.get(message.id);
+      const waiting = this.pending.get(message.id);
       if (waiting !== undefined) return waiting.settle(message);
-      if (lists.delete(message.id) && deps.filterList !== undefined && 'result' in message) {
+      if (this.lists.delete(message.id) && this.deps.filterList !== undefined && 'result' in message) {
         let result: unknown;
         try {
-          result = await deps.filterList(message.result, sessionOf(transport.sessionId));
+          result = await this.deps.filterList(message.result, sessionOf(this.transport.sessionId));
         } catch {
           result = { tools: [] };
         }
-        return rawSend({ ...message, result }, options);
+        return this.rawSend({ ...message, result }, options);
       }
     }
-    return rawSend(message, options);
+    return this.rawSend(message, options);
   }
-
-  try {
-    Object.defineProperty(transport, 'onmessage', {
-      get: () => (inner === undefined ? undefined : guarded),
-      set: (value: OnMessage | undefined) => {
-        inner = value;
-      },
-      enumerable: true,
-      configurable: false,
-    });
-    Object.defineProperty(transport, 'send', { value: send, writable: false, enumerable: true, configurable: false });
-  } catch (cause) {
-    throw new TypeError(`${scope}: the server's transport cannot be guarded (onmessage or send is fixed)`, { cause });
-  }
-  guardedTransports.add(transport);
 }
 
 /** The normalized form of a tool name, or undefined for one that normalizes to nothing. */
