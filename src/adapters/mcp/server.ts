@@ -4,7 +4,8 @@
  * policy shows. Public API of the MCP SDK only: each tool's callback is wrapped at registration
  * (`registerTool`, `tool`, `experimental.tasks.registerToolTask`, `RegisteredTool.update`), and the
  * SDK's own `tools/list` and `tools/call` handlers are wrapped as it sets them through
- * `server.server.setRequestHandler`, the documented request-handler API.
+ * `server.server.setRequestHandler`, the documented request-handler API. Tools registered before the
+ * guard are decided on the server's transport (`transport.ts`).
  * @internal
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -125,11 +126,16 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
 }
 
 /**
- * Guards every tool of an `McpServer` (`@modelcontextprotocol/sdk` 1.x) registered after this call
+ * Guards every tool of an `McpServer` (`@modelcontextprotocol/sdk` 1.x): those registered after this call
  * (`registerTool`, the older `tool()` overloads, the experimental task tools), including a callback
  * swapped in later with `RegisteredTool.update({ callback })` or assigned to `handler`, and a tool
- * renamed with `update({ name })` (it is decided under its new name). It uses the SDK's public API
- * only (docs/adapters.md names the SDK line tested), so call it before the first tool is registered.
+ * renamed with `update({ name })` (it is decided under its new name), and those registered before it.
+ * It uses the SDK's public API only (docs/adapters.md names the SDK line tested): the tools registered
+ * before it are guarded on the server's transport (the public `Transport` interface, now if connected,
+ * else at `connect`): each `tools/call` to them is decided, or its permit verified, on the arguments as
+ * received before the server sees it (the guard cannot see their input schema: guard first where a
+ * schema defaults, coerces or transforms; docs/adapters.md), and look-alike names among them are
+ * refused when called. The rules below on parsed args are those of tools registered after it.
  *
  * Without a verifier, each `tools/call` goes through `pep.guardTool` with the tool name as registered
  * and the arguments as the tool's input schema parsed them (coercions and defaults applied: what the
@@ -146,12 +152,14 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
  * @param pep - the client that decides (`createPep`); it must be able to guard tools (`permits`
  *   configured, or `permits: false`) unless `opts.verifier` is given. Session: the MCP session id
  *   (`extra.sessionId`) where the transport has one, else the Pep's.
- * @param server - an `McpServer` of `@modelcontextprotocol/sdk` 1.x with no tools yet, before or after `connect`
+ * @param server - an `McpServer` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`, with or without tools
  * @param opts - `{ verifier?, hideBlocked? }` (see {@link GuardMcpServerOptions})
  * @returns the same server
  * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x,
- *   the server is already guarded, it already has tools or its low-level `server.server` has a
- *   `tools/call` handler of its own, or `opts` has an unknown or bad key (`err.option` names it); later,
+ *   the server is already guarded, its low-level `server.server` has a `tools/call` handler of its own
+ *   (without the SDK's `tools/list` beside it), its transport's `onmessage` or `send` cannot be
+ *   redefined (also at a later `connect`, rejected), or `opts` has an unknown or bad key (`err.option`
+ *   names it); later,
  *   `server.server.setRequestHandler` for `tools/call` (that handler would answer every call without the
  *   guard) and registering or renaming a tool to a name that normalizes like another's (`refundPayment`,
  *   `refund_payment`: a permit names the normalized tool) throw `TypeError` too
