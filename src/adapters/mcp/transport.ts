@@ -80,6 +80,8 @@ class TransportGuard {
   private readonly forwarded = new WeakSet<object>();
   private readonly pending = new Map<unknown, Pending>();
   private readonly lists = new Set<unknown>();
+  /** The calls being decided, by request id: a `notifications/cancelled` aborts the decision. */
+  private readonly deciding = new Map<unknown, AbortController>();
   private readonly rawSend: Send;
   private readonly guarded: OnMessage;
 
@@ -123,6 +125,7 @@ class TransportGuard {
 
   private cancel(message: Message): void {
     const id = isObject(message.params) ? message.params.requestId : undefined;
+    this.deciding.get(id)?.abort();
     this.pending.get(id)?.settle(undefined);
   }
 
@@ -166,9 +169,16 @@ class TransportGuard {
     const name = typeof params.name === 'string' ? params.name : 'unknown';
     const args = params.arguments ?? {};
     const refuse = (why: string) => this.answer(message.id, failedClosed(name, 'invalid_request', why));
-    if (this.pending.has(message.id)) return refuse('a request with this id is in flight');
-    const run = (a: unknown) => this.forward(message, params, a, deliver);
+    const run = (a: unknown) => {
+      if (controller.signal.aborted) throw new ErrorAnswer({});
+      return this.forward(message, params, a, deliver);
+    };
+    const controller = new AbortController();
     try {
+      if (this.deciding.has(message.id) || this.pending.has(message.id)) {
+        return await refuse('a request with this id is in flight');
+      }
+      this.deciding.set(message.id, controller);
       if (typeof params.name !== 'string') return await refuse('no tool name');
       if (await this.hasLookalike(name, deliver)) return await refuse('another tool has the same normalized name');
       // A tool registered after guarding: its wrapped callback decides (with the schema in view).
@@ -181,6 +191,7 @@ class TransportGuard {
       const callOpts: CallOptions = {};
       const session = sessionOf(this.transport.sessionId);
       if (session !== undefined) callOpts.session = session;
+      callOpts.signal = controller.signal;
       const out = await this.deps.pep.guardTool(name, run)(args as Record<string, unknown>, callOpts);
       return await this.answer(message.id, asToolResult(out));
     } catch (err) {
@@ -192,7 +203,9 @@ class TransportGuard {
         err instanceof PolicyEnforcementError
           ? refusal(err.toolMessage)
           : failedClosed(name, 'invalid_request', 'the adapter failed');
-      await this.answer(message.id, result).catch(() => undefined);
+      if (!controller.signal.aborted) await this.answer(message.id, result).catch(() => undefined);
+    } finally {
+      if (this.deciding.get(message.id) === controller) this.deciding.delete(message.id);
     }
   }
 

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardMcpServer } from '../../../src/adapters/mcp.js';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { createPep, createPermitVerifier, type Pep } from '../../../src/index.js';
+import { createPep, createPermitVerifier, type Pep, type PepOptions } from '../../../src/index.js';
 
 const policy = {
   agents: ['support-ai'],
@@ -27,7 +27,7 @@ afterEach(async () => {
 });
 afterAll(() => pdp?.close());
 
-function makePep(): Pep {
+function makePep(extra: Partial<PepOptions> = {}): Pep {
   const pep = createPep({
     pdpUrl: pdp.url,
     agentId: 'support-ai',
@@ -35,6 +35,7 @@ function makePep(): Pep {
     permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
     timeoutMs: 1000,
     retries: 0,
+    ...extra,
   });
   peps.push(pep);
   return pep;
@@ -148,5 +149,42 @@ describe('guardMcpServer: tools registered before it', () => {
     });
     expect(text(ok)).toBe('lookup_order o1');
     expect(ran).toEqual(['lookup_order:o1']);
+  });
+
+  it('a call the client cancels while it is being decided never reaches the server', async () => {
+    const ran: string[] = [];
+    const server = preRegistered(ran);
+    let release = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let entered = () => {};
+    const inDecision = new Promise<void>((r) => {
+      entered = r;
+    });
+    const interceptors = [
+      {
+        name: 'gate',
+        stages: ['action' as const],
+        before: async () => {
+          entered();
+          await gate;
+          return { action: 'proceed' as const };
+        },
+      },
+    ];
+    guardMcpServer(makePep({ interceptors }), server, { hideBlocked: false });
+    const client = await clientOf(server);
+    const abort = new AbortController();
+    const call = client
+      .callTool({ name: 'lookup_order', arguments: { id: 'o1' } }, undefined, { signal: abort.signal })
+      .catch((err: unknown) => err);
+    await inDecision;
+    abort.abort();
+    expect(await call).toBeInstanceOf(Error);
+    release();
+    // The decision goes on to its end; what it would forward is dropped. A later call still runs.
+    expect(text(await client.callTool({ name: 'lookup_order', arguments: { id: 'o2' } }))).toBe('lookup_order o2');
+    expect(ran).toEqual(['lookup_order:o2']);
   });
 });
