@@ -11,7 +11,8 @@ import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
 import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
-import { asToolResult, failedClosed, isObject, PERMIT_META_KEY, refusal, sessionOf } from './common.js';
+import { asToolResult, failedClosed, isObject, refusal, sessionOf } from './common.js';
+import { permitRefusal } from './server-call.js';
 
 type Message = Record<string, unknown>;
 type OnMessage = (message: unknown, extra?: unknown) => void;
@@ -184,7 +185,7 @@ class TransportGuard {
       // A tool registered after guarding: its wrapped callback decides (with the schema in view).
       if (this.deps.wrapped(name)) return deliver(message);
       if (this.deps.verifier !== undefined) {
-        const refused = await verify(this.deps.verifier, name, args, params._meta);
+        const refused = await permitRefusal(this.deps.verifier, name, args, params._meta);
         return await this.answer(message.id, refused ?? (await run(args)));
       }
       if (!isObject(args)) return await refuse('arguments are not an object');
@@ -234,20 +235,5 @@ function normalized(name: string): string | undefined {
     return normalizeToolName(name);
   } catch {
     return undefined;
-  }
-}
-
-/** With a verifier: the refusal of a call whose permit does not verify, else undefined. */
-async function verify(verifier: PermitVerifier, name: string, args: unknown, meta: unknown): Promise<unknown> {
-  const permit = isObject(meta) ? meta[PERMIT_META_KEY] : undefined;
-  if (typeof permit !== 'string' || permit === '')
-    return failedClosed(name, 'permit_invalid', 'no permit in params._meta');
-  if (!isObject(args)) return failedClosed(name, 'permit_invalid', 'arguments are not an object');
-  try {
-    await verifier.verify(permit, { tool: name, args });
-    return undefined;
-  } catch (err) {
-    const code = isObject(err) && typeof err.code === 'string' ? err.code : 'error';
-    return failedClosed(name, 'permit_invalid', `permit failed verification (${code})`);
   }
 }
