@@ -11,7 +11,15 @@ import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
-import { asToolResult, failedClosed, isObject, PERMIT_META_KEY, refusal, sessionOf } from './common.js';
+import {
+  asToolResult,
+  failedClosed,
+  isObject,
+  PERMIT_META_KEY,
+  refusal,
+  sessionOf,
+  type ToolResult,
+} from './common.js';
 
 /** What a `tools/call` request carried, as the server received it. */
 export interface Received {
@@ -78,24 +86,42 @@ interface VerifiedCall {
  * as registered and the arguments as received (docs/permits.md), never falling back to the PDP.
  */
 async function runVerified(c: VerifiedCall, invoke: () => unknown): Promise<unknown> {
-  const permit = isObject(c.meta) ? c.meta[PERMIT_META_KEY] : undefined;
-  if (typeof permit !== 'string' || permit === '') {
-    return failedClosed(c.name, 'permit_invalid', 'no permit in params._meta');
-  }
-  if (!isObject(c.wire)) return failedClosed(c.name, 'permit_invalid', 'arguments are not an object');
   // The permit binds the arguments as received; the callback gets them as the schema parses them.
   // A schema may drop unknown members, never add one (a default the client did not send) or change
   // a value (a coercion, a transform): the callback would run args the permit does not bind.
-  if (c.hasSchema && !onlyDropsMembers(c.wire, withoutUndefinedMembers(c.parsed))) {
-    return failedClosed(c.name, 'permit_invalid', 'the input schema changes the arguments the permit binds');
+  const refused = await permitRefusal(c.verifier, c.name, c.wire, c.meta, () =>
+    c.hasSchema && !onlyDropsMembers(c.wire, withoutUndefinedMembers(c.parsed))
+      ? 'the input schema changes the arguments the permit binds'
+      : undefined,
+  );
+  return refused ?? (await invoke());
+}
+
+/**
+ * The refusal of a call whose permit (in `_meta`) does not verify against `name` and `args` as received
+ * (docs/permits.md; its `jti` claimed when it does), or whose `shapeCheck` names a reason; else undefined.
+ */
+export async function permitRefusal(
+  verifier: PermitVerifier,
+  name: string,
+  args: unknown,
+  meta: unknown,
+  shapeCheck?: () => string | undefined,
+): Promise<ToolResult | undefined> {
+  const permit = isObject(meta) ? meta[PERMIT_META_KEY] : undefined;
+  if (typeof permit !== 'string' || permit === '') {
+    return failedClosed(name, 'permit_invalid', 'no permit in params._meta');
   }
+  if (!isObject(args)) return failedClosed(name, 'permit_invalid', 'arguments are not an object');
+  const why = shapeCheck?.();
+  if (why !== undefined) return failedClosed(name, 'permit_invalid', why);
   try {
-    await c.verifier.verify(permit, { tool: c.name, args: c.wire });
+    await verifier.verify(permit, { tool: name, args });
+    return undefined;
   } catch (err) {
     const code = isObject(err) && typeof err.code === 'string' ? err.code : 'error';
-    return failedClosed(c.name, 'permit_invalid', `permit failed verification (${code})`);
+    return failedClosed(name, 'permit_invalid', `permit failed verification (${code})`);
   }
-  return await invoke();
 }
 
 /** What a guarded call needs. */

@@ -4,7 +4,8 @@
  * policy shows. Public API of the MCP SDK only: each tool's callback is wrapped at registration
  * (`registerTool`, `tool`, `experimental.tasks.registerToolTask`, `RegisteredTool.update`), and the
  * SDK's own `tools/list` and `tools/call` handlers are wrapped as it sets them through
- * `server.server.setRequestHandler`, the documented request-handler API.
+ * `server.server.setRequestHandler`, the documented request-handler API. Tools registered before the
+ * guard are decided on the server's transport (`transport.ts`).
  * @internal
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -17,6 +18,7 @@ import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { assertGuardable, assertPep, isObject, refusals, sessionOf, type ToolResult } from './common.js';
 import { type Callback, makeRunner, type Received } from './server-call.js';
+import { guardTransport, type TransportLike } from './transport.js';
 
 /** Options of {@link guardMcpServer}. */
 export interface GuardMcpServerOptions {
@@ -43,6 +45,8 @@ const guardedServers = new WeakSet<object>();
 /** The public members of the low-level `Server` (`server.server`) this adapter uses. */
 interface LowLevel {
   setRequestHandler(schema: unknown, handler: Callback): void;
+  connect(transport: unknown): Promise<void>;
+  readonly transport?: unknown;
   assertCanSetRequestHandler(method: string): void;
   fallbackRequestHandler?: Callback | undefined;
 }
@@ -68,6 +72,16 @@ function normalized(key: unknown): string | undefined {
     return normalizeToolName(key);
   } catch {
     return undefined;
+  }
+}
+
+/** Whether the low-level server has a handler for `method` (public `assertCanSetRequestHandler` throws then). */
+function hasHandler(low: LowLevel, method: string): boolean {
+  try {
+    low.assertCanSetRequestHandler(method);
+    return false;
+  } catch {
+    return true;
   }
 }
 
@@ -98,26 +112,30 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
     throw new TypeError(`${scope}: server must be an McpServer of @modelcontextprotocol/sdk 1.x`);
   }
   if (guardedServers.has(server)) throw new TypeError(`${scope}: this server is already guarded`);
-  // A tools/call handler already there (the SDK's, at the first tool, or one set on the low-level server)
-  // answers calls through callbacks the public API cannot reach: guard the server before its tools.
-  try {
-    low.assertCanSetRequestHandler('tools/call');
-  } catch (cause) {
+  // Tools registered before this call: the SDK's tools/list and tools/call handlers are there, and their
+  // callbacks are out of the public API's reach, so their calls are decided on the transport. A tools/call
+  // handler without the SDK's tools/list beside it was set on the low-level server: code the guard cannot see.
+  const preexisting = hasHandler(low, 'tools/call');
+  if (preexisting && !hasHandler(low, 'tools/list')) {
     throw new TypeError(
-      `${scope}: the server already has tools (or a tools/call handler of its own); guard it before registering tools`,
-      { cause },
+      `${scope}: the low-level server has a tools/call handler of its own, which the guard cannot see`,
     );
   }
   if (verifier === undefined) assertGuardable(pep, scope);
-  return { scope, verifier, hideBlocked: hideBlocked as boolean, low };
+  return { scope, verifier, hideBlocked: hideBlocked as boolean, low, preexisting };
 }
 
 /**
- * Guards every tool of an `McpServer` (`@modelcontextprotocol/sdk` 1.x) registered after this call
+ * Guards every tool of an `McpServer` (`@modelcontextprotocol/sdk` 1.x): those registered after this call
  * (`registerTool`, the older `tool()` overloads, the experimental task tools), including a callback
  * swapped in later with `RegisteredTool.update({ callback })` or assigned to `handler`, and a tool
- * renamed with `update({ name })` (it is decided under its new name). It uses the SDK's public API
- * only (docs/adapters.md names the SDK line tested), so call it before the first tool is registered.
+ * renamed with `update({ name })` (it is decided under its new name), and those registered before it.
+ * It uses the SDK's public API only (docs/adapters.md names the SDK line tested): the tools registered
+ * before it are guarded on the server's transport (the public `Transport` interface, now if connected,
+ * else at `connect`): each `tools/call` to them is decided, or its permit verified, on the arguments as
+ * received before the server sees it (the guard cannot see their input schema: guard first where a
+ * schema defaults, coerces or transforms; docs/adapters.md), and look-alike names among them are
+ * refused when called. The rules below on parsed args are those of tools registered after it.
  *
  * Without a verifier, each `tools/call` goes through `pep.guardTool` with the tool name as registered
  * and the arguments as the tool's input schema parsed them (coercions and defaults applied: what the
@@ -134,12 +152,14 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
  * @param pep - the client that decides (`createPep`); it must be able to guard tools (`permits`
  *   configured, or `permits: false`) unless `opts.verifier` is given. Session: the MCP session id
  *   (`extra.sessionId`) where the transport has one, else the Pep's.
- * @param server - an `McpServer` of `@modelcontextprotocol/sdk` 1.x with no tools yet, before or after `connect`
+ * @param server - an `McpServer` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`, with or without tools
  * @param opts - `{ verifier?, hideBlocked? }` (see {@link GuardMcpServerOptions})
  * @returns the same server
  * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x,
- *   the server is already guarded, it already has tools or its low-level `server.server` has a
- *   `tools/call` handler of its own, or `opts` has an unknown or bad key (`err.option` names it); later,
+ *   the server is already guarded, its low-level `server.server` has a `tools/call` handler of its own
+ *   (without the SDK's `tools/list` beside it), its transport's `onmessage` or `send` cannot be
+ *   redefined (also at a later `connect`, rejected), or `opts` has an unknown or bad key (`err.option`
+ *   names it); later,
  *   `server.server.setRequestHandler` for `tools/call` (that handler would answer every call without the
  *   guard) and registering or renaming a tool to a name that normalizes like another's (`refundPayment`,
  *   `refund_payment`: a permit names the normalized tool) throw `TypeError` too
@@ -161,7 +181,7 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
  * ```
  */
 export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer {
-  const { scope, verifier, hideBlocked, low } = checkArguments(pep, server, opts);
+  const { scope, verifier, hideBlocked, low, preexisting } = checkArguments(pep, server, opts);
   /** Each guarded tool and the name it is registered under now. */
   const names = new Map<RegisteredTool, string>();
   const received = new WeakMap<object, Received>();
@@ -209,6 +229,13 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
     onCall: (handler) => recording(handler, received),
     onList: (handler) => (hideBlocked ? listing(pep, handler) : handler),
   });
+  if (preexisting) {
+    const wrapped = (name: string): boolean => [...names.values()].includes(name);
+    const filterList = hideBlocked
+      ? (result: unknown, session: string | undefined) => visibleOnly(pep, result, { ...(session ? { session } : {}) })
+      : undefined;
+    onTransport(low, scope, (transport) => guardTransport(transport, { pep, verifier, wrapped, filterList }, scope));
+  }
   guardedServers.add(server);
   return server;
 }
@@ -292,21 +319,48 @@ function recording(handler: Callback, received: WeakMap<object, Received>): Call
 function listing(pep: Pep, handler: Callback): Callback {
   return async (request: unknown, extra: unknown) => {
     const result = (await handler(request, extra)) as unknown;
-    if (!isObject(result) || !Array.isArray(result.tools)) return result;
     const o: VisibleToolsOptions = {};
     const session = isObject(extra) ? sessionOf(extra.sessionId) : undefined;
     if (session !== undefined) o.session = session;
     if (isObject(extra) && extra.signal instanceof AbortSignal) o.signal = extra.signal;
-    const listed = result.tools as unknown[];
-    const names = listed.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name : undefined));
-    const visible = new Set(
-      await pep.visibleTools(
-        names.filter((n): n is string => n !== undefined),
-        o,
-      ),
-    );
-    return { ...result, tools: listed.filter((_, i) => names[i] !== undefined && visible.has(names[i] as string)) };
+    return await visibleOnly(pep, result, o);
   };
+}
+
+/** A tools/list result with only the tools `pep.visibleTools` shows. */
+async function visibleOnly(pep: Pep, result: unknown, o: VisibleToolsOptions): Promise<unknown> {
+  if (!isObject(result) || !Array.isArray(result.tools)) return result;
+  const listed = result.tools as unknown[];
+  const names = listed.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name : undefined));
+  const visible = new Set(
+    await pep.visibleTools(
+      names.filter((n): n is string => n !== undefined),
+      o,
+    ),
+  );
+  return { ...result, tools: listed.filter((_, i) => names[i] !== undefined && visible.has(names[i] as string)) };
+}
+
+/**
+ * Runs `install` on the low-level server's transport: now if it is connected (the public `transport`
+ * getter), and on each transport `connect` is given later, before it starts (so that no message the
+ * transport had queued reaches the server unguarded).
+ * @throws TypeError when the transport is not an MCP `Transport`
+ */
+function onTransport(low: LowLevel, scope: string, install: (t: TransportLike) => void): void {
+  const check = (t: unknown): TransportLike => {
+    if (!isObject(t) || typeof t.send !== 'function' || typeof t.start !== 'function') {
+      throw new TypeError(`${scope}: the server's transport is not an MCP Transport`);
+    }
+    return t as unknown as TransportLike;
+  };
+  if (low.transport !== undefined) install(check(low.transport));
+  const connect = low.connect;
+  define(low, 'connect', (transport: unknown) => {
+    const t = check(transport);
+    install(t);
+    return connect.call(low, t);
+  });
 }
 
 /**

@@ -78,13 +78,9 @@ interface Ran {
   meta: unknown;
 }
 
-/**
- * A server with the test's tools; `ran` records every body that ran. `guard` runs first: a guard wraps
- * each tool as it is registered (public API only), so it is called before the first tool.
- */
-function makeServer(ran: Ran[], guard?: (server: McpServer) => void): McpServer {
+/** A server with the test's tools; `ran` records every body that ran. */
+function makeServer(ran: Ran[]): McpServer {
   const server = new McpServer({ name: 'payments', version: '1.0.0' });
-  guard?.(server);
   const record = (tool: string, args: unknown, extra: { _meta?: unknown }) => {
     ran.push({ tool, args, meta: extra._meta });
   };
@@ -139,7 +135,8 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
   let client: Client;
   beforeEach(async () => {
     ran = [];
-    const server = makeServer(ran, (s) => guardMcpServer(makePep(), s));
+    const server = makeServer(ran);
+    guardMcpServer(makePep(), server);
     client = await connect(server);
   });
 
@@ -152,7 +149,11 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     expect(decisions('action')).toBe(before + 1);
   });
 
-  /** A guarded server with one tool of `inputSchema`, and a client: `got` records each body run. */
+  /**
+   * A guarded server with one tool of `inputSchema`, and a client: `got` records each body run. Guarded
+   * before the tool is registered: the schema rules below hold for tools the guard sees registered (a tool
+   * registered before guarding is decided on the transport, on the args as received: docs/adapters.md).
+   */
   async function oneTool(name: string, inputSchema: z.ZodRawShape) {
     const server = new McpServer({ name: 'one', version: '1.0.0' });
     guardMcpServer(makePep(), server);
@@ -261,7 +262,8 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
   });
 
   it('guards tools registered after guardMcpServer (registerTool and the tool() overloads)', async () => {
-    const server = makeServer(ran, (s) => guardMcpServer(makePep(), s));
+    const server = makeServer(ran);
+    guardMcpServer(makePep(), server);
     let later = 0;
     server.registerTool('bank_wire', { inputSchema: { to: z.string() } }, async () => {
       later++;
@@ -287,10 +289,10 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   it('a callback swapped in with RegisteredTool.update({ callback }) is guarded too', async () => {
     const server = new McpServer({ name: 's', version: '1' });
-    guardMcpServer(makePep(), server);
     const swapped: string[] = [];
     const transfer = server.registerTool('bank_transfer_funds', {}, async () => ({ content: [] }));
     const lookup = server.registerTool('lookup_order', {}, async () => ({ content: [] }));
+    guardMcpServer(makePep(), server);
     for (const [tool, name] of [
       [transfer, 'bank_transfer_funds'],
       [lookup, 'lookup_order'],
@@ -312,7 +314,6 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   it('one callback registered for two tools is decided under the name of the tool called', async () => {
     const server = new McpServer({ name: 's', version: '1' });
-    guardMcpServer(makePep(), server);
     const calls: string[] = [];
     const shared = async (extra: { requestId: unknown }) => {
       calls.push(String(extra.requestId));
@@ -320,6 +321,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     };
     server.registerTool('lookup_order', {}, shared);
     server.registerTool('bank_lookup', {}, shared);
+    guardMcpServer(makePep(), server);
     const c = await connect(server);
     const blocked = await c.callTool({ name: 'bank_lookup', arguments: {} });
     const allowed = await c.callTool({ name: 'lookup_order', arguments: {} });
@@ -332,12 +334,12 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   it('a tool renamed with update({ name }) is decided under its new name', async () => {
     const server = new McpServer({ name: 's', version: '1' });
-    guardMcpServer(makePep(), server);
     let runs = 0;
     const tool = server.registerTool('lookup_order', {}, async () => {
       runs++;
       return { content: [] };
     });
+    guardMcpServer(makePep(), server);
     tool.update({ name: 'bank_lookup' });
     const c = await connect(server);
     const r = await c.callTool({ name: 'bank_lookup', arguments: {} });
@@ -349,7 +351,8 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 describe('the session is the MCP session id where the transport has one', () => {
   it("the server decides under extra.sessionId, the client under its transport's sessionId", async () => {
     const ran: Ran[] = [];
-    const server = makeServer(ran, (s) => guardMcpServer(makePep(), s));
+    const server = makeServer(ran);
+    guardMcpServer(makePep(), server);
     const client = new Client({ name: 'agent', version: '1.0.0' });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     serverSide.sessionId = 'mcp-server-session';
@@ -414,8 +417,8 @@ describe('guardMcpServer: experimental task tools', () => {
 describe('guardMcpServer: failing closed', () => {
   it('fails closed when the PDP is down: pdp_unreachable, the body does not run', async () => {
     const ran: Ran[] = [];
-    const pdpUrl = await closedPort();
-    const server = makeServer(ran, (s) => guardMcpServer(makePep({ pdpUrl }), s));
+    const server = makeServer(ran);
+    guardMcpServer(makePep({ pdpUrl: await closedPort() }), server);
     const client = await connect(server);
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_unreachable)");
@@ -424,6 +427,7 @@ describe('guardMcpServer: failing closed', () => {
 
   it('an error inside the adapter answers isError and the body does not run', async () => {
     const ran: Ran[] = [];
+    const server = makeServer(ran);
     const real = makePep();
     // A Pep whose guarded tools throw a plain error (not a policy decision) when called.
     const broken: Pep = {
@@ -435,7 +439,7 @@ describe('guardMcpServer: failing closed', () => {
         };
       },
     };
-    const server = makeServer(ran, (s) => guardMcpServer(broken, s));
+    guardMcpServer(broken, server);
     const client = await connect(server);
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(r.isError).toBe(true);
@@ -445,7 +449,6 @@ describe('guardMcpServer: failing closed', () => {
 
   it('a tool name that cannot be decided (normalizes to nothing) is refused, its body does not run', async () => {
     const server = new McpServer({ name: 's', version: '1' });
-    guardMcpServer(makePep(), server);
     let runs = 0;
     // the MCP SDK warns about such a name on the console: expected here, so asserted, not printed
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
@@ -458,6 +461,7 @@ describe('guardMcpServer: failing closed', () => {
     } finally {
       warn.mockRestore();
     }
+    guardMcpServer(makePep(), server);
     const client = await connect(server);
     const r = await client.callTool({ name: '---', arguments: {} });
     expect(r.isError).toBe(true);
@@ -467,7 +471,8 @@ describe('guardMcpServer: failing closed', () => {
 
   it('a tools/call handler set on the low-level server cannot bypass the guard: refused when set, or when found', async () => {
     // After guarding: server.server.setRequestHandler(tools/call) would replace the guarded dispatch.
-    const guarded = makeServer([], (s) => guardMcpServer(makePep(), s));
+    const guarded = makeServer([]);
+    guardMcpServer(makePep(), guarded);
     let rawRuns = 0;
     const raw = async () => {
       rawRuns++;
@@ -498,13 +503,13 @@ describe('guardMcpServer: failing closed', () => {
 
   it("the low-level server's fallback handler never answers tools/call, even before the first tool", async () => {
     const server = new McpServer({ name: 's', version: '1' });
-    guardMcpServer(makePep(), server);
     server.server.registerCapabilities({ tools: {} });
     let fallbackRuns = 0;
     server.server.fallbackRequestHandler = async (request) => {
       if (request.method === 'tools/call') fallbackRuns++;
       return { content: [{ type: 'text', text: 'dynamic tool ran' }] } as never;
     };
+    guardMcpServer(makePep(), server);
     const client = await connect(server);
     const r = await client
       .request(
@@ -556,7 +561,8 @@ describe('guardMcpServer: interceptors apply through pep.guardTool', () => {
       },
     ];
     const ran: Ran[] = [];
-    const server = makeServer(ran, (s) => guardMcpServer(makePep({ interceptors }), s));
+    const server = makeServer(ran);
+    guardMcpServer(makePep({ interceptors }), server);
     const client = await connect(server);
     const before = decisions('action');
     const sub = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'cached', amount: 1 } });
@@ -830,32 +836,50 @@ describe('end to end: the server verifies the permit from _meta and never asks t
   let server: McpServer;
   beforeEach(() => {
     ran = [];
+    server = makeServer(ran);
     const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience });
-    server = makeServer(ran, (s) => guardMcpServer(makePep(), s, { verifier }));
+    guardMcpServer(makePep(), server, { verifier });
   });
 
   it('two tools whose names normalize alike cannot both be registered: a permit could not tell them apart', async () => {
     // refundPayment normalizes to refund_payment: a permit minted for one would verify for the other.
-    expect(() =>
-      server.registerTool('refundPayment', { inputSchema: { orderId: z.string(), amount: z.number() } }, async () => {
-        ran.push({ tool: 'refundPayment', args: {}, meta: undefined });
-        return { content: [] };
-      }),
-    ).toThrow(TypeError);
+    // refund_payment was registered before guarding, out of the guard's sight on the public API: the
+    // look-alike registers, and a call to either of them is refused (found when called).
+    server.registerTool('refundPayment', { inputSchema: { orderId: z.string(), amount: z.number() } }, async () => {
+      ran.push({ tool: 'refundPayment', args: {}, meta: undefined });
+      return { content: [] };
+    });
     const tool = server.registerTool('lookup_order', { inputSchema: { orderId: z.string() } }, async () => ({
       content: [],
     }));
     expect(() => tool.update({ name: 'Refund-Payment' })).toThrow(TypeError);
-    // Found at guard time too.
+    // Registered before guarding (the guard cannot list them then, on the public API): found when called,
+    // and each of them refused.
     const early = new McpServer({ name: 's', version: '1' });
-    early.registerTool('bank.transfer', {}, async () => ({ content: [] }));
-    early.registerTool('bank_transfer', {}, async () => ({ content: [] }));
-    expect(() => guardMcpServer(makePep(), early)).toThrow(TypeError);
+    let earlyRuns = 0;
+    const body = async () => {
+      earlyRuns++;
+      return { content: [] };
+    };
+    early.registerTool('bank.transfer', {}, body);
+    early.registerTool('bank_transfer', {}, body);
+    guardMcpServer(makePep(), early, {
+      verifier: createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience }),
+    });
+    const earlyClient = await connect(early);
+    guardMcpClient(makePep({ agentId: 'support-ai' }), earlyClient);
+    for (const name of ['bank.transfer', 'bank_transfer']) {
+      const r = await earlyClient.callTool({ name, arguments: {} });
+      expect(r.isError).toBe(true);
+    }
+    expect(earlyRuns).toBe(0);
     // The tool still registered under its own name is the one a permit reaches.
     const client = await connect(server);
     guardMcpClient(makePep(), client);
     const r = await client.callTool({ name: 'refundPayment', arguments: { orderId: 'ord_1', amount: 5 } });
     expect(r.isError).toBe(true);
+    const own = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 5 } });
+    expect(textOf(own)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
     expect(ran.map((x) => x.tool)).toEqual([]);
   });
 

@@ -5,6 +5,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { guardMcpClient, guardMcpServer, PERMIT_META_KEY } from '../../../src/adapters/mcp.js';
 import { createPep, createPermitVerifier, type Pep } from '../../../src/index.js';
@@ -73,10 +74,23 @@ describe('guardMcpServer refuses what it cannot guard', () => {
     expect(() => Object.defineProperty(s.server, 'setRequestHandler', { value: () => undefined })).toThrow(TypeError);
   });
 
-  it('public API only: a server that already has tools is a TypeError (guard it before registering tools)', () => {
+  it('a server that already has tools is guarded (on its transport); a raw low-level tools/call handler is a TypeError', () => {
     const s = server();
     s.registerTool('lookup_order', {}, async () => ({ content: [] }));
-    typeErrorOf(() => guardMcpServer(withPermits(), s));
+    expect(guardMcpServer(withPermits(), s)).toBe(s);
+    const raw = server();
+    raw.server.registerCapabilities({ tools: {} });
+    raw.server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [] }));
+    expect(typeErrorOf(() => guardMcpServer(withPermits(), raw)).message).toMatch(/tools\/call handler of its own/);
+  });
+
+  it('a transport whose onmessage cannot be redefined is a TypeError naming why, at connect', async () => {
+    const s = server();
+    s.registerTool('lookup_order', {}, async () => ({ content: [] }));
+    guardMcpServer(withPermits(), s);
+    const fixed = { start: async () => undefined, send: async () => undefined, close: async () => undefined };
+    Object.defineProperty(fixed, 'onmessage', { value: undefined, writable: true, configurable: false });
+    await expect(s.connect(fixed)).rejects.toThrow(/transport cannot be guarded/);
   });
 
   it('hideBlocked must be a boolean', () => {
