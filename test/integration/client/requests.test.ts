@@ -304,7 +304,7 @@ describe('guardTool without permit verification (permits: false)', () => {
 
   it('never executes on BLOCK, ESCALATE, a synthesized BLOCK, bad args, or a simulated ALLOW', async () => {
     const execute = vi.fn(() => 'ran');
-    const pay = client({ permits: false, timeoutMs: 300 }).guardTool('pay', execute);
+    const pay = client({ permits: false, timeoutMs: 1500 }).guardTool('pay', execute);
     const cases: [() => void, unknown, string][] = [
       [() => (pdp.handler = (_q, r) => answer(r, { verdict: 'BLOCK', reason: 'r' })), { a: 1 }, 'blocked'],
       [() => (pdp.handler = (_q, r) => answer(r, { verdict: 'ESCALATE' })), { a: 1 }, 'escalated'],
