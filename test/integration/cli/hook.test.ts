@@ -541,7 +541,7 @@ async function runClaudeSession(): Promise<void> {
   ]);
   claude.stub = stub;
   const hookCommand = (pdpUrl: string) =>
-    `"${process.execPath}" "${cli}" hook claude-code --pdp ${pdpUrl} --agent coder --timeout 3000`;
+    `"${process.execPath}" "${cli}" hook claude-code --pdp ${pdpUrl} --agent coder --timeout 8000`;
   // The README settings: onFailure "block", so a hook that cannot answer blocks the call.
   const pepHook = {
     type: 'command' as const,
