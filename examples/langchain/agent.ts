@@ -47,7 +47,7 @@ const pep: Pep = createPep({
   pdpUrl: pdp.url,
   agentId: 'support-ai',
   session: 'sess_langchain',
-  timeoutMs: 500,
+  timeoutMs: 2000,
   retries: 0,
   permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
 });
