@@ -75,7 +75,10 @@ describe.skipIf(skip !== undefined)('the Redis store after Redis lost its data',
   it('a permit used before a restart without persistence is refused permit_replay_unknown after it, by every replica', async () => {
     const redis = await privateRedis();
     await seedEpoch(redis.url);
-    const stores = [createRedisReplayStore({ url: redis.url }), createRedisReplayStore({ url: redis.url })];
+    const stores = [
+      createRedisReplayStore({ url: redis.url, commandTimeoutMs: 5000 }),
+      createRedisReplayStore({ url: redis.url, commandTimeoutMs: 5000 }),
+    ];
     for (const s of stores) cleanups.push(() => s.close());
     const [a, b] = stores.map(verifierOn) as [PermitVerifier, PermitVerifier];
     const used = await Promise.all([permitIssued(8), permitIssued(20), permitIssued(50)]);
@@ -99,7 +102,7 @@ describe.skipIf(skip !== undefined)('the Redis store after Redis lost its data',
   it('a flush (or a failover to an empty replica) is a data loss too; the epoch is Redis TIME and never expires', async () => {
     const redis = await privateRedis();
     const prefix = 'svc:permit:';
-    const store = createRedisReplayStore({ url: redis.url, prefix });
+    const store = createRedisReplayStore({ url: redis.url, prefix, commandTimeoutMs: 5000 });
     cleanups.push(() => store.close());
     const admin = new Redis(redis.url);
     cleanups.push(() => admin.disconnect());
@@ -119,7 +122,7 @@ describe.skipIf(skip !== undefined)('the Redis store after Redis lost its data',
 
   it('only a permit issued within the clock tolerance before the loss passes the epoch check', async () => {
     const redis = await privateRedis();
-    const store = createRedisReplayStore({ url: redis.url, clockToleranceSec: 30 });
+    const store = createRedisReplayStore({ url: redis.url, clockToleranceSec: 30, commandTimeoutMs: 5000 });
     cleanups.push(() => store.close());
     const verifier = verifierOn(store);
     await expect(verifier.verify(await permitIssued(0), { tool: TOOL, args: ARGS })).resolves.toBeDefined();
@@ -130,7 +133,7 @@ describe.skipIf(skip !== undefined)('the Redis store after Redis lost its data',
 
   it('claim(key, expiresAtMs, issuedAtMs) rejects with a ReplayUnknownError; without issuedAtMs it claims the key alone', async () => {
     const redis = await privateRedis();
-    const store = createRedisReplayStore({ url: redis.url });
+    const store = createRedisReplayStore({ url: redis.url, commandTimeoutMs: 5000 });
     cleanups.push(() => store.close());
     const now = Date.now();
     expect(await store.claim('k1', now + 60_000, now)).toBe(true);
