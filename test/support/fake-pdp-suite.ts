@@ -1,0 +1,52 @@
+/**
+ * One recording fake PDP for a test file, and the clients made against it: started before the file's
+ * tests, reset after each (handler back to {@link allowEcho}, recorded requests cleared, clients
+ * closed), stopped after the file.
+ */
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { PepOptions } from '../../src/index.js';
+import { type Clients, createClients } from './clients.js';
+import { allowEcho, type FakePdp, startFakePdp } from './fake-pdp.js';
+
+/** What {@link useFakePdp} gives a test file. */
+export interface FakePdpSuite {
+  /** The running fake PDP (read it inside a test or hook, not at module load). */
+  readonly pdp: FakePdp;
+  /** Clients on `{ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1', ...defaults }`. */
+  readonly clients: Clients;
+}
+
+/**
+ * Registers the file's hooks and returns the suite. Call it at the top level of a test file.
+ * @param defaults - client options added to the fake PDP's URL, agent `support-ai` and session `sess_1`
+ */
+export function useFakePdp(defaults: Partial<PepOptions> = {}): FakePdpSuite {
+  let pdp: FakePdp | undefined;
+  const clients = createClients(() => ({
+    pdpUrl: running().url,
+    agentId: 'support-ai',
+    session: 'sess_1',
+    ...defaults,
+  }));
+  function running(): FakePdp {
+    if (pdp === undefined) throw new Error('useFakePdp: the fake PDP is read before beforeAll ran');
+    return pdp;
+  }
+  beforeAll(async () => {
+    pdp = await startFakePdp();
+  });
+  afterEach(async () => {
+    await clients.closeAll();
+    running().handler = allowEcho;
+    running().received.length = 0;
+  });
+  afterAll(async () => {
+    await pdp?.close();
+  });
+  return {
+    get pdp() {
+      return running();
+    },
+    clients,
+  };
+}
