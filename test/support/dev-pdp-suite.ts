@@ -2,10 +2,10 @@
  * One in-process dev PDP for a test file, and the clients made against it (with its permit keys):
  * started before the file's tests, clients closed after each, the PDP stopped after the file.
  */
-import { afterAll, afterEach, beforeAll } from 'vitest';
 import { type DevPdp, type DevPdpOptions, startDevPdp } from '../../src/dev-pdp/index.js';
 import type { PepOptions } from '../../src/index.js';
-import { type Clients, createClients } from './clients.js';
+import type { Clients } from './clients.js';
+import { useServerSuite } from './server-suite.js';
 
 /** What {@link useDevPdp} gives a test file. */
 export interface DevPdpSuite {
@@ -22,29 +22,21 @@ export interface DevPdpSuite {
  * @param defaults - client options over the suite's (`session`, `protocol`, ...)
  */
 export function useDevPdp(options: DevPdpOptions, defaults: Partial<PepOptions> = {}): DevPdpSuite {
-  let pdp: DevPdp | undefined;
-  function running(): DevPdp {
-    if (pdp === undefined) throw new Error('useDevPdp: the dev PDP is read before beforeAll ran');
-    return pdp;
-  }
-  const clients = createClients(() => ({
-    pdpUrl: running().url,
-    agentId: 'support-ai',
-    session: 'sess_1',
-    permits: { keys: running().jwksUrl, issuer: running().issuer },
-    ...defaults,
-  }));
-  beforeAll(async () => {
-    pdp = await startDevPdp({ log: false, ...options });
-  });
-  afterEach(() => clients.closeAll());
-  afterAll(async () => {
-    await pdp?.close();
+  const suite = useServerSuite<DevPdp>({
+    start: () => startDevPdp({ log: false, ...options }),
+    stop: (pdp) => pdp.close(),
+    clientOptions: (pdp) => ({
+      pdpUrl: pdp.url,
+      agentId: 'support-ai',
+      session: 'sess_1',
+      permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
+      ...defaults,
+    }),
   });
   return {
     get pdp() {
-      return running();
+      return suite.server;
     },
-    clients,
+    clients: suite.clients,
   };
 }

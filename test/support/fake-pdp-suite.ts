@@ -3,10 +3,10 @@
  * tests, reset after each (handler back to {@link allowEcho}, recorded requests cleared, clients
  * closed), stopped after the file.
  */
-import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { PepOptions } from '../../src/index.js';
-import { type Clients, createClients } from './clients.js';
+import type { Clients } from './clients.js';
 import { allowEcho, type FakePdp, startFakePdp } from './fake-pdp.js';
+import { useServerSuite } from './server-suite.js';
 
 /** What {@link useFakePdp} gives a test file. */
 export interface FakePdpSuite {
@@ -21,32 +21,19 @@ export interface FakePdpSuite {
  * @param defaults - client options added to the fake PDP's URL, agent `support-ai` and session `sess_1`
  */
 export function useFakePdp(defaults: Partial<PepOptions> = {}): FakePdpSuite {
-  let pdp: FakePdp | undefined;
-  const clients = createClients(() => ({
-    pdpUrl: running().url,
-    agentId: 'support-ai',
-    session: 'sess_1',
-    ...defaults,
-  }));
-  function running(): FakePdp {
-    if (pdp === undefined) throw new Error('useFakePdp: the fake PDP is read before beforeAll ran');
-    return pdp;
-  }
-  beforeAll(async () => {
-    pdp = await startFakePdp();
-  });
-  afterEach(async () => {
-    await clients.closeAll();
-    running().handler = allowEcho;
-    running().received.length = 0;
-  });
-  afterAll(async () => {
-    await pdp?.close();
+  const suite = useServerSuite<FakePdp>({
+    start: () => startFakePdp(),
+    stop: (pdp) => pdp.close(),
+    clientOptions: (pdp) => ({ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1', ...defaults }),
+    reset(pdp) {
+      pdp.handler = allowEcho;
+      pdp.received.length = 0;
+    },
   });
   return {
     get pdp() {
-      return running();
+      return suite.server;
     },
-    clients,
+    clients: suite.clients,
   };
 }
