@@ -23,7 +23,7 @@ import { PolicyEnforcementError, toolMessage } from '../errors.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { EgressCallOptions } from '../options/pep.js';
 import type { Pep, ToolExecutionContext } from '../pep.js';
-import { argsBySchema, enforcementOf } from './kit.js';
+import { argsBySchema, enforcementOf, TextMemory } from './kit.js';
 import { perStepVisibility, readHideBlocked } from './visible-tools.js';
 
 /** What the SDK passes a function tool's `invoke` as its third argument. */
@@ -432,7 +432,7 @@ function outputText(output: unknown): string | undefined {
  */
 export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
   /** Outcome by key: the output to send instead, or null for the original. */
-  const seen = new Map<string, string | null>();
+  const seen = new TextMemory<string | null>(EGRESS_MEMORY);
 
   async function checkOne(item: ToolResultItem): Promise<unknown> {
     let text: string | undefined;
@@ -455,13 +455,7 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
       replacement = outcome.replacement;
       // A PDP's own decision is remembered; a synthesized BLOCK (an outage) is not, so the output is
       // checked again on the next turn rather than withheld for good once the PDP is back.
-      if (outcome.decided) {
-        if (seen.size >= EGRESS_MEMORY) {
-          const oldest = seen.keys().next().value;
-          if (oldest !== undefined) seen.delete(oldest);
-        }
-        seen.set(key, replacement);
-      }
+      if (outcome.decided) seen.set(key, replacement);
     }
     return replacement === null ? item : { ...item, output: replacement };
   }
