@@ -128,7 +128,7 @@ export const RULES = {
 
 /**
  * Reads an adapter's options strictly: `undefined` is `{}`; anything but an object, an unknown key or a
- * value its rule refuses is a `TypeError` whose `option` names the key (docs/api.md, contract section 2).
+ * value its rule refuses is a `TypeError` whose `option` names the key (docs/api.md, docs/adapters.md "One rule everywhere").
  */
 export function readOptions<T extends object>(scope: string, opts: unknown, rules: Record<string, OptionRule>): T {
   if (opts === undefined) return {} as T;

@@ -103,6 +103,9 @@ function outputText(output: unknown): string | undefined {
  * (all text parts of one response as one text): WARN replaces it, BLOCK or ESCALATE rejects. A stream is
  * held whole and released only after its text passed the check.
  *
+ * The text stages only: tools are guarded by `guardTools`. Not `agent-pep/langchain`'s `pepMiddleware`,
+ * an agent middleware for every stage (docs/adapters.md "Names two entries share").
+ *
  * @param pep - the client that decides
  * @param opts - `{ session?, maxRemembered? }` ({@link PepMiddlewareOptions})
  * @returns a `LanguageModelMiddleware` for `wrapLanguageModel({ model, middleware })` (6.x and 7.x)
