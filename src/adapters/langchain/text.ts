@@ -83,10 +83,7 @@ interface RunCall {
 
 function runCall(side: TextSide, configurable: unknown, signal: unknown): RunCall {
   const session = side.session(configurable);
-  const opts: CallOptions = {};
-  if (session !== undefined) opts.session = session;
-  if (signal instanceof AbortSignal) opts.signal = signal;
-  return { opts, sessionKey: session ?? '' };
+  return { opts: kitCallOptions({ session, signal }), sessionKey: session ?? '' };
 }
 
 /** An `AIMessage` the adapter writes in place of a step it stopped; remembered as its own. */

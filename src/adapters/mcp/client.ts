@@ -7,8 +7,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
-import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
+import { callOptions } from '../kit.js';
 import {
   assertGuardable,
   assertPep,
@@ -249,10 +249,8 @@ function decideAndSend(
   const guarded = guard.checkResult
     ? pep.guardTool(name, execute, { checkResult: check })
     : pep.guardTool(name, execute);
-  const callOpts: CallOptions = {};
   const session = sessionOf((guard.target.transport as { sessionId?: unknown } | undefined)?.sessionId);
-  if (session !== undefined) callOpts.session = session;
-  if (isObject(options) && options.signal instanceof AbortSignal) callOpts.signal = options.signal;
+  const callOpts = callOptions({ session, signal: isObject(options) ? options.signal : undefined });
   const args = params.arguments ?? {};
   return guarded(args as Record<string, unknown>, callOpts);
 }
