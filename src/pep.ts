@@ -13,7 +13,7 @@ import { makeKernel } from './enforce/kernel.js';
 import { registerKernel } from './enforce/registry.js';
 import type { ActionCall, CallOptions, EgressCallOptions, PepOptions } from './options/pep.js';
 
-export type { GuardedTool, GuardToolOptions, ToolExecutionContext } from './enforce/guard.js';
+export type { GuardedTool, Guards, GuardToolOptions, ToolExecutionContext } from './enforce/guard.js';
 
 /** The PEP client returned by {@link createPep}. */
 export interface Pep extends Guards {
