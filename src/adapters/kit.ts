@@ -5,6 +5,7 @@
  * @internal
  */
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { type FailClosedCode, isTextStage, synthesizeBlock, type TextStage } from '../decision.js';
 import type { Kernel, Ran, ResultCheck } from '../enforce/kernel.js';
 import { kernelOf } from '../enforce/registry.js';
@@ -127,7 +128,7 @@ export const RULES = {
 
 /**
  * Reads an adapter's options strictly: `undefined` is `{}`; anything but an object, an unknown key or a
- * value its rule refuses is a `TypeError` whose `option` names the key (docs/api.md, contract section 2).
+ * value its rule refuses is a `TypeError` whose `option` names the key (docs/api.md, docs/adapters.md "One rule everywhere").
  */
 export function readOptions<T extends object>(scope: string, opts: unknown, rules: Record<string, OptionRule>): T {
   if (opts === undefined) return {} as T;
@@ -169,31 +170,31 @@ export function callOptions(o: {
 }
 
 /**
- * A bounded, insertion-ordered memory of what was decided for texts an adapter already checked (a text
- * seen again in a later prompt is not sent again). Forgetting only means checking again, never passing
- * unchecked.
+ * A bounded memory of what was decided for texts an adapter already checked (a text seen again in a
+ * later prompt is not sent again), on `lru-cache`: past `max` entries the one set longest ago is
+ * forgotten (setting a key again renews it; reading does not). Forgetting only means checking again,
+ * never passing unchecked. `max` 0 remembers nothing; nothing is allocated up front, so a large `max`
+ * costs only what is stored.
  */
-export class TextMemory<V> {
-  readonly #entries = new Map<string, V>();
-  constructor(readonly max: number) {}
+export class TextMemory<V extends {} | null> {
+  // lru-cache's types refuse null values, which it stores as any other (only undefined means absent)
+  readonly #entries: LRUCache<string, V & {}> | undefined;
+  constructor(readonly max: number) {
+    // maxSize with a size of 1 an entry, not `max`: lru-cache allocates `max` slots up front.
+    this.#entries = max > 0 ? new LRUCache<string, V & {}>({ maxSize: max, sizeCalculation: () => 1 }) : undefined;
+  }
   get(key: string | undefined): V | undefined {
-    return key === undefined ? undefined : this.#entries.get(key);
+    return key === undefined ? undefined : (this.#entries?.peek(key) as V | undefined);
   }
   set(key: string | undefined, value: V): void {
-    if (key === undefined || this.max === 0) return;
-    this.#entries.delete(key);
-    this.#entries.set(key, value);
-    while (this.#entries.size > this.max) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done) break;
-      this.#entries.delete(oldest.value);
-    }
+    if (key === undefined || this.#entries === undefined) return;
+    this.#entries.set(key, value as V & {}); // a key set again counts as new
   }
   delete(key: string): void {
-    this.#entries.delete(key);
+    this.#entries?.delete(key);
   }
   get size(): number {
-    return this.#entries.size;
+    return this.#entries?.size ?? 0;
   }
 }
 

@@ -32,7 +32,7 @@ export interface PepMiddlewareOptions {
  *
  * - `wrapToolCall` (action): the tool runs only inside `pep.guardTool`, on an ALLOW or WARN whose
  *   permit verifies, with the PDP's `transformedArgs` on a WARN. A blocked call becomes a
- *   `ToolMessage` with `status: 'error'` whose content is the section-5 text
+ *   `ToolMessage` with `status: 'error'` whose content is the `toolMessage` text
  *   (`ERROR: Tool '<name>' denied by policy: <reason>`, `... was not run: the policy check failed (<code>)`),
  *   so the model sees it and can recover. ESCALATE interrupts the graph with a
  *   `humanInTheLoopMiddleware`-shaped value ({@link PepInterruptValue}); resume with
@@ -42,12 +42,15 @@ export interface PepMiddlewareOptions {
  * - `wrapModelCall` (input, context egress, output): new user messages and new tool results are checked
  *   once each (tool results with the tool's name), the model's message before it is returned. WARN
  *   replaces the text the model sees (or the message it returns); BLOCK or ESCALATE stops the model call,
- *   and the run ends with an `AIMessage` whose content is the section-5 text and whose
+ *   and the run ends with an `AIMessage` whose content is the `toolMessage` text and whose
  *   `response_metadata.agent_pep` is a {@link PepStopInfo}.
  * - `afterAgent` (delivery): the final message is checked; WARN replaces it, BLOCK replaces it with
  *   the denial text.
  *
  * The session of each decision is the run's `configurable.thread_id`, else the client's.
+ *
+ * Not `agent-pep/ai`'s `pepMiddleware`, a language-model middleware for the text stages only: this one
+ * is an agent middleware for every stage (docs/adapters.md "Names two entries share").
  *
  * @param pep - the client to decide through; it must have `permits` configured (or `permits: false`)
  * @param opts - `{ name?, hideBlocked? }` (name default `'agent-pep'`)

@@ -23,7 +23,7 @@ import { PolicyEnforcementError, toolMessage } from '../errors.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { EgressCallOptions } from '../options/pep.js';
 import type { Pep, ToolExecutionContext } from '../pep.js';
-import { argsBySchema, enforcementOf } from './kit.js';
+import { argsBySchema, enforcementOf, TextMemory } from './kit.js';
 import { perStepVisibility, readHideBlocked } from './visible-tools.js';
 
 /** What the SDK passes a function tool's `invoke` as its third argument. */
@@ -61,7 +61,7 @@ export interface PepGuardrailInfo {
   decisionId?: string;
   /** `'blocked'`, `'escalated'` or the fail-closed code; absent on ALLOW and WARN. */
   code?: string;
-  /** The section-5 text for a step that did not pass (`ERROR: input blocked by policy: ...`); absent on ALLOW and WARN. */
+  /** The `toolMessage` text (docs/adapters.md) for a step that did not pass (`ERROR: input blocked by policy: ...`); absent on ALLOW and WARN. */
   message?: string;
   /** The review the step is held for (ESCALATE). */
   escalationId?: string;
@@ -102,6 +102,9 @@ function adapterBlock(pep: Pep, stage: Stage, message: string): PolicyDecision {
  * Wraps OpenAI Agents function tools so that each call runs only after the PDP allowed it and its
  * permit verified (docs/api.md and docs/adapters.md).
  *
+ * The same kind of thing as `agent-pep/ai`'s `guardTools`, for an array of the SDK's function tools
+ * rather than a tool set (docs/adapters.md "Names two entries share").
+ *
  * @param pep - the client that decides (its `permits` must be configured, or `false` explicitly)
  * @param tools - function tools made with the SDK's `tool()`; the same objects are not changed
  * @param opts - `{ checkResult? }` (see {@link GuardToolsOptions})
@@ -111,7 +114,7 @@ function adapterBlock(pep: Pep, stage: Stage, message: string): PolicyDecision {
  *     `needsApproval` still applies;
  *   - `invoke` runs `pep.guardTool` on the model's arguments: the tool body runs exactly once, with
  *     the PDP's `transformedArgs` on WARN, only after an ALLOW or WARN whose permit verifies. A BLOCK,
- *     an ESCALATE, an outage or a permit that fails becomes the tool's output, the section-5 text
+ *     an ESCALATE, an outage or a permit that fails becomes the tool's output, the `toolMessage` text
  *     (`ERROR: Tool '<name>' denied by policy: <reason>` and the others), so the model can recover.
  * @throws TypeError when `tools` is not an array of function tools, for an unknown or bad option
  *   (`err.option` names it), or when the client has no `permits` configured (as `pep.guardTool`)
@@ -416,7 +419,7 @@ function outputText(output: unknown): string | undefined {
  * @remarks Each `function_call_result` is checked once (the outcome is remembered by session, call id
  * and output, and applied again on later turns, since the SDK rebuilds the input from the run's
  * items): ALLOW sends it as it is, WARN replaces it with the PDP's `transformedContent`, and BLOCK or
- * ESCALATE withhold it: the model sees the section-5 text in its place (`ERROR: context_egress blocked
+ * ESCALATE withhold it: the model sees the `toolMessage` text in its place (`ERROR: context_egress blocked
  * by policy: <reason>`, `... was not checked: the policy check failed (<code>)` when the PDP is down or
  * slow) and the run goes on. An outage is not remembered: that output is checked again next turn. Only text is checked: an output with no text part (an image, a file) is
  * passed as it is. Other input items are not changed.
@@ -427,7 +430,7 @@ function outputText(output: unknown): string | undefined {
  */
 export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
   /** Outcome by key: the output to send instead, or null for the original. */
-  const seen = new Map<string, string | null>();
+  const seen = new TextMemory<string | null>(EGRESS_MEMORY);
 
   async function checkOne(item: ToolResultItem): Promise<unknown> {
     let text: string | undefined;
@@ -450,13 +453,7 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
       replacement = outcome.replacement;
       // A PDP's own decision is remembered; a synthesized BLOCK (an outage) is not, so the output is
       // checked again on the next turn rather than withheld for good once the PDP is back.
-      if (outcome.decided) {
-        if (seen.size >= EGRESS_MEMORY) {
-          const oldest = seen.keys().next().value;
-          if (oldest !== undefined) seen.delete(oldest);
-        }
-        seen.set(key, replacement);
-      }
+      if (outcome.decided) seen.set(key, replacement);
     }
     return replacement === null ? item : { ...item, output: replacement };
   }

@@ -103,6 +103,9 @@ function outputText(output: unknown): string | undefined {
  * (all text parts of one response as one text): WARN replaces it, BLOCK or ESCALATE rejects. A stream is
  * held whole and released only after its text passed the check.
  *
+ * The text stages only: tools are guarded by `guardTools`. Not `agent-pep/langchain`'s `pepMiddleware`,
+ * an agent middleware for every stage (docs/adapters.md "Names two entries share").
+ *
  * @param pep - the client that decides
  * @param opts - `{ session?, maxRemembered? }` ({@link PepMiddlewareOptions})
  * @returns a `LanguageModelMiddleware` for `wrapLanguageModel({ model, middleware })` (6.x and 7.x)
@@ -123,184 +126,205 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
     session: RULES.session,
     maxRemembered: RULES.count,
   });
-  const session = o.session;
-  /** key of a checked text -> the text to use in its place. */
-  const remembered = new TextMemory<string>(o.maxRemembered ?? DEFAULT_REMEMBERED);
-  const remember = (key: string, text: string): void => remembered.set(key, text);
-  const refused = (stage: TextStage) => refusal(enforcement, stage);
-
-  function keyOf(parts: readonly unknown[]): string {
-    return createHash('sha256')
-      .update(JSON.stringify([session ?? null, ...parts]))
-      .digest('base64url');
-  }
-
-  function callOpts(signal: unknown, tool?: string): EgressCallOptions {
-    const o: EgressCallOptions = {};
-    if (session !== undefined) o.session = session;
-    if (signal instanceof AbortSignal) o.signal = signal;
-    if (tool !== undefined) o.tool = tool;
-    return o;
-  }
-
-  /** The text to use: remembered, or checked now (throws on BLOCK or ESCALATE). */
-  async function checked(stage: TextStage, key: string, text: string, signal: unknown, tool?: string) {
-    const known = remembered.get(key);
-    if (known !== undefined) return known;
-    const use = await pep.guardText(stage, text, callOpts(signal, tool));
-    remember(key, use);
-    return use;
-  }
-
-  /** The user text of one message, checked as one text: the text parts joined, as the model reads them. */
-  async function userContent(i: number, content: unknown, signal: unknown): Promise<unknown> {
-    if (typeof content === 'string') {
-      // a prompt built by hand (the SDK always makes a list of parts): checked all the same
-      return checked('input', keyOf(['input', i, content]), content, signal);
-    }
-    if (!Array.isArray(content)) throw refused('input');
-    const texts = (content as Part[]).filter((p) => p?.type === 'text');
-    if (texts.some((p) => typeof p.text !== 'string')) throw refused('input');
-    if (texts.length === 0) return content;
-    const text = texts.map((p) => p.text as string).join('');
-    const use = await checked('input', keyOf(['input', i, text]), text, signal);
-    if (use === text) return content;
-    // WARN: the whole text goes into the first text part; the other text parts are dropped
-    const first = texts[0];
-    return (content as Part[]).flatMap((p) => (p === first ? [{ ...p, text: use }] : texts.includes(p) ? [] : [p]));
-  }
-
-  async function toolContent(content: unknown, signal: unknown): Promise<unknown> {
-    if (!Array.isArray(content)) throw refused('context_egress');
-    let partChanged = false;
-    const parts: unknown[] = [];
-    for (const part of content as Part[]) {
-      if (part?.type === 'tool-result') {
-        const text = outputText(part.output);
-        if (text !== undefined) {
-          const tool = typeof part.toolName === 'string' ? part.toolName : undefined;
-          const key = keyOf(['context_egress', String(part.toolCallId), tool ?? null, text]);
-          const use = await checked('context_egress', key, text, signal, tool);
-          if (use !== text) {
-            const denied = (part.output as { type?: unknown } | null)?.type === 'execution-denied';
-            parts.push({
-              ...part,
-              output: denied ? { ...(part.output as object), reason: use } : { type: 'text', value: use },
-            });
-            partChanged = true;
-            continue;
-          }
-        }
-      }
-      parts.push(part);
-    }
-    return partChanged ? parts : content;
-  }
-
-  async function transformPrompt(params: CallParams): Promise<CallParams> {
-    const prompt = params.prompt;
-    if (!Array.isArray(prompt)) throw refused('input');
-    const signal = params.abortSignal;
-    let changed = false;
-    const next: unknown[] = [];
-    for (const [i, message] of (prompt as Message[]).entries()) {
-      const role = message?.role;
-      if (role !== 'user' && role !== 'tool') {
-        next.push(message);
-        continue;
-      }
-      const content = message.content;
-      const use = role === 'user' ? await userContent(i, content, signal) : await toolContent(content, signal);
-      if (use !== content) {
-        next.push({ ...message, content: use });
-        changed = true;
-      } else next.push(message);
-    }
-    return changed ? { ...params, prompt: next } : params;
-  }
-
-  /** The generated text to use for `text` (throws on BLOCK or ESCALATE). */
-  function checkOutput(text: string, signal: unknown): Promise<string> {
-    return pep.guardText('output', text, callOpts(signal));
-  }
-
+  const side: Side = {
+    pep,
+    enforcement,
+    session: o.session,
+    remembered: new TextMemory<string>(o.maxRemembered ?? DEFAULT_REMEMBERED),
+  };
   const middleware = {
     specificationVersion: 'v3',
-    async transformParams({ params }: { params: CallParams }) {
-      return transformPrompt(params);
-    },
-    async wrapGenerate({
-      doGenerate,
-      params,
-    }: {
-      doGenerate: () => Promise<{ content?: unknown; response?: unknown }>;
-      params: CallParams;
-    }) {
-      const result = await doGenerate();
-      const content = Array.isArray(result.content) ? (result.content as Part[]) : [];
-      const texts = content.filter((p) => p?.type === 'text' && typeof p.text === 'string');
-      if (texts.length === 0) return result;
-      const text = texts.map((p) => p.text as string).join('');
-      const use = await checkOutput(text, params.abortSignal);
-      if (use === text) return result;
-      // WARN: the whole text goes into the first text part; the other text parts are dropped
-      const first = texts[0];
-      const next = content.flatMap((p) => (p === first ? [{ ...p, text: use }] : texts.includes(p) ? [] : [p]));
-      // The provider's raw response body holds the original text (the SDK shows it in step.response.body).
-      const response = result.response;
-      if (typeof response === 'object' && response !== null && 'body' in response) {
-        const { body: _original, ...kept } = response as Record<string, unknown>;
-        return { ...result, content: next, response: kept };
-      }
-      return { ...result, content: next };
-    },
-    async wrapStream({
-      doStream,
-      params,
-    }: {
-      doStream: () => Promise<{ stream: ReadableStream<StreamPart> }>;
-      params: CallParams;
-    }) {
+    transformParams: async ({ params }: { params: CallParams }) => transformPrompt(side, params),
+    wrapGenerate: async ({ doGenerate, params }: { doGenerate: () => Promise<Generated>; params: CallParams }) =>
+      checkGenerated(side, await doGenerate(), params.abortSignal),
+    wrapStream: async ({ doStream, params }: { doStream: () => Promise<Streamed>; params: CallParams }) => {
       const result = await doStream();
-      const source = result.stream;
-      const reader = source.getReader();
-      const held = new ReadableStream<StreamPart>({
-        async start(controller) {
-          const chunks: StreamPart[] = [];
-          try {
-            for (;;) {
-              const { done, value } = await reader.read();
-              if (done) break;
-              chunks.push(value);
-            }
-            const deltas = chunks.filter((c) => c?.type === 'text-delta' && typeof c.delta === 'string');
-            if (deltas.length === 0) {
-              for (const c of chunks) controller.enqueue(c);
-              controller.close();
-              return;
-            }
-            const text = deltas.map((c) => c.delta as string).join('');
-            const use = await checkOutput(text, params.abortSignal);
-            const first = deltas[0];
-            for (const c of chunks) {
-              if (use === text) controller.enqueue(c);
-              else if (c === first) controller.enqueue({ ...c, delta: use });
-              // WARN: the provider's raw chunks (includeRawChunks) carry the original text; they are dropped
-              else if (c.type !== 'text-delta' && c.type !== 'raw') controller.enqueue(c);
-            }
-            controller.close();
-          } catch (err) {
-            // nothing held is released: the stream ends with the enforcement error
-            controller.error(err);
-          }
-        },
-        cancel(reason) {
-          // the consumer went away: stop reading the model's stream
-          return reader.cancel(reason).catch(() => undefined);
-        },
-      });
-      return { ...result, stream: held };
+      return { ...result, stream: heldStream(result.stream, (text) => checkOutput(side, text, params.abortSignal)) };
     },
   };
   return middleware as unknown as LanguageModelMiddleware;
+}
+
+/** What one middleware works with: its client, its session and its memory of checked texts. */
+interface Side {
+  pep: Pep;
+  enforcement: Enforcement;
+  session: string | undefined;
+  /** key of a checked text -> the text to use in its place. */
+  remembered: TextMemory<string>;
+}
+
+/** What `doGenerate` and `doStream` resolve with, as far as this middleware reads them. */
+interface Generated {
+  content?: unknown;
+  response?: unknown;
+}
+interface Streamed {
+  stream: ReadableStream<StreamPart>;
+}
+
+/** The memory key of a text: the session and the parts that place the text in the prompt, hashed. */
+function keyOf(side: Side, parts: readonly unknown[]): string {
+  return createHash('sha256')
+    .update(JSON.stringify([side.session ?? null, ...parts]))
+    .digest('base64url');
+}
+
+function callOpts(side: Side, signal: unknown, tool?: string): EgressCallOptions {
+  const o: EgressCallOptions = {};
+  if (side.session !== undefined) o.session = side.session;
+  if (signal instanceof AbortSignal) o.signal = signal;
+  if (tool !== undefined) o.tool = tool;
+  return o;
+}
+
+/** The text to use: remembered, or checked now (throws on BLOCK or ESCALATE). */
+async function checked(side: Side, stage: TextStage, key: string, text: string, signal: unknown, tool?: string) {
+  const known = side.remembered.get(key);
+  if (known !== undefined) return known;
+  const use = await side.pep.guardText(stage, text, callOpts(side, signal, tool));
+  side.remembered.set(key, use);
+  return use;
+}
+
+/** The generated text to use for `text` (throws on BLOCK or ESCALATE). */
+function checkOutput(side: Side, text: string, signal: unknown): Promise<string> {
+  return side.pep.guardText('output', text, callOpts(side, signal));
+}
+
+/** The text parts of `parts` as one text, as the model reads them (or writes them). */
+function joined(texts: readonly Part[]): string {
+  return texts.map((p) => p.text as string).join('');
+}
+
+/** WARN: the whole text `use` goes into the first of the text parts `texts`; the other text parts are dropped. */
+function withText(parts: readonly Part[], texts: readonly Part[], use: string): Part[] {
+  const first = texts[0];
+  return parts.flatMap((p) => (p === first ? [{ ...p, text: use }] : texts.includes(p) ? [] : [p]));
+}
+
+/** The user text of one message, checked as one text: the text parts joined, as the model reads them. */
+async function userContent(side: Side, i: number, content: unknown, signal: unknown): Promise<unknown> {
+  if (typeof content === 'string') {
+    // a prompt built by hand (the SDK always makes a list of parts): checked all the same
+    return checked(side, 'input', keyOf(side, ['input', i, content]), content, signal);
+  }
+  if (!Array.isArray(content)) throw refusal(side.enforcement, 'input');
+  const texts = (content as Part[]).filter((p) => p?.type === 'text');
+  if (texts.some((p) => typeof p.text !== 'string')) throw refusal(side.enforcement, 'input');
+  if (texts.length === 0) return content;
+  const text = joined(texts);
+  const use = await checked(side, 'input', keyOf(side, ['input', i, text]), text, signal);
+  return use === text ? content : withText(content as Part[], texts, use);
+}
+
+/** One part of a tool message: a tool result checked at `context_egress` (with the tool's name), else as it is. */
+async function toolPart(side: Side, part: Part, signal: unknown): Promise<Part> {
+  if (part?.type !== 'tool-result') return part;
+  const text = outputText(part.output);
+  if (text === undefined) return part;
+  const tool = typeof part.toolName === 'string' ? part.toolName : undefined;
+  const key = keyOf(side, ['context_egress', String(part.toolCallId), tool ?? null, text]);
+  const use = await checked(side, 'context_egress', key, text, signal, tool);
+  if (use === text) return part;
+  const denied = (part.output as { type?: unknown } | null)?.type === 'execution-denied';
+  return { ...part, output: denied ? { ...(part.output as object), reason: use } : { type: 'text', value: use } };
+}
+
+/** The content of a tool message with each tool result checked, in order. */
+async function toolContent(side: Side, content: unknown, signal: unknown): Promise<unknown> {
+  if (!Array.isArray(content)) throw refusal(side.enforcement, 'context_egress');
+  const parts: Part[] = [];
+  for (const part of content as Part[]) parts.push(await toolPart(side, part, signal));
+  return parts.some((p, i) => p !== content[i]) ? parts : content;
+}
+
+/** The prompt with its user messages checked at `input` and its tool results at `context_egress`. */
+async function transformPrompt(side: Side, params: CallParams): Promise<CallParams> {
+  const prompt = params.prompt;
+  if (!Array.isArray(prompt)) throw refusal(side.enforcement, 'input');
+  const signal = params.abortSignal;
+  let changed = false;
+  const next: unknown[] = [];
+  for (const [i, message] of (prompt as Message[]).entries()) {
+    const role = message?.role;
+    if (role !== 'user' && role !== 'tool') {
+      next.push(message);
+      continue;
+    }
+    const content = message.content;
+    const use =
+      role === 'user' ? await userContent(side, i, content, signal) : await toolContent(side, content, signal);
+    if (use !== content) {
+      next.push({ ...message, content: use });
+      changed = true;
+    } else next.push(message);
+  }
+  return changed ? { ...params, prompt: next } : params;
+}
+
+/** A generated result with its text checked at `output` (all text parts as one text). */
+async function checkGenerated(side: Side, result: Generated, signal: unknown): Promise<Generated> {
+  const content = Array.isArray(result.content) ? (result.content as Part[]) : [];
+  const texts = content.filter((p) => p?.type === 'text' && typeof p.text === 'string');
+  if (texts.length === 0) return result;
+  const text = joined(texts);
+  const use = await checkOutput(side, text, signal);
+  if (use === text) return result;
+  const next = withText(content, texts, use);
+  // The provider's raw response body holds the original text (the SDK shows it in step.response.body).
+  const response = result.response;
+  if (typeof response === 'object' && response !== null && 'body' in response) {
+    const { body: _original, ...kept } = response as Record<string, unknown>;
+    return { ...result, content: next, response: kept };
+  }
+  return { ...result, content: next };
+}
+
+/**
+ * The model's stream held whole: its text deltas are checked at `output` as one text and the parts are
+ * released only after the check passed (on a WARN, the first delta carries the whole replacement). On
+ * BLOCK, ESCALATE or any error the stream ends with that error and releases nothing held.
+ */
+function heldStream(source: ReadableStream<StreamPart>, check: (text: string) => Promise<string>) {
+  const reader = source.getReader();
+  return new ReadableStream<StreamPart>({
+    async start(controller) {
+      try {
+        for (const c of await releasedParts(await readAll(reader), check)) controller.enqueue(c);
+        controller.close();
+      } catch (err) {
+        // nothing held is released: the stream ends with the enforcement error
+        controller.error(err);
+      }
+    },
+    cancel(reason) {
+      // the consumer went away: stop reading the model's stream
+      return reader.cancel(reason).catch(() => undefined);
+    },
+  });
+}
+
+/** Every part of a stream, read to its end. */
+async function readAll(reader: ReadableStreamDefaultReader<StreamPart>): Promise<StreamPart[]> {
+  const chunks: StreamPart[] = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return chunks;
+    chunks.push(value);
+  }
+}
+
+/** The parts of a held stream to release once its text was checked (throws on BLOCK or ESCALATE). */
+async function releasedParts(chunks: StreamPart[], check: (text: string) => Promise<string>): Promise<StreamPart[]> {
+  const deltas = chunks.filter((c) => c?.type === 'text-delta' && typeof c.delta === 'string');
+  if (deltas.length === 0) return chunks;
+  const text = deltas.map((c) => c.delta as string).join('');
+  const use = await check(text);
+  if (use === text) return chunks;
+  const first = deltas[0];
+  // WARN: the provider's raw chunks (includeRawChunks) carry the original text; they are dropped
+  return chunks.flatMap((c) =>
+    c === first ? [{ ...c, delta: use }] : c.type !== 'text-delta' && c.type !== 'raw' ? [c] : [],
+  );
 }

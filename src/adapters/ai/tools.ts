@@ -87,7 +87,7 @@ const GUARDED = new WeakMap<
 
 /**
  * The error a guarded tool throws instead of running its body: its message (and `toString()`, which
- * `ai` 7 shows) is exactly the `toolMessage`, so the model reads the section-5 text as the tool error.
+ * `ai` 7 shows) is exactly the `toolMessage`, so the model reads the `toolMessage` text as the tool error.
  */
 function forModel(err: PolicyEnforcementError): PolicyEnforcementError {
   const text = err.toolMessage;
@@ -191,6 +191,9 @@ function callOptions(session: string | undefined, signal: unknown, simulated?: t
  * `tool-approval-request`; when the run resumes approved, `execute` asks the PDP again for the identical
  * call and runs the body only on an ALLOW whose permit verifies.
  *
+ * The same kind of thing as `agent-pep/openai-agents`' `guardTools`, for the AI SDK's tool set (an
+ * object keyed by tool name) rather than an array (docs/adapters.md "Names two entries share").
+ *
  * @param pep - the client that decides (made with `permits` configured, or `permits: false` explicitly)
  * @param tools - the tool set as passed to `generateText`/`streamText` (`{ name: tool({...}) }`)
  * @param opts - `{ session?, checkResult?, approval?, hideBlocked? }` ({@link GuardToolsOptions})
@@ -199,7 +202,7 @@ function callOptions(session: string | undefined, signal: unknown, simulated?: t
  *   a key is not a valid tool name, or `pep` has no `permits` configured (unless `permits: false`)
  * @remarks Fails closed: on BLOCK, ESCALATE, a permit that fails, a PDP that is down, slow or unclear,
  * or any error of the adapter, the body does not run; the tool throws a {@link PolicyEnforcementError}
- * whose message is the section-5 `toolMessage`, which the model receives as the tool's error result
+ * whose message is the `toolMessage` (docs/adapters.md), which the model receives as the tool's error result
  * (`ERROR: Tool '<name>' denied by policy: ...`, `... was not run: ...`, `... is held for human review: ...`).
  * An approval in the host never bypasses the PDP. A tool result that is an async iterable (preliminary
  * results) is read to its end and only its last value is returned, after the checks.

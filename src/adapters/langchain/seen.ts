@@ -6,7 +6,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { threadSession as hostThreadSession } from '../kit.js';
+import { threadSession as hostThreadSession, TextMemory } from '../kit.js';
 
 /**
  * What was decided for one message, and for which text (`text`, a digest): a message whose id is
@@ -20,13 +20,12 @@ export type Seen = (
 /** Most messages remembered by one middleware (oldest forgotten first). */
 export const MAX_SEEN = 10_000;
 
-/** A bounded insertion-ordered map of checked messages, keyed by session and message id. */
+/** A bounded memory of checked messages (a {@link TextMemory}), keyed by session and message id. */
 export class SeenMessages {
-  readonly #entries = new Map<string, Seen>();
-  readonly #max: number;
+  readonly #entries: TextMemory<Seen>;
 
   constructor(max = MAX_SEEN) {
-    this.#max = max;
+    this.#entries = new TextMemory<Seen>(max);
   }
 
   static key(session: string, id: unknown): string | undefined {
@@ -39,7 +38,7 @@ export class SeenMessages {
   }
 
   get(key: string | undefined): Seen | undefined {
-    return key === undefined ? undefined : this.#entries.get(key);
+    return this.#entries.get(key);
   }
 
   /**
@@ -54,14 +53,7 @@ export class SeenMessages {
   }
 
   set(key: string | undefined, seen: Seen): void {
-    if (key === undefined) return;
-    this.#entries.delete(key);
     this.#entries.set(key, seen);
-    while (this.#entries.size > this.#max) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done) break;
-      this.#entries.delete(oldest.value);
-    }
   }
 
   get size(): number {

@@ -1,22 +1,22 @@
 /**
  * The action stage of the LangChain adapter: `wrapToolCall` runs the real tool only inside
  * `pep.guardTool` (ALLOW or WARN whose permit verifies, with the effective args), answers a blocked
- * call with an error `ToolMessage` carrying the section-5 text, and turns ESCALATE into a graph
- * interrupt whose resume asks the PDP again (docs/adapters.md).
+ * call with an error `ToolMessage` carrying the denial text, and turns ESCALATE into a graph interrupt
+ * whose resume asks the PDP again (docs/adapters.md "LangChain"). The args decided are planned in
+ * `args.ts`.
  * @internal
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { ToolMessage } from '@langchain/core/messages';
-import { StructuredTool, Tool } from '@langchain/core/tools';
-import { type InteropZodType, interopParseAsync, isInteropZodSchema } from '@langchain/core/utils/types';
+import type { StructuredTool } from '@langchain/core/tools';
 import { type Command, getConfig, interrupt, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import type { ToolCallHandler, ToolCallRequest } from 'langchain';
 import { PolicyEnforcementError, PolicyEscalatedError } from '../../errors.js';
-import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
-import { type Enforcement, resultText } from '../kit.js';
+import { type Enforcement, resultText, TextMemory } from '../kit.js';
+import { type ArgsPlan, planArgs, SchemaChanges, toolArgsFor } from './args.js';
 import {
   interruptValue,
   isReviewResume,
@@ -46,14 +46,6 @@ export interface ToolSide {
 /** A tool's own failure, kept apart from the adapter's so the framework handles it as it would without us. */
 class ToolFailure {
   constructor(readonly error: unknown) {}
-}
-
-/** Thrown in the guarded execute when the tool's schema would change the args decided: not run. */
-class SchemaChanges {}
-
-/** The text of a result that replaced the tool's output (an interceptor's `proceedWith` or `substitute`). */
-function resultContent(result: unknown): string {
-  return resultText(result);
 }
 
 /** The LangGraph scratchpad of the running task, read only (undefined outside a graph or in another version). */
@@ -94,240 +86,195 @@ function reviewResumePending(): boolean {
  * Builds the `wrapToolCall` hook.
  * @internal
  */
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null;
-}
-
-/** Whether a tool object is a LangChain `StructuredTool` (it parses with `this.schema`, then `_call`). */
-function isStructuredTool(tool: unknown): tool is StructuredTool {
-  return tool instanceof StructuredTool;
-}
-
-/**
- * How a tool call's args are decided:
- * - `asWritten`: no zod schema, or LangChain's string tool (its schema hands on `args.input`);
- * - `parsed`: the schema's output, a plain object, as JSON has it (`decided`): what the body gets, since
- *   the schema was seen to parse the args to it twice;
- * - `unfit`: the args do not fit; `tool`, a view of the tool whose body refuses to run (its parse
- *   refuses them with LangChain's own error; were it to pass, nothing undecided runs);
- * - `refused`: the schema makes something a permit cannot bind, or parses the same args differently.
- */
-type ArgsPlan =
-  | { kind: 'asWritten' }
-  | { kind: 'parsed'; schema: InteropZodType; decided: Record<string, unknown> }
-  | { kind: 'unfit'; tool: StructuredTool }
-  | { kind: 'refused'; why: string };
-
-/**
- * `schema`'s parse of `args`, as JSON has it, when it is a plain object and a second parse gives the same:
- * the tool parses the args once more before its body runs, and a schema that parses them differently
- * each time (a counter, a default made per parse such as a fresh id) would run args the permit does
- * not bind. Undefined otherwise.
- * @param first - the first parse, when the caller already made it
- * @throws what the first parse throws (the args do not fit)
- */
-async function stableParse(
-  schema: InteropZodType,
-  args: unknown,
-  first: unknown = undefined,
-): Promise<Record<string, unknown> | undefined> {
-  if (first === undefined) first = await interopParseAsync(schema, args);
-  if (!isObject(first) || Array.isArray(first) || !isPlainObject(first)) return undefined;
-  let second: unknown;
-  try {
-    second = await interopParseAsync(schema, args);
-  } catch {
-    return undefined;
-  }
-  const decided = withoutUndefinedMembers(first);
-  return isObject(second) && isDeepStrictEqual(withoutUndefinedMembers(second), decided)
-    ? (decided as Record<string, unknown>)
-    : undefined;
-}
-
-async function planArgs(tool: unknown, args: unknown): Promise<ArgsPlan> {
-  const schema = isObject(tool) ? tool.schema : undefined;
-  if (schema === undefined || !isInteropZodSchema(schema)) return { kind: 'asWritten' };
-  let parsed: unknown;
-  try {
-    parsed = await interopParseAsync(schema, args);
-  } catch {
-    if (!isStructuredTool(tool)) return { kind: 'refused', why: 'args do not fit the tool schema' };
-    // The tool's own parse refuses them; were it to pass, `_call` refuses to run.
-    const refusing = Object.create(tool, {
-      _call: {
-        value: () => {
-          throw new SchemaChanges();
-        },
-      },
-    }) as StructuredTool;
-    return { kind: 'unfit', tool: refusing };
-  }
-  // LangChain's string tools (`DynamicTool`, a schemaless `tool()`) hand on `args.input` as it is.
-  if (tool instanceof Tool && typeof parsed === 'string' && isObject(args) && parsed === args.input) {
-    return { kind: 'asWritten' };
-  }
-  const decided = await stableParse(schema, args, parsed).catch(() => undefined);
-  if (decided !== undefined) return { kind: 'parsed', schema, decided };
-  return { kind: 'refused', why: 'the tool schema makes no object of the args, or parses them differently each time' };
-}
-
 export function makeWrapToolCall(side: ToolSide) {
-  const { pep, seen } = side;
   /** Held calls of this process, by session and tool call id, with the value they interrupted with. */
-  const held = new Map<string, PepInterruptValue>();
+  const held = new TextMemory<PepInterruptValue>(MAX_HELD);
+  return (request: ToolCallRequest, handler: ToolCallHandler): Promise<ToolMessage | Command> =>
+    wrapToolCall(toolCallOf(side, held, request, handler));
+}
 
-  function remember(key: string, value: PepInterruptValue): void {
-    held.delete(key);
-    held.set(key, value);
-    while (held.size > MAX_HELD) {
-      const oldest = held.keys().next();
-      if (oldest.done) break;
-      held.delete(oldest.value);
-    }
-  }
+/** One tool call as the hook sees it: what it needs to decide, run and answer it. */
+interface ToolCall {
+  side: ToolSide;
+  held: TextMemory<PepInterruptValue>;
+  request: ToolCallRequest;
+  handler: ToolCallHandler;
+  call: ToolCallRequest['toolCall'];
+  name: string;
+  toolCallId: string;
+  sessionKey: string;
+  /** The key of this call among the held ones: session and tool call id. */
+  heldKey: string;
+  opts: CallOptions;
+}
 
-  /** An error `ToolMessage` the adapter wrote (so the egress check does not send our own text out). */
-  function denial(session: string, name: string, toolCallId: string, content: string, own = true): ToolMessage {
-    const id = randomUUID();
-    // Text the adapter wrote is not sent out again; text that carries a reviewer's own words is (own: false).
-    if (own) seen.set(SeenMessages.key(session, id), { kind: 'pass', text: SeenMessages.digest(content) });
-    return new ToolMessage({ id, content, tool_call_id: toolCallId, name, status: 'error' });
-  }
-
-  return async function wrapToolCall(
-    request: ToolCallRequest,
-    handler: ToolCallHandler,
-  ): Promise<ToolMessage | Command> {
-    const call = request.toolCall;
-    const name = typeof call?.name === 'string' ? call.name : '';
-    const toolCallId = typeof call?.id === 'string' ? call.id : '';
-    const session = side.session(request.runtime?.configurable);
-    const sessionKey = session ?? '';
-    const heldKey = `${sessionKey}\u0000${toolCallId}`;
-    const opts: CallOptions = {};
-    if (session !== undefined) opts.session = session;
-    const signal = request.runtime?.signal;
-    if (signal !== undefined) opts.signal = signal;
-    /** A call the adapter refuses itself: not run, the `was not run` text with `invalid_request`. */
-    const refused = (why: string): ToolMessage =>
-      denial(
-        sessionKey,
-        name,
-        toolCallId,
-        side.enforcement.refuse({ stage: 'action', tool: name || 'unknown' }, 'invalid_request', why).toolMessage,
-      );
-
-    try {
-      let approved = false;
-      // A held value describes one call: a later call that reuses the id (with other args) is a new call.
-      const remembered = held.get(heldKey);
-      const request0 = remembered?.actionRequests[0];
-      const waiting =
-        remembered !== undefined && request0?.name === name && isDeepStrictEqual(request0.args, call.args)
-          ? remembered
-          : undefined;
-      if (remembered !== undefined && waiting === undefined) held.delete(heldKey);
-      if (toolCallId !== '' && (waiting !== undefined || reviewResumePending())) {
-        // Resuming a held call: the answer comes back from interrupt() (it throws again without one).
-        const answer = readReviewAnswer(interrupt(waiting ?? { agentPep: true, toolCallId }));
-        held.delete(heldKey);
-        if (answer.kind !== 'approve') {
-          const withMessage = answer.kind === 'reject' && answer.message !== undefined && answer.message !== '';
-          return denial(sessionKey, name, toolCallId, reviewRefusalText(name, answer), !withMessage);
-        }
-        approved = true;
-      }
-
-      // The tool parses its args with its zod schema before its body runs (coercions, defaults,
-      // transforms): the PDP decides on what the body will get, not on what the model wrote.
-      const plan = await planArgs(request.tool, call.args);
-      if (plan.kind === 'refused') return refused(plan.why);
-      if (plan.kind === 'unfit') {
-        // The model's args do not fit: the tool refuses them with its own error (the model can retry).
-        // Its body is swapped out, so that a parse that passes this time runs nothing undecided.
-        try {
-          return await handler({ ...request, tool: plan.tool as typeof request.tool });
-        } catch (error) {
-          if (error instanceof SchemaChanges) return refused('schema changes args');
-          throw new ToolFailure(error); // the tool's own error: the framework's to handle
-        }
-      }
-      const decided = plan.kind === 'parsed' ? plan.decided : call.args;
-
-      let ran = false;
-      let produced: ToolMessage | Command | undefined;
-      const guarded = pep.guardTool(name, async (args, ctx) => {
-        // What the tool is given, which it parses once more before its body runs. The args decided: the
-        // call as the model wrote it (seen to parse to them twice). Others (a WARN's transformedArgs, an
-        // interceptor's): themselves, which must parse to themselves twice, or the body would run args
-        // the permit does not bind (refused).
-        let toolArgs: unknown = args;
-        if (plan.kind === 'parsed') {
-          if (isDeepStrictEqual(args, decided)) toolArgs = call.args;
-          else {
-            const again = await stableParse(plan.schema, args).catch(() => undefined);
-            if (again === undefined || !isDeepStrictEqual(again, args)) throw new SchemaChanges();
-          }
-        }
-        ran = true;
-        let out: ToolMessage | Command;
-        // The tool reads its permit (for the side-effecting service) at config.toolCall['agent-pep/permit'].
-        const toolCall = { ...call, args: toolArgs, [PERMIT_KEY]: ctx.permitId } as PepToolCall;
-        try {
-          out = await handler({ ...request, toolCall });
-        } catch (error) {
-          throw new ToolFailure(error);
-        }
-        produced = out;
-        return ToolMessage.isInstance(out) ? out.content : out;
-      });
-
-      let result: unknown;
-      try {
-        result = await guarded(decided as Record<string, unknown>, opts);
-      } catch (err) {
-        if (err instanceof ToolFailure) throw err;
-        if (err instanceof SchemaChanges) return refused('schema changes args');
-        if (err instanceof PolicyEscalatedError && !approved && toolCallId !== '' && canInterrupt()) {
-          const value = interruptValue(
-            name,
-            call.args as Record<string, unknown>,
-            toolCallId,
-            err.decision,
-            err.toolMessage,
-          );
-          remember(heldKey, value);
-          interrupt(value); // throws GraphInterrupt: the graph waits for a reviewer
-        }
-        if (err instanceof PolicyEnforcementError) return denial(sessionKey, name, toolCallId, err.toolMessage);
-        throw err;
-      }
-
-      if (!ran) {
-        // An interceptor's substitute: its result stands in for the tool's; the tool did not run.
-        return new ToolMessage({ content: resultContent(result), tool_call_id: toolCallId, name });
-      }
-      if (produced !== undefined && isCommand(produced)) {
-        return isCommand(result)
-          ? result
-          : new ToolMessage({ content: resultContent(result), tool_call_id: toolCallId, name });
-      }
-      const message = produced as ToolMessage;
-      if (result === message.content) return message;
-      // An `after` interceptor replaced the result.
-      const replaced: ConstructorParameters<typeof ToolMessage>[0] = {
-        content: resultContent(result),
-        tool_call_id: message.tool_call_id,
-      };
-      if (message.name !== undefined) replaced.name = message.name;
-      if (message.status !== undefined) replaced.status = message.status;
-      return new ToolMessage(replaced);
-    } catch (err) {
-      if (err instanceof ToolFailure) throw err.error; // the tool's own error: the framework's to handle
-      if (isGraphInterrupt(err)) throw err;
-      // Any error of the adapter itself: the tool did not run (or its output is withheld).
-      return refused('adapter error');
-    }
+function toolCallOf(
+  side: ToolSide,
+  held: TextMemory<PepInterruptValue>,
+  request: ToolCallRequest,
+  handler: ToolCallHandler,
+): ToolCall {
+  const call = request.toolCall;
+  const toolCallId = typeof call?.id === 'string' ? call.id : '';
+  const session = side.session(request.runtime?.configurable);
+  const opts: CallOptions = {};
+  if (session !== undefined) opts.session = session;
+  const signal = request.runtime?.signal;
+  if (signal !== undefined) opts.signal = signal;
+  return {
+    side,
+    held,
+    request,
+    handler,
+    call,
+    name: typeof call?.name === 'string' ? call.name : '',
+    toolCallId,
+    sessionKey: session ?? '',
+    heldKey: `${session ?? ''}\u0000${toolCallId}`,
+    opts,
   };
+}
+
+/** An error `ToolMessage` the adapter wrote (so the egress check does not send our own text out). */
+function denial(tc: ToolCall, content: string, own = true): ToolMessage {
+  const id = randomUUID();
+  // Text the adapter wrote is not sent out again; text that carries a reviewer's own words is (own: false).
+  if (own) tc.side.seen.set(SeenMessages.key(tc.sessionKey, id), { kind: 'pass', text: SeenMessages.digest(content) });
+  return new ToolMessage({ id, content, tool_call_id: tc.toolCallId, name: tc.name, status: 'error' });
+}
+
+/** A call the adapter refuses itself: not run, the `was not run` text with `invalid_request` (observed). */
+function refused(tc: ToolCall, why: string): ToolMessage {
+  const site = { stage: 'action' as const, tool: tc.name || 'unknown' };
+  return denial(tc, tc.side.enforcement.refuse(site, 'invalid_request', why).toolMessage);
+}
+
+async function wrapToolCall(tc: ToolCall): Promise<ToolMessage | Command> {
+  try {
+    const resumed = resumeHeld(tc);
+    if (resumed.kind === 'answered') return resumed.message;
+    const plan = await planArgs(tc.request.tool, tc.call.args);
+    if (plan.kind === 'refused') return refused(tc, plan.why);
+    if (plan.kind === 'unfit') return await runUnfit(tc, plan.tool);
+    return await runGuarded(tc, plan, resumed.kind === 'approved');
+  } catch (err) {
+    if (err instanceof ToolFailure) throw err.error; // the tool's own error: the framework's to handle
+    if (isGraphInterrupt(err)) throw err;
+    // Any error of the adapter itself: the tool did not run (or its output is withheld).
+    return refused(tc, 'adapter error');
+  }
+}
+
+/**
+ * A call resumed after a hold: the reviewer's answer comes back from `interrupt()` (which throws again
+ * without one). `approved` asks the PDP again; a rejection or an unreadable answer is the call's
+ * denial; `new` is a call that was not held.
+ */
+function resumeHeld(tc: ToolCall): { kind: 'new' } | { kind: 'approved' } | { kind: 'answered'; message: ToolMessage } {
+  const { held, heldKey, call, name, toolCallId } = tc;
+  // A held value describes one call: a later call that reuses the id (with other args) is a new call.
+  const remembered = held.get(heldKey);
+  const request0 = remembered?.actionRequests[0];
+  const waiting =
+    remembered !== undefined && request0?.name === name && isDeepStrictEqual(request0.args, call.args)
+      ? remembered
+      : undefined;
+  if (remembered !== undefined && waiting === undefined) held.delete(heldKey);
+  if (toolCallId === '' || (waiting === undefined && !reviewResumePending())) return { kind: 'new' };
+  const answer = readReviewAnswer(interrupt(waiting ?? { agentPep: true, toolCallId }));
+  held.delete(heldKey);
+  if (answer.kind === 'approve') return { kind: 'approved' };
+  const withMessage = answer.kind === 'reject' && answer.message !== undefined && answer.message !== '';
+  return { kind: 'answered', message: denial(tc, reviewRefusalText(name, answer), !withMessage) };
+}
+
+/**
+ * The model's args do not fit: the tool refuses them with its own error (the model can retry). Its body
+ * is swapped out, so that a parse that passes this time runs nothing undecided.
+ */
+async function runUnfit(tc: ToolCall, refusing: StructuredTool): Promise<ToolMessage | Command> {
+  try {
+    return await tc.handler({ ...tc.request, tool: refusing as typeof tc.request.tool });
+  } catch (error) {
+    if (error instanceof SchemaChanges) return refused(tc, 'schema changes args');
+    throw new ToolFailure(error); // the tool's own error: the framework's to handle
+  }
+}
+
+/**
+ * The call decided and run through `pep.guardTool`: the tool runs (reading its permit at
+ * `config.toolCall['agent-pep/permit']`) only on an ALLOW or WARN whose permit verifies. ESCALATE, when
+ * the graph can be interrupted, holds the call for a reviewer; any other refusal is the call's denial.
+ */
+async function runGuarded(
+  tc: ToolCall,
+  plan: Exclude<ArgsPlan, { kind: 'refused' | 'unfit' }>,
+  approved: boolean,
+): Promise<ToolMessage | Command> {
+  const decided = plan.kind === 'parsed' ? plan.decided : tc.call.args;
+  const run: { ran: boolean; produced?: ToolMessage | Command } = { ran: false };
+  const guarded = tc.side.pep.guardTool(tc.name, async (args, ctx) => {
+    const toolArgs = await toolArgsFor(plan, decided, tc.call.args, args);
+    run.ran = true;
+    const toolCall = { ...tc.call, args: toolArgs, [PERMIT_KEY]: ctx.permitId } as PepToolCall;
+    let out: ToolMessage | Command;
+    try {
+      out = await tc.handler({ ...tc.request, toolCall });
+    } catch (error) {
+      throw new ToolFailure(error);
+    }
+    run.produced = out;
+    return ToolMessage.isInstance(out) ? out.content : out;
+  });
+  let result: unknown;
+  try {
+    result = await guarded(decided as Record<string, unknown>, tc.opts);
+  } catch (err) {
+    if (err instanceof ToolFailure) throw err;
+    if (err instanceof SchemaChanges) return refused(tc, 'schema changes args');
+    if (err instanceof PolicyEscalatedError && !approved && tc.toolCallId !== '' && canInterrupt()) hold(tc, err);
+    if (err instanceof PolicyEnforcementError) return denial(tc, err.toolMessage);
+    throw err;
+  }
+  return answerOf(tc, result, run.ran, run.produced);
+}
+
+/** Holds an escalated call for a reviewer: remembered, then `interrupt()` throws `GraphInterrupt`. */
+function hold(tc: ToolCall, err: PolicyEscalatedError): void {
+  const args = tc.call.args as Record<string, unknown>;
+  const value = interruptValue(tc.name, args, tc.toolCallId, err.decision, err.toolMessage);
+  tc.held.set(tc.heldKey, value);
+  interrupt(value); // throws GraphInterrupt: the graph waits for a reviewer
+}
+
+/**
+ * The hook's answer for a call that was guarded: an interceptor's substitute (the tool did not run) or
+ * an `after` interceptor's replacement as a `ToolMessage` of its own; the tool's own message or
+ * `Command` when the result is unchanged.
+ */
+function answerOf(
+  tc: ToolCall,
+  result: unknown,
+  ran: boolean,
+  produced: ToolMessage | Command | undefined,
+): ToolMessage | Command {
+  if (!ran) {
+    // An interceptor's substitute: its result stands in for the tool's; the tool did not run.
+    return new ToolMessage({ content: resultText(result), tool_call_id: tc.toolCallId, name: tc.name });
+  }
+  if (produced !== undefined && isCommand(produced)) {
+    return isCommand(result)
+      ? result
+      : new ToolMessage({ content: resultText(result), tool_call_id: tc.toolCallId, name: tc.name });
+  }
+  const message = produced as ToolMessage;
+  if (result === message.content) return message;
+  // An `after` interceptor replaced the result.
+  const replaced: ConstructorParameters<typeof ToolMessage>[0] = {
+    content: resultText(result),
+    tool_call_id: message.tool_call_id,
+  };
+  if (message.name !== undefined) replaced.name = message.name;
+  if (message.status !== undefined) replaced.status = message.status;
+  return new ToolMessage(replaced);
 }

@@ -7,9 +7,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
-import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
-import { argsBySchema, enforcementOf } from '../kit.js';
+import { argsBySchema, callOptions, enforcementOf } from '../kit.js';
 import {
   assertGuardable,
   assertPep,
@@ -105,12 +104,7 @@ export function guardMcpClient<C extends Client>(
 ): C & GuardedMcpClient {
   const scope = 'guardMcpClient';
   assertPep(pep, scope);
-  const rawOpts: unknown = opts;
-  if (rawOpts !== undefined && !isObject(rawOpts)) optionError(scope, 'opts', 'expected an object');
-  if (rawOpts !== undefined) refuseUnknownKeys(scope, rawOpts, CLIENT_OPTIONS);
-  const checkResult: unknown = opts?.checkResult ?? true;
-  if (typeof checkResult !== 'boolean') optionError(scope, 'checkResult', 'expected a boolean');
-  const surfaceOpts = readSurfaceOptions(scope, opts);
+  const { checkResult, ...surfaceOpts } = readClientOptions(scope, opts);
   const target = client as unknown as Record<string, unknown>;
   if (!isObject(client) || typeof target.callTool !== 'function' || typeof target.request !== 'function') {
     throw new TypeError(`${scope}: client must be a Client of @modelcontextprotocol/sdk 1.x`);
@@ -118,110 +112,115 @@ export function guardMcpClient<C extends Client>(
   if (guardedClients.has(client)) throw new TypeError(`${scope}: this client is already guarded`);
   assertGuardable(pep, scope);
 
-  const callTool = target.callTool as (...a: unknown[]) => Promise<unknown>;
-  const request = target.request as (...a: unknown[]) => Promise<unknown>;
-  const surface = makeToolSurface({ scope, pep, client: target, request, ...surfaceOpts });
-  /** The params objects of calls already authorized, which `request` sends as they are. */
-  const authorized = new WeakSet<object>();
-
-  /** One guarded `tools/call`: decide, send with the permit, check the result. */
-  async function call(given: unknown, options: unknown, send: Send): Promise<unknown> {
-    // Each member is read once: what is decided is what is sent (a getter cannot answer differently later).
-    let params: Record<string, unknown>;
-    try {
-      params = isObject(given) ? { ...given } : {};
-    } catch {
-      params = {};
-    }
-    const name = typeof params.name === 'string' ? params.name : undefined;
-    if (name === undefined) {
-      return failedClosed('unknown', 'invalid_request', 'tools/call params without a tool name');
-    }
-    if (isObject(params.task) || (isObject(options) && isObject(options.task))) {
-      throw new McpError(ErrorCode.InvalidRequest, `agent-pep/mcp: task-augmented tools/call is not supported`);
-    }
-    const changed = await surface.refuseCall(name, options);
-    if (changed !== undefined) return changed;
-    // The args the server's tool will run: its listed schema's defaults filled in, a value its parser
-    // would coerce refused (docs/adapters.md "Schemas"), so that the PDP decides on what runs.
-    const planned = await argsByListedSchema(pep, surface, name, params.arguments, options);
-    if (planned.kind === 'refused') return planned.result;
-    params.arguments = planned.args;
-    let sent = false;
-    let raw: unknown;
-    try {
-      const execute = async (effective: Record<string, unknown>, ctx: { permitId: string | undefined }) => {
-        const out: Record<string, unknown> = { ...params, arguments: effective };
-        // Only the permit the PDP minted for this call travels (a caller's own value under the key never does).
-        const meta: Record<string, unknown> = { ...(isObject(params._meta) ? params._meta : {}) };
-        delete meta[PERMIT_META_KEY];
-        if (ctx.permitId !== undefined) meta[PERMIT_META_KEY] = ctx.permitId;
-        if (isObject(params._meta) || ctx.permitId !== undefined) out._meta = meta;
-        sent = true;
-        raw = await send(out);
-        return raw;
-      };
-      // The result checked (after the `after` interceptors), to tell a WARN's text from a replacement.
-      let checked: unknown;
-      const check = (result: unknown): string => {
-        checked = result;
-        return resultText(result);
-      };
-      const guarded = checkResult ? pep.guardTool(name, execute, { checkResult: check }) : pep.guardTool(name, execute);
-      const callOpts: CallOptions = {};
-      const session = sessionOf((target.transport as { sessionId?: unknown } | undefined)?.sessionId);
-      if (session !== undefined) callOpts.session = session;
-      if (isObject(options) && options.signal instanceof AbortSignal) callOpts.signal = options.signal;
-      const args = params.arguments ?? {};
-      const out = await guarded(args as Record<string, unknown>, callOpts);
-      if (!sent) return asToolResult(out);
-      if (typeof out !== 'string') return out;
-      // A WARN's transformedContent in place of the result checked: its items that show no text stay.
-      // Else the string is an `after` interceptor's replacement: the whole result, nothing of the server's.
-      return out !== checked && typeof checked !== 'string' && checked !== undefined
-        ? withText(checked, out)
-        : asToolResult(out);
-    } catch (err) {
-      if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
-      if (sent) throw err;
-      return failedClosed(name, 'invalid_request', 'the adapter failed');
-    }
-  }
-
-  Object.defineProperty(client, 'callTool', {
-    value: (params: unknown, resultSchema?: unknown, options?: unknown) =>
-      call(params, options, (p) => {
-        authorized.add(p);
-        return callTool.call(client, p, resultSchema, options);
-      }),
-    writable: false,
-    configurable: false,
-  });
-  Object.defineProperty(client, 'request', {
-    value: (given: unknown, resultSchema?: unknown, options?: unknown) => {
-      // Read once, so that a getter cannot show another method to this check than to the SDK.
-      let req: unknown = given;
-      if (isObject(given)) {
-        try {
-          req = { ...given };
-        } catch {
-          return Promise.resolve(failedClosed('unknown', 'invalid_request', 'the request could not be read'));
-        }
-      }
-      if (isObject(req) && req.method === 'tools/list') return surface.list(req, resultSchema, options);
-      if (!isObject(req) || req.method !== 'tools/call') return request.call(client, req, resultSchema, options);
-      if (isObject(req.params) && authorized.has(req.params)) {
-        authorized.delete(req.params);
-        return request.call(client, req, resultSchema, options);
-      }
-      return call(req.params, options, (p) => request.call(client, { ...req, params: p }, resultSchema, options));
-    },
-    writable: false,
-    configurable: false,
-  });
-  Object.defineProperty(client, 'pepPins', { value: () => surface.pins(), writable: false, configurable: false });
+  const callTool = target.callTool as SdkMethod;
+  const request = target.request as SdkMethod;
+  const guard: ClientGuard = {
+    pep,
+    target,
+    checkResult,
+    surface: makeToolSurface({ scope, pep, client: target, request, ...surfaceOpts }),
+    authorized: new WeakSet<object>(),
+  };
+  const callToolGuarded = (params: unknown, resultSchema?: unknown, options?: unknown) =>
+    guardedCall(guard, params, options, (p) => {
+      guard.authorized.add(p);
+      return callTool.call(client, p, resultSchema, options);
+    });
+  fix(client, 'callTool', callToolGuarded);
+  fix(client, 'request', guardedRequest(guard, client, request));
+  fix(client, 'pepPins', () => guard.surface.pins());
   guardedClients.add(client);
   return client as unknown as C & GuardedMcpClient;
+}
+
+/** A method of the SDK's `Client`, as the guard calls it. */
+type SdkMethod = (...a: unknown[]) => Promise<unknown>;
+
+/** What one guarded client works with. */
+interface ClientGuard {
+  pep: Pep;
+  /** The client, as an object. */
+  target: Record<string, unknown>;
+  checkResult: boolean;
+  surface: ReturnType<typeof makeToolSurface>;
+  /** The params objects of calls already authorized, which `request` sends as they are. */
+  authorized: WeakSet<object>;
+}
+
+/** Puts `value` on the client as a member that cannot be written or redefined. */
+function fix(client: object, key: string, value: unknown): void {
+  Object.defineProperty(client, key, { value, writable: false, configurable: false });
+}
+
+/**
+ * The client's `request`, guarded: `tools/list` through the tool surface (hidden and pinned tools),
+ * `tools/call` decided (unless it is a `callTool` already authorized), anything else as it is.
+ */
+function guardedRequest(guard: ClientGuard, client: object, request: SdkMethod) {
+  return (given: unknown, resultSchema?: unknown, options?: unknown) => {
+    // Read once, so that a getter cannot show another method to this check than to the SDK.
+    let req: unknown = given;
+    if (isObject(given)) {
+      try {
+        req = { ...given };
+      } catch {
+        return Promise.resolve(failedClosed('unknown', 'invalid_request', 'the request could not be read'));
+      }
+    }
+    if (isObject(req) && req.method === 'tools/list') return guard.surface.list(req, resultSchema, options);
+    if (!isObject(req) || req.method !== 'tools/call') return request.call(client, req, resultSchema, options);
+    if (isObject(req.params) && guard.authorized.has(req.params)) {
+      guard.authorized.delete(req.params);
+      return request.call(client, req, resultSchema, options);
+    }
+    return guardedCall(guard, req.params, options, (p) =>
+      request.call(client, { ...req, params: p }, resultSchema, options),
+    );
+  };
+}
+
+/** The params of a `tools/call`, each member read once: what is decided is what is sent (a getter cannot answer differently later). */
+function readParams(given: unknown): Record<string, unknown> {
+  try {
+    return isObject(given) ? { ...given } : {};
+  } catch {
+    return {};
+  }
+}
+
+/** One guarded `tools/call`: checked, decided, sent with the permit, its result checked. */
+async function guardedCall(guard: ClientGuard, given: unknown, options: unknown, send: Send): Promise<unknown> {
+  const params = readParams(given);
+  const name = typeof params.name === 'string' ? params.name : undefined;
+  if (name === undefined) {
+    return failedClosed('unknown', 'invalid_request', 'tools/call params without a tool name');
+  }
+  if (isObject(params.task) || (isObject(options) && isObject(options.task))) {
+    throw new McpError(ErrorCode.InvalidRequest, `agent-pep/mcp: task-augmented tools/call is not supported`);
+  }
+  const changed = await guard.surface.refuseCall(name, options);
+  if (changed !== undefined) return changed;
+  // The args the server's tool will run: its listed schema's defaults filled in, a value its parser
+  // would coerce refused (docs/adapters.md "Schemas"), so that the PDP decides on what runs.
+  const planned = await argsByListedSchema(guard.pep, guard.surface, name, params.arguments, options);
+  if (planned.kind === 'refused') return planned.result;
+  params.arguments = planned.args;
+  const state: SendState = { sent: false, checked: undefined };
+  try {
+    const out = await decideAndSend(guard, name, params, options, send, state);
+    if (!state.sent) return asToolResult(out);
+    if (typeof out !== 'string') return out;
+    // A WARN's transformedContent in place of the result checked: its items that show no text stay.
+    // Else the string is an `after` interceptor's replacement: the whole result, nothing of the server's.
+    const checked = state.checked;
+    return out !== checked && typeof checked !== 'string' && checked !== undefined
+      ? withText(checked, out)
+      : asToolResult(out);
+  } catch (err) {
+    if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
+    if (state.sent) throw err;
+    return failedClosed(name, 'invalid_request', 'the adapter failed');
+  }
 }
 
 /**
@@ -251,6 +250,71 @@ async function argsByListedSchema(
   }
   const planned = argsBySchema(schema, given);
   return planned.kind === 'args' ? planned : refuse(planned.why);
+}
+
+/** What happened to one call inside `pep.guardTool`: whether it was sent, and the result checked. */
+interface SendState {
+  sent: boolean;
+  /** The result checked (after the `after` interceptors), to tell a WARN's text from a replacement. */
+  checked: unknown;
+}
+
+/**
+ * The call through `pep.guardTool`: sent only on an ALLOW or WARN whose permit verified, with the
+ * effective args and the permit in `_meta`; the result checked at `context_egress` with `checkResult`.
+ */
+function decideAndSend(
+  guard: ClientGuard,
+  name: string,
+  params: Record<string, unknown>,
+  options: unknown,
+  send: Send,
+  state: SendState,
+): Promise<unknown> {
+  const execute = async (effective: Record<string, unknown>, ctx: { permitId: string | undefined }) => {
+    const out = withPermit(params, effective, ctx.permitId);
+    state.sent = true;
+    return send(out);
+  };
+  const check = (result: unknown): string => {
+    state.checked = result;
+    return resultText(result);
+  };
+  const { pep } = guard;
+  const guarded = guard.checkResult
+    ? pep.guardTool(name, execute, { checkResult: check })
+    : pep.guardTool(name, execute);
+  const session = sessionOf((guard.target.transport as { sessionId?: unknown } | undefined)?.sessionId);
+  const callOpts = callOptions({ session, signal: isObject(options) ? options.signal : undefined });
+  const args = params.arguments ?? {};
+  return guarded(args as Record<string, unknown>, callOpts);
+}
+
+/**
+ * The params to send: the effective args, and in `_meta` only the permit the PDP minted for this call
+ * (a caller's own value under the key never travels).
+ */
+function withPermit(
+  params: Record<string, unknown>,
+  effective: Record<string, unknown>,
+  permitId: string | undefined,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...params, arguments: effective };
+  const meta: Record<string, unknown> = { ...(isObject(params._meta) ? params._meta : {}) };
+  delete meta[PERMIT_META_KEY];
+  if (permitId !== undefined) meta[PERMIT_META_KEY] = permitId;
+  if (isObject(params._meta) || permitId !== undefined) out._meta = meta;
+  return out;
+}
+
+/** The options of {@link guardMcpClient}, checked in order. @throws TypeError with `err.option` */
+function readClientOptions(scope: string, opts: GuardMcpClientOptions | undefined) {
+  const rawOpts: unknown = opts;
+  if (rawOpts !== undefined && !isObject(rawOpts)) optionError(scope, 'opts', 'expected an object');
+  if (rawOpts !== undefined) refuseUnknownKeys(scope, rawOpts, CLIENT_OPTIONS);
+  const checkResult: unknown = opts?.checkResult ?? true;
+  if (typeof checkResult !== 'boolean') optionError(scope, 'checkResult', 'expected a boolean');
+  return { checkResult: checkResult as boolean, ...readSurfaceOptions(scope, opts) };
 }
 
 /** `hideBlocked`, `pin` and `allowNew`, checked. @throws TypeError with `err.option` */
