@@ -54,78 +54,78 @@ function printable(d: PolicyDecision, showPermit: boolean): PolicyDecision {
   return rest;
 }
 
-/** Runs the command; resolves with the exit code of the verdict ({@link CHECK_EXIT}). */
-export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandLine(COMMAND, {
-    args: argv,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      pdp: { type: 'string' },
-      agent: { type: 'string' },
-      session: { type: 'string' },
-      'api-key-env': { type: 'string' },
-      protocol: { type: 'string' },
-      stage: { type: 'string' },
-      text: { type: 'string' },
-      tool: { type: 'string' },
-      args: { type: 'string' },
-      simulated: { type: 'boolean' },
-      timeout: { type: 'string' },
-      'show-permit': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    io.stdout.write(USAGE);
-    return EXIT.ok;
-  }
-  let options: Record<string, unknown>;
-  let step:
-    | { stage: TextStage; text: string | undefined; tool: string | undefined }
-    | { tool: string; args: Record<string, unknown> };
-  try {
-    if (values.pdp === undefined) throw new UsageError('--pdp URL is required');
-    if (values.agent === undefined) throw new UsageError('--agent ID is required');
-    const timeoutMs = integerFlag(values.timeout, 'timeout', 1, 2 ** 31 - 1);
-    options = {
-      pdpUrl: values.pdp,
-      agentId: values.agent,
-      session: values.session ?? 'agent-pep-check',
-      permits: false,
-    };
-    if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
-    if (values.simulated) options.simulated = true;
-    const envName = values['api-key-env'];
-    if (envName !== undefined) options.apiKey = apiKeyFromEnv(envName, io.env);
-    if (values.protocol !== undefined) options.protocol = protocolFlag(values.protocol);
-    if (values.stage !== undefined) {
-      if (!isTextStage(values.stage)) {
-        throw new UsageError(
-          '--stage must be input, context_egress, output or delivery (use --tool and --args for an action)',
-        );
-      }
-      if (values.text === undefined) throw new UsageError('--stage needs --text T (or --text - for stdin)');
-      if (values.args !== undefined)
-        throw new UsageError('--args is for an action (--tool NAME --args JSON), not a text stage');
-      if (values.tool !== undefined && values.stage !== 'context_egress') {
-        throw new UsageError('--tool with --stage is only for context_egress');
-      }
-      step = { stage: values.stage, text: values.text, tool: values.tool };
-    } else if (values.tool !== undefined) {
-      if (values.text !== undefined) throw new UsageError('--text is for a text stage (--stage STAGE --text T)');
-      if (values.args === undefined) throw new UsageError('--tool needs --args JSON (use {} for none)');
-      step = { tool: values.tool, args: jsonObjectFlag('args', values.args) };
-    } else {
-      throw new UsageError('give --stage STAGE --text T, or --tool NAME --args JSON');
-    }
-  } catch (error) {
-    usageExit(COMMAND, (error as Error).message);
-  }
+/** The flags of `check`, as `parseArgs` takes them. */
+const FLAGS = {
+  pdp: { type: 'string' },
+  agent: { type: 'string' },
+  session: { type: 'string' },
+  'api-key-env': { type: 'string' },
+  protocol: { type: 'string' },
+  stage: { type: 'string' },
+  text: { type: 'string' },
+  tool: { type: 'string' },
+  args: { type: 'string' },
+  simulated: { type: 'boolean' },
+  timeout: { type: 'string' },
+  'show-permit': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
-  let pep: ReturnType<typeof createPep>;
+/** The flags as parsed. */
+type CheckFlags = ReturnType<typeof parseCommandLine<{ options: typeof FLAGS }>>['values'];
+
+/** The one step to ask about: a text at a stage, or an action. */
+type Step =
+  | { stage: TextStage; text: string | undefined; tool: string | undefined }
+  | { tool: string; args: Record<string, unknown> };
+
+/** The client options the flags give (`permits: false`: the CLI verifies no permit). @throws UsageError */
+function clientOptions(values: CheckFlags, io: CliIo): Record<string, unknown> {
+  if (values.pdp === undefined) throw new UsageError('--pdp URL is required');
+  if (values.agent === undefined) throw new UsageError('--agent ID is required');
+  const timeoutMs = integerFlag(values.timeout, 'timeout', 1, 2 ** 31 - 1);
+  const options: Record<string, unknown> = {
+    pdpUrl: values.pdp,
+    agentId: values.agent,
+    session: values.session ?? 'agent-pep-check',
+    permits: false,
+  };
+  if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
+  if (values.simulated) options.simulated = true;
+  const envName = values['api-key-env'];
+  if (envName !== undefined) options.apiKey = apiKeyFromEnv(envName, io.env);
+  if (values.protocol !== undefined) options.protocol = protocolFlag(values.protocol);
+  return options;
+}
+
+/** The step the flags name: `--stage` with `--text`, or `--tool` with `--args`. @throws UsageError */
+function stepOf(values: CheckFlags): Step {
+  if (values.stage !== undefined) {
+    if (!isTextStage(values.stage)) {
+      throw new UsageError(
+        '--stage must be input, context_egress, output or delivery (use --tool and --args for an action)',
+      );
+    }
+    if (values.text === undefined) throw new UsageError('--stage needs --text T (or --text - for stdin)');
+    if (values.args !== undefined)
+      throw new UsageError('--args is for an action (--tool NAME --args JSON), not a text stage');
+    if (values.tool !== undefined && values.stage !== 'context_egress') {
+      throw new UsageError('--tool with --stage is only for context_egress');
+    }
+    return { stage: values.stage, text: values.text, tool: values.tool };
+  }
+  if (values.tool !== undefined) {
+    if (values.text !== undefined) throw new UsageError('--text is for a text stage (--stage STAGE --text T)');
+    if (values.args === undefined) throw new UsageError('--tool needs --args JSON (use {} for none)');
+    return { tool: values.tool, args: jsonObjectFlag('args', values.args) };
+  }
+  throw new UsageError('give --stage STAGE --text T, or --tool NAME --args JSON');
+}
+
+/** The client, or a usage exit naming the bad option (never its value). */
+function clientOf(options: Record<string, unknown>): ReturnType<typeof createPep> {
   try {
-    pep = createPep(options as unknown as PepOptions);
+    return createPep(options as unknown as PepOptions);
   } catch (error) {
     // a bad --pdp URL, agent id, session, API key (the message names the option, never its value)
     const message = (error as Error).message.split('\n')[0] ?? '';
@@ -134,24 +134,40 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     }
     usageExit(COMMAND, message);
   }
-  let decision: PolicyDecision;
+}
+
+/** Asks the PDP about `step` (the text from stdin for `--text -`), then closes the client. */
+async function decideStep(pep: ReturnType<typeof createPep>, step: Step, io: CliIo): Promise<PolicyDecision> {
   try {
-    if ('stage' in step) {
-      const text = step.text === '-' ? await readStdin(io.stdin) : (step.text as string);
-      decision =
-        step.stage === 'context_egress'
-          ? await pep.checkContextEgress(text, step.tool !== undefined ? { tool: step.tool } : {})
-          : step.stage === 'input'
-            ? await pep.checkInput(text)
-            : step.stage === 'output'
-              ? await pep.checkOutput(text)
-              : await pep.checkDelivery(text);
-    } else {
-      decision = await pep.authorizeAction(step.tool, step.args);
+    if (!('stage' in step)) return await pep.authorizeAction(step.tool, step.args);
+    const text = step.text === '-' ? await readStdin(io.stdin) : (step.text as string);
+    if (step.stage === 'context_egress') {
+      return await pep.checkContextEgress(text, step.tool !== undefined ? { tool: step.tool } : {});
     }
+    if (step.stage === 'input') return await pep.checkInput(text);
+    if (step.stage === 'output') return await pep.checkOutput(text);
+    return await pep.checkDelivery(text);
   } finally {
     await pep.close();
   }
+}
+
+/** Runs the command; resolves with the exit code of the verdict ({@link CHECK_EXIT}). */
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandLine(COMMAND, { args: argv, strict: true, allowPositionals: false, options: FLAGS });
+  if (values.help) {
+    io.stdout.write(USAGE);
+    return EXIT.ok;
+  }
+  let options: Record<string, unknown>;
+  let step: Step;
+  try {
+    options = clientOptions(values, io);
+    step = stepOf(values);
+  } catch (error) {
+    usageExit(COMMAND, (error as Error).message);
+  }
+  const decision = await decideStep(clientOf(options), step, io);
   io.stdout.write(`${JSON.stringify(printable(decision, values['show-permit'] === true), null, 2)}\n`);
   // a synthesized BLOCK (the PEP failed closed) says why on stderr too: the PDP's error code and the
   // URL tried, so a wrong agent id or PDP URL says what it is (docs/cli.md)

@@ -4,19 +4,18 @@
  * server cannot run.
  * @internal
  */
-import { readFile, stat } from 'node:fs/promises';
-import { type DevPdpOptions, type EvidenceRecord, InvalidPolicyError, startDevPdp } from '../dev-pdp/index.js';
-import type { CliIo } from './io.js';
+import { stat } from 'node:fs/promises';
 import {
-  EXIT,
-  exitWith,
-  integerFlag,
-  jsonPosition,
-  parseCommandLine,
-  systemReason,
-  UsageError,
-  usageExit,
-} from './usage.js';
+  type DevPdp,
+  type DevPdpOptions,
+  type EvidenceRecord,
+  InvalidPolicyError,
+  startDevPdp,
+} from '../dev-pdp/index.js';
+import { deadlineIn, LATE, race } from '../internal/deadline.js';
+import { decodeJsonOrUsage, readFileOrUsage } from './input.js';
+import type { CliIo } from './io.js';
+import { EXIT, exitWith, integerFlag, parseCommandLine, UsageError, usageExit } from './usage.js';
 
 export const USAGE = `Usage: agent-pep dev-pdp --policy FILE [options]
 
@@ -86,61 +85,62 @@ function recordLine(record: EvidenceRecord): string {
   return `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${record.decisionId}\n`;
 }
 
+/** The flags of `dev-pdp`, as `parseArgs` takes them. */
+const FLAGS = {
+  policy: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'api-key': { type: 'string' },
+  'reviewer-key-env': { type: 'string' },
+  'approval-ttl': { type: 'string' },
+  'escalation-ttl': { type: 'string' },
+  notify: { type: 'string' },
+  evidence: { type: 'string' },
+  audience: { type: 'string' },
+  'tool-audience': { type: 'string', multiple: true },
+  ttl: { type: 'string' },
+  key: { type: 'string' },
+  'session-store': { type: 'string' },
+  'max-history': { type: 'string' },
+  'session-ttl': { type: 'string' },
+  quiet: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The flags as parsed. */
+type DevPdpFlags = ReturnType<typeof parseCommandLine<{ options: typeof FLAGS }>>['values'];
+
+/** The checked flags, before the policy file is read. */
+interface Checked {
+  policyPath: string;
+  port: number | undefined;
+  ttl: number | undefined;
+  sessions: SessionFlags;
+  approvalTtl: number | undefined;
+  escalationTtl: number | undefined;
+  toolAudiences: Record<string, string> | undefined;
+}
+
+/** Checks the flags that need no file: the policy's path, numbers in range, tool audiences. @throws UsageError */
+function checkFlags(values: DevPdpFlags): Checked {
+  const toolAudiences = toolAudienceFlags(values['tool-audience']);
+  if (values.policy === undefined) throw new UsageError('--policy FILE is required');
+  return {
+    policyPath: values.policy,
+    port: integerFlag(values.port, 'port', 0, 65535),
+    ttl: integerFlag(values.ttl, 'ttl', 1, 300),
+    sessions: sessionFlags(values),
+    approvalTtl: integerFlag(values['approval-ttl'], 'approval-ttl', 1, 604_800),
+    escalationTtl: integerFlag(values['escalation-ttl'], 'escalation-ttl', 1, 604_800),
+    toolAudiences,
+  };
+}
+
 /**
- * Runs the command; resolves with 0 once the server is up (the process then lives until SIGINT or
- * SIGTERM, which stop the server and exit the process).
+ * Exits with a usage error when `--evidence` names a file that already holds records. The library
+ * refuses such a log too; here it is a usage error that names the flag and a fresh name.
  */
-export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandLine(COMMAND, {
-    args: argv,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      policy: { type: 'string' },
-      host: { type: 'string' },
-      port: { type: 'string' },
-      'api-key': { type: 'string' },
-      'reviewer-key-env': { type: 'string' },
-      'approval-ttl': { type: 'string' },
-      'escalation-ttl': { type: 'string' },
-      notify: { type: 'string' },
-      evidence: { type: 'string' },
-      audience: { type: 'string' },
-      'tool-audience': { type: 'string', multiple: true },
-      ttl: { type: 'string' },
-      key: { type: 'string' },
-      'session-store': { type: 'string' },
-      'max-history': { type: 'string' },
-      'session-ttl': { type: 'string' },
-      quiet: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    io.stdout.write(USAGE);
-    return EXIT.ok;
-  }
-  let port: number | undefined;
-  let ttl: number | undefined;
-  let sessions: SessionFlags;
-  let approvalTtl: number | undefined;
-  let escalationTtl: number | undefined;
-  let policyPath: string;
-  let toolAudiences: Record<string, string> | undefined;
-  try {
-    toolAudiences = toolAudienceFlags(values['tool-audience']);
-    if (values.policy === undefined) throw new UsageError('--policy FILE is required');
-    policyPath = values.policy;
-    port = integerFlag(values.port, 'port', 0, 65535);
-    ttl = integerFlag(values.ttl, 'ttl', 1, 300);
-    sessions = sessionFlags(values);
-    approvalTtl = integerFlag(values['approval-ttl'], 'approval-ttl', 1, 604_800);
-    escalationTtl = integerFlag(values['escalation-ttl'], 'escalation-ttl', 1, 604_800);
-  } catch (error) {
-    usageExit(COMMAND, (error as Error).message);
-  }
-  // The library refuses a log that already holds records too; here it is a usage error that names the flag.
-  const evidencePath = values.evidence;
+async function refuseUsedLog(evidencePath: string | undefined): Promise<void> {
   const existing = evidencePath === undefined ? undefined : await stat(evidencePath).catch(() => undefined);
   if (existing?.isFile() && existing.size > 0) {
     usageExit(
@@ -148,44 +148,60 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       `--evidence ${evidencePath} already holds records (a log is one chain, from one start): start afresh with a new file, --evidence ${await freshLogName(evidencePath as string)}, or move the old log away (keep it and its JWKS for evidence verify)`,
     );
   }
-  let policyText: string;
+}
+
+/** The policy file, decoded by the one JSON body decoder; a usage exit when it cannot be read or is not I-JSON. */
+async function readPolicy(policyPath: string): Promise<unknown> {
+  const what = `the policy file ${policyPath}`;
   try {
-    policyText = await readFile(policyPath, 'utf8');
+    return decodeJsonOrUsage(what, await readFileOrUsage(policyPath, what));
   } catch (error) {
-    usageExit(COMMAND, `cannot read the policy file ${policyPath} (${systemReason(error)})`);
+    usageExit(COMMAND, (error as Error).message);
   }
-  let policy: unknown;
-  try {
-    policy = JSON.parse(policyText);
-  } catch {
-    usageExit(COMMAND, `the policy file ${policyPath} is not valid JSON${jsonPosition(policyText)}`);
-  }
+}
+
+/** The options of `startDevPdp` the flags, the environment and the policy give. */
+function devPdpOptions(values: DevPdpFlags, checked: Checked, policy: unknown, io: CliIo): DevPdpOptions {
   const apiKey = values['api-key'] ?? (io.env.PDP_API_KEY || undefined);
+  const reviewerApiKey = reviewerKeyOf(values, io);
+  const { port, ttl, approvalTtl, escalationTtl, toolAudiences } = checked;
+  return {
+    policy,
+    host: values.host ?? '127.0.0.1',
+    port: port ?? 8787,
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(reviewerApiKey !== undefined ? { reviewerApiKey, console: true } : {}),
+    ...(approvalTtl !== undefined ? { approvalTtlSec: approvalTtl } : {}),
+    ...(escalationTtl !== undefined ? { escalationTtlSec: escalationTtl } : {}),
+    ...(values.notify !== undefined ? { notifyUrl: values.notify } : {}),
+    ...(values.evidence !== undefined ? { evidencePath: values.evidence } : {}),
+    ...(values.audience !== undefined ? { audience: values.audience } : {}),
+    ...(toolAudiences !== undefined ? { toolAudiences } : {}),
+    ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
+    ...(values.key !== undefined ? { key: values.key } : {}),
+    ...checked.sessions,
+    ...(values.quiet === true
+      ? {}
+      : { onDecision: (record: EvidenceRecord) => void io.stdout.write(recordLine(record)) }),
+  };
+}
+
+/** The reviewer key: from `--reviewer-key-env VAR` (a usage exit when VAR is unset), else `PDP_REVIEWER_KEY`. */
+function reviewerKeyOf(values: DevPdpFlags, io: CliIo): string | undefined {
   const reviewerEnv = values['reviewer-key-env'];
   if (reviewerEnv !== undefined && !io.env[reviewerEnv]) {
     usageExit(COMMAND, `--reviewer-key-env: the environment variable ${reviewerEnv} is not set`);
   }
-  const reviewerApiKey = io.env[reviewerEnv ?? 'PDP_REVIEWER_KEY'] || undefined;
-  const quiet = values.quiet === true;
-  let pdp: Awaited<ReturnType<typeof startDevPdp>>;
+  return io.env[reviewerEnv ?? 'PDP_REVIEWER_KEY'] || undefined;
+}
+
+/**
+ * Starts the dev PDP, or exits: 2 for an invalid policy (one line per problem) or a bad option, 1 when
+ * the server cannot run (a port in use says what to do about it).
+ */
+async function start(options: DevPdpOptions, policyPath: string): Promise<DevPdp> {
   try {
-    pdp = await startDevPdp({
-      policy,
-      host: values.host ?? '127.0.0.1',
-      port: port ?? 8787,
-      ...(apiKey !== undefined ? { apiKey } : {}),
-      ...(reviewerApiKey !== undefined ? { reviewerApiKey, console: true } : {}),
-      ...(approvalTtl !== undefined ? { approvalTtlSec: approvalTtl } : {}),
-      ...(escalationTtl !== undefined ? { escalationTtlSec: escalationTtl } : {}),
-      ...(values.notify !== undefined ? { notifyUrl: values.notify } : {}),
-      ...(values.evidence !== undefined ? { evidencePath: values.evidence } : {}),
-      ...(values.audience !== undefined ? { audience: values.audience } : {}),
-      ...(toolAudiences !== undefined ? { toolAudiences } : {}),
-      ...(ttl !== undefined ? { permitTtlSec: ttl } : {}),
-      ...(values.key !== undefined ? { key: values.key } : {}),
-      ...sessions,
-      ...(quiet ? {} : { onDecision: (record: EvidenceRecord) => void io.stdout.write(recordLine(record)) }),
-    });
+    return await startDevPdp(options);
   } catch (error) {
     if (error instanceof InvalidPolicyError) {
       // A policy can have several problems: the first line names the file, one line per problem follows.
@@ -199,28 +215,59 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     // A port in use is the common case (a dev PDP already running): say what to do about it.
     const what =
       code === 'EADDRINUSE'
-        ? `${values.host ?? '127.0.0.1'}:${port ?? 8787} is in use: stop what listens there, or pass another --port (0 for any free port)`
+        ? `${options.host}:${options.port} is in use: stop what listens there, or pass another --port (0 for any free port)`
         : (error as Error).message;
     exitWith(`cannot start the dev PDP${typeof code === 'string' ? ` (${code})` : ''}: ${what}`, EXIT.failure);
   }
-  io.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
-  io.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);
-  io.stdout.write(`issuer: ${pdp.issuer}  audience: ${pdp.audience}  kid: ${pdp.kid}\n`);
-  if (reviewerApiKey !== undefined) io.stdout.write(`reviewer console: ${pdp.url}/console\n`);
+}
+
+/** How long a stop on SIGINT or SIGTERM waits for the server to close before the process exits 1. */
+const STOP_DEADLINE_MS = 5000;
+
+/**
+ * On the first SIGINT or SIGTERM: closes the server and exits the process, 0 once closed, 1 when closing
+ * fails or takes past {@link STOP_DEADLINE_MS}.
+ */
+function stopOnSignals(pdp: DevPdp, io: CliIo): void {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     io.stdout.write(`${signal}: stopping\n`);
-    const force = setTimeout(() => process.exit(EXIT.failure), 5000);
-    force.unref();
-    pdp.close().then(
-      () => process.exit(EXIT.ok),
+    race(pdp.close(), deadlineIn(STOP_DEADLINE_MS)).then(
+      (closed) => process.exit(closed === LATE ? EXIT.failure : EXIT.ok),
       () => process.exit(EXIT.failure),
     );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+}
+
+/**
+ * Runs the command; resolves with 0 once the server is up (the process then lives until SIGINT or
+ * SIGTERM, which stop the server and exit the process).
+ */
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandLine(COMMAND, { args: argv, strict: true, allowPositionals: false, options: FLAGS });
+  if (values.help) {
+    io.stdout.write(USAGE);
+    return EXIT.ok;
+  }
+  let checked: Checked;
+  try {
+    checked = checkFlags(values);
+  } catch (error) {
+    usageExit(COMMAND, (error as Error).message);
+  }
+  await refuseUsedLog(values.evidence);
+  const policy = await readPolicy(checked.policyPath);
+  const options = devPdpOptions(values, checked, policy, io);
+  const pdp = await start(options, checked.policyPath);
+  io.stdout.write(`agent-pep dev-pdp listening on ${pdp.url}\n`);
+  io.stdout.write(`JWKS: ${pdp.jwksUrl}\n`);
+  io.stdout.write(`issuer: ${pdp.issuer}  audience: ${pdp.audience}  kid: ${pdp.kid}\n`);
+  if (options.reviewerApiKey !== undefined) io.stdout.write(`reviewer console: ${pdp.url}/console\n`);
+  stopOnSignals(pdp, io);
   return EXIT.ok;
 }
 

@@ -7,7 +7,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { JSONWebKeySet } from 'jose';
-import { ijsonProblem } from '../wire/json.js';
+import { decodeJsonBody } from '../wire/json.js';
 import type { CliIo } from './io.js';
 import { jsonPosition, systemReason, UsageError } from './usage.js';
 
@@ -16,18 +16,15 @@ export type KeySource = string | JSONWebKeySet | KeyObject;
 
 /**
  * Reads `--keys`: an `http(s)` URL of a JWKS, or a file holding a JWKS, one public JWK, or a PEM
- * public key (SPKI).
+ * public key (SPKI). A JSON file is decoded by the one JSON body decoder ({@link decodeJsonOrUsage}).
  * @throws UsageError naming the file and the reason
  */
 export async function readKeys(value: string | undefined): Promise<KeySource> {
   if (value === undefined) throw new UsageError('--keys URL|FILE is required');
   if (/^https?:\/\//i.test(value)) return value;
-  let text: string;
-  try {
-    text = await readFile(value, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read the keys file ${value} (${systemReason(error)})`);
-  }
+  const what = `the keys file ${value}`;
+  const bytes = await readFileOrUsage(value, what);
+  const text = bytes.toString('utf8');
   if (text.trimStart().startsWith('-----BEGIN')) {
     try {
       const key = createPublicKey(text);
@@ -36,17 +33,54 @@ export async function readKeys(value: string | undefined): Promise<KeySource> {
       throw new UsageError(`the keys file ${value} is not a PEM public key`);
     }
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UsageError(`the keys file ${value} is not valid JSON${jsonPosition(text)}`);
-  }
+  const parsed = decodeJsonOrUsage(what, bytes);
   if (typeof parsed === 'object' && parsed !== null) {
     if (Array.isArray((parsed as { keys?: unknown }).keys)) return parsed as JSONWebKeySet;
     if (typeof (parsed as { kty?: unknown }).kty === 'string') return { keys: [parsed] } as JSONWebKeySet;
   }
   throw new UsageError(`the keys file ${value} holds neither a JWKS ({ "keys": [...] }) nor a JWK`);
+}
+
+/**
+ * The bytes of the file at `path`.
+ * @param what - how the usage error names the file: `the keys file k.json`
+ * @throws UsageError `cannot read <what> (<the system's reason>)`
+ */
+export async function readFileOrUsage(path: string, what: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    throw new UsageError(`cannot read ${what} (${systemReason(error)})`);
+  }
+}
+
+/**
+ * Decodes a JSON file or flag with the one JSON body decoder (`decodeJsonBody`, src/wire/json.ts): UTF-8
+ * with no byte-order mark, one JSON text, I-JSON (RFC 7493): a member named twice reads one way here
+ * (the last wins) and may read another way elsewhere, so it is refused, as the hook and `evidence
+ * verify` refuse it (docs/cli.md).
+ * @param what - how a usage error names the input: `the policy file p.json`, `--args`
+ * @param bytes - the input as read
+ * @param shape - when given, checked once the text parsed and before the I-JSON rules: a usage message
+ *   for a value of the wrong shape, or undefined
+ * @returns the parsed value
+ * @throws UsageError naming `what` and the problem (the JSON position, never quoting the input)
+ */
+export function decodeJsonOrUsage(
+  what: string,
+  bytes: Uint8Array,
+  shape?: (value: unknown) => string | undefined,
+): unknown {
+  const d = decodeJsonBody(bytes);
+  if (!d.ok && d.problem === 'utf8') throw new UsageError(`${what} is not valid JSON (it is not UTF-8)`);
+  if (!d.ok && d.problem === 'json') throw new UsageError(`${what} is not valid JSON${jsonPosition(d.text ?? '')}`);
+  const wrong = shape?.(d.value);
+  if (wrong !== undefined) throw new UsageError(wrong);
+  if (!d.ok && d.problem === 'duplicate') throw new UsageError(`${what} names a member twice (I-JSON, RFC 7493)`);
+  if (!d.ok) {
+    throw new UsageError(`${what} is not I-JSON (an unpaired surrogate, or a number beyond double range)`);
+  }
+  return d.value;
 }
 
 /** Reads all of `stdin` (the command's, `io.stdin`) as UTF-8. */
@@ -64,21 +98,11 @@ export async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
  *   not I-JSON (an unpaired surrogate, a number beyond double range); never quoting the value
  */
 export function jsonObjectFlag(name: string, value: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    throw new UsageError(`--${name} is not valid JSON${jsonPosition(value)}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new UsageError(`--${name} must be a JSON object`);
-  }
-  const problem = ijsonProblem(value, parsed);
-  if (problem === 'duplicate') throw new UsageError(`--${name} names a member twice (I-JSON, RFC 7493)`);
-  if (problem === 'value') {
-    throw new UsageError(`--${name} is not I-JSON (an unpaired surrogate, or a number beyond double range)`);
-  }
-  return parsed as Record<string, unknown>;
+  // a lone surrogate has no UTF-8 form (argv never holds one: the OS gives bytes)
+  if (!value.isWellFormed()) throw new UsageError(`--${name} is not I-JSON (an unpaired surrogate)`);
+  const notObject = (v: unknown) =>
+    typeof v !== 'object' || v === null || Array.isArray(v) ? `--${name} must be a JSON object` : undefined;
+  return decodeJsonOrUsage(`--${name}`, Buffer.from(value, 'utf8'), notObject) as Record<string, unknown>;
 }
 
 /**

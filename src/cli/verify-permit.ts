@@ -12,7 +12,7 @@
 import { PermitVerificationError } from '../errors.js';
 import { createPermitVerifier } from '../permit/verifier.js';
 import type { ReplayStore } from '../replay/types.js';
-import { jsonObjectFlag, readKeys, readStdin } from './input.js';
+import { jsonObjectFlag, type KeySource, readKeys, readStdin } from './input.js';
 import type { CliIo } from './io.js';
 import { EXIT, exitWith, integerFlag, parseCommandLine, UsageError, usageExit } from './usage.js';
 
@@ -49,90 +49,126 @@ const COMMAND = 'verify-permit';
 /** A store that never remembers: the claim step always answers "first use" (nothing is consumed). */
 const NO_CLAIM: ReplayStore = { claim: () => Promise.resolve(true) };
 
+/** The flags of `verify-permit`, as `parseArgs` takes them. */
+const FLAGS = {
+  keys: { type: 'string' },
+  issuer: { type: 'string' },
+  audience: { type: 'string', multiple: true },
+  tool: { type: 'string' },
+  args: { type: 'string' },
+  algorithms: { type: 'string' },
+  'clock-tolerance': { type: 'string' },
+  consume: { type: 'boolean' },
+  redis: { type: 'string' },
+  'redis-prefix': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The flags as parsed. */
+type VerifyFlags = ReturnType<typeof parseCommandLine<{ options: typeof FLAGS }>>['values'];
+
+/** What the flags give once checked: the call to verify against, the keys and the clock tolerance. */
+interface Checked {
+  issuer: string;
+  audience: string[];
+  tool: string;
+  args: Record<string, unknown>;
+  keys: KeySource;
+  tolerance: number | undefined;
+}
+
+/** Checks the flags and reads `--args` and `--keys`. @throws UsageError */
+async function checkFlags(values: VerifyFlags, positionals: string[]): Promise<Checked> {
+  if (values.issuer === undefined) throw new UsageError('--issuer I is required');
+  if (values.audience === undefined) throw new UsageError('--audience A is required');
+  if (values.tool === undefined) throw new UsageError('--tool NAME is required');
+  if (values.args === undefined) throw new UsageError('--args JSON is required (use {} for none)');
+  if (positionals.length > 1) throw new UsageError('give at most one permit (or - for stdin)');
+  if (values.redis !== undefined && !values.consume) throw new UsageError('--redis is only used with --consume');
+  if (values['redis-prefix'] !== undefined && values.redis === undefined) {
+    throw new UsageError('--redis-prefix is only used with --redis');
+  }
+  if (values.consume && values.redis === undefined) {
+    throw new UsageError('--consume needs --redis URL: a one-shot process has no replay store a service would see');
+  }
+  const args = jsonObjectFlag('args', values.args);
+  const tolerance = integerFlag(values['clock-tolerance'], 'clock-tolerance', 0, 300);
+  const keys = await readKeys(values.keys);
+  return { issuer: values.issuer, audience: values.audience, tool: values.tool, args, keys, tolerance };
+}
+
+/** A replay store and how to close it. */
+interface OpenStore {
+  store: ReplayStore;
+  close(): Promise<void>;
+}
+
+/**
+ * The replay store of `--consume --redis URL`, or {@link NO_CLAIM} (nothing to close) without `--consume`.
+ * Exits with a usage error for a bad URL or a missing `ioredis`.
+ */
+async function replayStoreOf(values: VerifyFlags, tolerance: number | undefined): Promise<OpenStore> {
+  if (!values.consume || values.redis === undefined) return { store: NO_CLAIM, close: () => Promise.resolve() };
+  try {
+    // loaded only here: the Redis client is an optional peer dependency
+    const { createRedisReplayStore } = await import('../replay/redis.js');
+    const store = createRedisReplayStore({
+      url: values.redis,
+      ...(values['redis-prefix'] !== undefined ? { prefix: values['redis-prefix'] } : {}),
+      ...(tolerance !== undefined ? { clockToleranceSec: tolerance } : {}),
+    });
+    return { store, close: () => store.close() };
+  } catch (error) {
+    if (error instanceof TypeError) usageExit(COMMAND, `--redis: ${error.message}`);
+    exitWith(redisStoreProblem(error), EXIT.usage);
+  }
+}
+
+/** The verifier the flags describe; a usage exit (after closing the store) for a bad option. */
+async function verifierOf(
+  values: VerifyFlags,
+  checked: Checked,
+  replay: OpenStore,
+): Promise<ReturnType<typeof createPermitVerifier>> {
+  try {
+    return createPermitVerifier({
+      keys: checked.keys,
+      issuer: checked.issuer,
+      audience: checked.audience,
+      replayStore: replay.store,
+      ...(values.algorithms !== undefined ? { algorithms: values.algorithms.split(',').map((a) => a.trim()) } : {}),
+      ...(checked.tolerance !== undefined ? { clockToleranceSec: checked.tolerance } : {}),
+    });
+  } catch (error) {
+    await replay.close();
+    usageExit(COMMAND, (error as Error).message);
+  }
+}
+
 /** Runs the command; resolves with the exit code (0 verified, 1 refused). */
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine(COMMAND, {
     args: argv,
     strict: true,
     allowPositionals: true,
-    options: {
-      keys: { type: 'string' },
-      issuer: { type: 'string' },
-      audience: { type: 'string', multiple: true },
-      tool: { type: 'string' },
-      args: { type: 'string' },
-      algorithms: { type: 'string' },
-      'clock-tolerance': { type: 'string' },
-      consume: { type: 'boolean' },
-      redis: { type: 'string' },
-      'redis-prefix': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: FLAGS,
   });
   if (values.help) {
     io.stdout.write(USAGE);
     return EXIT.ok;
   }
-  let args: Record<string, unknown>;
-  let keys: Awaited<ReturnType<typeof readKeys>>;
-  let tolerance: number | undefined;
+  let checked: Checked;
   try {
-    if (values.issuer === undefined) throw new UsageError('--issuer I is required');
-    if (values.audience === undefined) throw new UsageError('--audience A is required');
-    if (values.tool === undefined) throw new UsageError('--tool NAME is required');
-    if (values.args === undefined) throw new UsageError('--args JSON is required (use {} for none)');
-    if (positionals.length > 1) throw new UsageError('give at most one permit (or - for stdin)');
-    if (values.redis !== undefined && !values.consume) throw new UsageError('--redis is only used with --consume');
-    if (values['redis-prefix'] !== undefined && values.redis === undefined) {
-      throw new UsageError('--redis-prefix is only used with --redis');
-    }
-    if (values.consume && values.redis === undefined) {
-      throw new UsageError('--consume needs --redis URL: a one-shot process has no replay store a service would see');
-    }
-    args = jsonObjectFlag('args', values.args);
-    tolerance = integerFlag(values['clock-tolerance'], 'clock-tolerance', 0, 300);
-    keys = await readKeys(values.keys);
+    checked = await checkFlags(values, positionals);
   } catch (error) {
     usageExit(COMMAND, (error as Error).message);
   }
   const given = positionals[0];
   const permit = (given === undefined || given === '-' ? await readStdin(io.stdin) : given).trim();
-
-  let replayStore: ReplayStore = NO_CLAIM;
-  let closeStore: (() => Promise<void>) | undefined;
-  if (values.consume && values.redis !== undefined) {
-    try {
-      // loaded only here: the Redis client is an optional peer dependency
-      const { createRedisReplayStore } = await import('../replay/redis.js');
-      const store = createRedisReplayStore({
-        url: values.redis,
-        ...(values['redis-prefix'] !== undefined ? { prefix: values['redis-prefix'] } : {}),
-        ...(tolerance !== undefined ? { clockToleranceSec: tolerance } : {}),
-      });
-      replayStore = store;
-      closeStore = () => store.close();
-    } catch (error) {
-      if (error instanceof TypeError) usageExit(COMMAND, `--redis: ${error.message}`);
-      exitWith(redisStoreProblem(error), EXIT.usage);
-    }
-  }
-
-  let verifier: ReturnType<typeof createPermitVerifier>;
+  const replay = await replayStoreOf(values, checked.tolerance);
+  const verifier = await verifierOf(values, checked, replay);
   try {
-    verifier = createPermitVerifier({
-      keys,
-      issuer: values.issuer,
-      audience: values.audience,
-      replayStore,
-      ...(values.algorithms !== undefined ? { algorithms: values.algorithms.split(',').map((a) => a.trim()) } : {}),
-      ...(tolerance !== undefined ? { clockToleranceSec: tolerance } : {}),
-    });
-  } catch (error) {
-    await closeStore?.();
-    usageExit(COMMAND, (error as Error).message);
-  }
-  try {
-    const claims = await verifier.verify(permit, { tool: values.tool, args });
+    const claims = await verifier.verify(permit, { tool: checked.tool, args: checked.args });
     io.stdout.write(`${JSON.stringify(claims, null, 2)}\n`);
     return EXIT.ok;
   } catch (error) {
@@ -141,7 +177,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     io.stderr.write(`agent-pep: ${error.message}\n`);
     return EXIT.failure;
   } finally {
-    await closeStore?.();
+    await replay.close();
   }
 }
 

@@ -18,7 +18,7 @@ import { refusalLogger } from './log.js';
 import { type DevPdpOptions, type ResolvedDevPdpOptions, resolveDevPdpOptions } from './options.js';
 import { compilePolicy } from './policy.js';
 import { reviewing } from './review.js';
-import { createPdpServer } from './server.js';
+import { createPdpServer, type PdpServer } from './server.js';
 import { SessionKeeper } from './sessions/keeper.js';
 import { createMemorySessionStore } from './sessions/memory.js';
 import { createRedisSessionStore } from './sessions/redis.js';
@@ -148,10 +148,9 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     throw error;
   }
   const log = refusalLogger(o.log);
-  let issuer = '';
-  const review = reviewing(o, evidence, log, () => issuer);
+  const state: { issuer: string; fault: Readonly<Fault> | null } = { issuer: '', fault: null };
+  const review = reviewing(o, evidence, log, () => state.issuer);
   const { escalations } = review;
-  let fault: Readonly<Fault> | null = null;
   const pdpServer = createPdpServer({
     policy,
     key,
@@ -167,15 +166,34 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
       requestTimeoutMs: o.requestTimeoutMs,
       keepAliveTimeoutMs: o.keepAliveTimeoutMs,
     },
-    issuer: () => issuer,
-    fault: () => fault,
+    issuer: () => state.issuer,
+    fault: () => state.fault,
     apiKey: o.apiKey,
     reviewerApiKey: o.reviewerApiKey,
     console: consoleOf(o, { escalations, evidence, keys: key.jwks as JSONWebKeySet, log }),
     onDecision: o.onDecision,
     log,
   });
-  const { server } = pdpServer;
+  const parts: Parts = { o, key, evidence, sessions, review, server: pdpServer };
+  state.issuer = await listen(parts);
+  return running(parts, state);
+}
+
+/** What a started dev PDP is made of. */
+interface Parts {
+  o: ResolvedDevPdpOptions;
+  key: Awaited<ReturnType<typeof createSigningKey>>;
+  evidence: EvidenceLog;
+  sessions: SessionKeeper;
+  review: ReturnType<typeof reviewing>;
+  server: PdpServer;
+}
+
+/**
+ * Listens on the options' host and port; resolves with the base URL (an IPv6 address in brackets).
+ * When it cannot listen, closes the review, sessions and evidence log, then rejects with the error.
+ */
+async function listen({ o, review, sessions, evidence, server: { server } }: Parts): Promise<string> {
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -193,7 +211,13 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
   const address = server.address() as AddressInfo;
   const hostPart =
     address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address;
-  issuer = `http://${hostPart}:${address.port}`;
+  return `http://${hostPart}:${address.port}`;
+}
+
+/** The running PDP's handle: its URLs and keys, and its controls over `state` and the parts. */
+function running(parts: Parts, state: { readonly issuer: string; fault: Readonly<Fault> | null }): DevPdp {
+  const { o, key, evidence, sessions, review, server } = parts;
+  const { issuer } = state;
   let closed: Promise<void> | undefined;
   return Object.freeze({
     url: issuer,
@@ -204,14 +228,14 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     jwks: structuredClone(key.jwks) as JSONWebKeySet,
     evidence: () => evidence.records(),
     setFault(next: Fault | null) {
-      fault = validateFault(next);
+      state.fault = validateFault(next);
     },
     resolveEscalation(id: string, resolution: EscalationResolution) {
-      escalations.resolve(id, resolution, 'process');
+      review.escalations.resolve(id, resolution, 'process');
     },
     close() {
       review.close();
-      closed ??= pdpServer
+      closed ??= server
         .close()
         .then(() => sessions.close())
         .then(() => evidence.close());

@@ -18,6 +18,7 @@ import {
 } from 'jose';
 import { optionTypeError } from '../internal/option-kit.js';
 import { referenceActionHash } from '../permit/hash.js';
+import { decodeJsonBody } from '../wire/json.js';
 
 /**
  * Where the PDP's signing key comes from: a path to a file holding a private Ed25519 JWK (JSON) or a
@@ -41,12 +42,13 @@ function keyError(message: string, cause?: unknown): TypeError {
 
 async function privateJwkOf(source: DevPdpKeySource): Promise<JWK> {
   if (typeof source === 'string') {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(source, 'utf8');
+      bytes = await readFile(source);
     } catch (cause) {
       throw keyError('cannot read the key file', cause);
     }
+    const text = bytes.toString('utf8');
     if (text.trimStart().startsWith('-----BEGIN')) {
       try {
         const key = await importPKCS8(text, 'EdDSA', { extractable: true });
@@ -55,11 +57,10 @@ async function privateJwkOf(source: DevPdpKeySource): Promise<JWK> {
         throw keyError('the key file is not a PKCS#8 Ed25519 private key', cause);
       }
     }
-    try {
-      return JSON.parse(text) as JWK;
-    } catch (cause) {
-      throw keyError('the key file is neither a JWK (JSON) nor a PKCS#8 PEM', cause);
-    }
+    // the one JSON body decoder: UTF-8 without a byte-order mark, I-JSON (a member named twice is refused)
+    const json = decodeJsonBody(bytes);
+    if (!json.ok) throw keyError('the key file is neither a JWK (JSON) nor a PKCS#8 PEM');
+    return json.value as JWK;
   }
   if (typeof source === 'object' && source !== null && 'type' in source && source.type === 'private') {
     // a KeyObject or an extractable CryptoKey

@@ -15,112 +15,139 @@ const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
 const ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
 
 /**
+ * A recursive-descent reader of the JSON grammar (RFC 8259) that only moves `i` forward, and throws a
+ * {@link Stop} at the first offset where the text cannot go on.
+ */
+class Scanner {
+  i = 0;
+  readonly n: number;
+
+  constructor(readonly text: string) {
+    this.n = text.length;
+  }
+
+  stop(): never {
+    throw new Stop(this.i);
+  }
+
+  ws(): void {
+    while (this.i < this.n && WS.has(this.text.charCodeAt(this.i))) this.i++;
+  }
+
+  digits(): void {
+    const start = this.i;
+    while (this.i < this.n && this.text.charCodeAt(this.i) >= 0x30 && this.text.charCodeAt(this.i) <= 0x39) this.i++;
+    if (this.i === start) this.stop();
+  }
+
+  literal(word: string): void {
+    for (let k = 0; k < word.length; k++, this.i++) if (this.text[this.i] !== word[k]) this.stop();
+  }
+
+  /** Past the character after a backslash: one of {@link ESCAPES}, or `u` and four hex digits. */
+  escape(): void {
+    this.i++;
+    if (this.i >= this.n) this.stop();
+    const e = this.text[this.i] as string;
+    if (e === 'u') {
+      for (let k = 0; k < 4; k++) {
+        this.i++;
+        if (this.i >= this.n || !/[0-9A-Fa-f]/.test(this.text[this.i] as string)) this.stop();
+      }
+    } else if (!ESCAPES.has(e)) this.stop();
+  }
+
+  string(): void {
+    this.i++; // the opening quote
+    for (;;) {
+      if (this.i >= this.n) this.stop();
+      const c = this.text.charCodeAt(this.i);
+      if (c === 0x22) {
+        this.i++;
+        return;
+      }
+      if (c < 0x20) this.stop();
+      if (c === 0x5c) this.escape();
+      this.i++;
+    }
+  }
+
+  number(): void {
+    const { text } = this;
+    if (text[this.i] === '-') this.i++;
+    if (text[this.i] === '0') this.i++;
+    else this.digits();
+    if (text[this.i] === '.') {
+      this.i++;
+      this.digits();
+    }
+    if (text[this.i] === 'e' || text[this.i] === 'E') {
+      this.i++;
+      if (text[this.i] === '+' || text[this.i] === '-') this.i++;
+      this.digits();
+    }
+  }
+
+  /** Past the opener of a container: true (and past it) when `closer` comes at once (it is empty). */
+  opens(closer: string): boolean {
+    this.i++;
+    this.ws();
+    if (this.text[this.i] !== closer) return false;
+    this.i++;
+    return true;
+  }
+
+  /** After a member or an element: false past a comma, true past `closer` (the container ends). */
+  ends(closer: string): boolean {
+    this.ws();
+    if (this.text[this.i] !== ',' && this.text[this.i] !== closer) this.stop();
+    return this.text[this.i++] === closer;
+  }
+
+  /** One value; a container's members and elements recurse here, one frame a level (deep texts stay scannable). */
+  value(): void {
+    this.ws();
+    const c = this.text[this.i];
+    if (c === '{') {
+      if (this.opens('}')) return;
+      do {
+        this.ws();
+        if (this.text[this.i] !== '"') this.stop();
+        this.string();
+        this.ws();
+        if (this.text[this.i] !== ':') this.stop();
+        this.i++;
+        this.value();
+      } while (!this.ends('}'));
+    } else if (c === '[') {
+      if (this.opens(']')) return;
+      do this.value();
+      while (!this.ends(']'));
+    } else if (c === '"') this.string();
+    else if (c === 't') this.literal('true');
+    else if (c === 'f') this.literal('false');
+    else if (c === 'n') this.literal('null');
+    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) this.number();
+    else this.stop();
+  }
+
+  /** The whole text: one value, then only whitespace. */
+  whole(): void {
+    this.value();
+    this.ws();
+    if (this.i < this.n) this.stop();
+  }
+}
+
+/**
  * The offset (in UTF-16 code units, as `JSON.parse` counts) of the first character at which `text`
  * cannot be a JSON text, and whether the text ended there (`ended`: a prefix of a valid text, cut short).
  * @returns undefined when `text` is a JSON text (or nested too deeply to scan)
  */
 export function jsonErrorOffset(text: string): { at: number; ended: boolean } | undefined {
-  let i = 0;
   const n = text.length;
-  const stop = (): never => {
-    throw new Stop(i);
-  };
-  const ws = (): void => {
-    while (i < n && WS.has(text.charCodeAt(i))) i++;
-  };
-  const digits = (): void => {
-    const start = i;
-    while (i < n && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x39) i++;
-    if (i === start) stop();
-  };
-  const literal = (word: string): void => {
-    for (let k = 0; k < word.length; k++, i++) if (text[i] !== word[k]) stop();
-  };
-  const string = (): void => {
-    i++; // the opening quote
-    for (;;) {
-      if (i >= n) stop();
-      const c = text.charCodeAt(i);
-      if (c === 0x22) {
-        i++;
-        return;
-      }
-      if (c < 0x20) stop();
-      if (c === 0x5c) {
-        i++;
-        if (i >= n) stop();
-        const e = text[i] as string;
-        if (e === 'u') {
-          for (let k = 0; k < 4; k++) {
-            i++;
-            if (i >= n || !/[0-9A-Fa-f]/.test(text[i] as string)) stop();
-          }
-        } else if (!ESCAPES.has(e)) stop();
-      }
-      i++;
-    }
-  };
-  const number = (): void => {
-    if (text[i] === '-') i++;
-    if (text[i] === '0') i++;
-    else digits();
-    if (text[i] === '.') {
-      i++;
-      digits();
-    }
-    if (text[i] === 'e' || text[i] === 'E') {
-      i++;
-      if (text[i] === '+' || text[i] === '-') i++;
-      digits();
-    }
-  };
-  /** Past the opener of a container: true (and past it) when `closer` comes at once (it is empty). */
-  const opens = (closer: string): boolean => {
-    i++;
-    ws();
-    if (text[i] !== closer) return false;
-    i++;
-    return true;
-  };
-  /** After a member or an element: false past a comma, true past `closer` (the container ends). */
-  const ends = (closer: string): boolean => {
-    ws();
-    if (text[i] !== ',' && text[i] !== closer) stop();
-    return text[i++] === closer;
-  };
-  const value = (): void => {
-    ws();
-    const c = text[i];
-    if (c === '{') {
-      if (opens('}')) return;
-      do {
-        ws();
-        if (text[i] !== '"') stop();
-        string();
-        ws();
-        if (text[i] !== ':') stop();
-        i++;
-        value();
-      } while (!ends('}'));
-      return;
-    }
-    if (c === '[') {
-      if (opens(']')) return;
-      do value();
-      while (!ends(']'));
-      return;
-    }
-    if (c === '"') string();
-    else if (c === 't') literal('true');
-    else if (c === 'f') literal('false');
-    else if (c === 'n') literal('null');
-    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) number();
-    else stop();
-  };
   try {
-    value();
-    ws();
-    if (i < n) stop();
+    new Scanner(text).whole();
     return undefined;
   } catch (e) {
     if (e instanceof Stop) return { at: Math.min(e.at, n), ended: e.at >= n };

@@ -6,6 +6,7 @@
  * `session_store_unavailable`, never decided on a missing state.
  * @packageDocumentation
  */
+import { beforeDeadline, deadlineIn } from '../../internal/deadline.js';
 import { HttpError } from '../http.js';
 import { EMPTY_SESSION, type SessionUpdate, type SessionView } from './state.js';
 import type { SessionLease, SessionStore } from './store.js';
@@ -23,15 +24,15 @@ export function storeUnavailable(): HttpError {
   return new HttpError(503, 'session_store_unavailable', 'the session store did not answer in time');
 }
 
-/** Rejects with the 503 when `promise` has not settled by `deadline` (epoch ms), or rejects. */
+/**
+ * `promise`, or the 503 when it rejects or has not settled by `deadline` (a `now()` value of the one
+ * deadline clock, src/internal/deadline.ts).
+ */
 function by<T>(promise: Promise<T>, deadline: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(storeUnavailable()), Math.max(0, deadline - Date.now()));
+  const unavailable = promise.catch((): never => {
+    throw storeUnavailable();
   });
-  return Promise.race([promise.catch(() => Promise.reject(storeUnavailable())), late]).finally(() =>
-    clearTimeout(timer),
-  );
+  return beforeDeadline(unavailable, deadline, storeUnavailable);
 }
 
 /** Serializes the decisions of each session and bounds their waits on the store. @internal */
@@ -57,7 +58,7 @@ export class SessionKeeper {
     plan: (view: SessionView) => Promise<SessionPlan<T>>,
   ): Promise<T> {
     if (key === undefined) return (await plan(EMPTY_SESSION)).finish();
-    const deadline = Date.now() + this.#timeoutMs;
+    const deadline = deadlineIn(this.#timeoutMs);
     const previous = this.#tails.get(key) ?? Promise.resolve();
     let done!: () => void;
     const mine = new Promise<void>((resolve) => {

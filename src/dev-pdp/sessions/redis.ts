@@ -16,6 +16,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { STAGES, VERDICTS } from '../../decision.js';
+import { deadlineIn, now, race } from '../../internal/deadline.js';
 import type { SessionRedisClient, SessionStoreOption } from './options.js';
 import type { HistoryStep, SessionUpdate, SessionView } from './state.js';
 import type { SessionLease, SessionLimits, SessionStore } from './store.js';
@@ -164,7 +165,7 @@ export async function createRedisSessionStore(
   async function acquire(key: string): Promise<SessionLease> {
     const k = keysOf(prefix, key);
     const token = randomBytes(16).toString('base64url');
-    const until = Date.now() + timeoutMs;
+    const until = deadlineIn(timeoutMs);
     await ready(client);
     for (let attempt = 0; ; attempt++) {
       const reply = (await runScript(client, ACQUIRE, [k.lock, k.labels, k.history], [token, lease])) as unknown[];
@@ -183,7 +184,7 @@ export async function createRedisSessionStore(
         };
       }
       // another replica holds the session (for a few milliseconds, one decision): try again soon
-      if (Date.now() >= until) throw new SessionStoreError('the session stayed locked');
+      if (now() >= until) throw new SessionStoreError('the session stayed locked');
       await sleep(1 + Math.random() * Math.min(2 + attempt, 8));
     }
   }
@@ -199,7 +200,11 @@ export async function createRedisSessionStore(
     },
     async close() {
       if (owned === undefined) return;
-      await Promise.race([owned.quit().catch(() => {}), sleep(timeoutMs)]);
+      // a QUIT that gets no answer in time is cut short by the disconnect
+      await race(
+        owned.quit().catch(() => {}),
+        deadlineIn(timeoutMs),
+      );
       owned.disconnect();
     },
   };

@@ -19,6 +19,7 @@ import { pepCanUseTool, pepHooks } from '../../../src/adapters/claude-agent-sdk.
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 import { createPep, type Pep } from '../../../src/pep.js';
 import { type AnthropicStub, offlineClaudeEnv, startAnthropicStub } from '../../support/anthropic-stub.js';
+import { expectOptionError } from '../../support/options.js';
 
 const policy = {
   agents: ['coder'],
@@ -206,7 +207,7 @@ describe('pepCanUseTool', () => {
     peps.push(bare);
     expect(() => pepCanUseTool(bare)).toThrow(TypeError);
     expect(() => pepHooks(bare)).toThrow(TypeError);
-    expect(() => pepCanUseTool(pep, { approver: {} as never })).toThrow(TypeError);
+    expectOptionError(() => pepCanUseTool(pep, { approver: {} as never }), 'approver');
   });
 });
 

@@ -70,6 +70,11 @@ describe('agent-pep dev-pdp (the bin)', () => {
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
   });
+  const writeTemp = async (name: string, content: string | Buffer): Promise<string> => {
+    const path = join(dir, name);
+    await writeFile(path, content);
+    return path;
+  };
 
   test('starts on port 0, prints the URL and JWKS URL, answers, and stops with exit 0 on SIGTERM', async () => {
     const r = run(['dev-pdp', '--policy', examplePolicy, '--port', '0']);
@@ -150,6 +155,21 @@ describe('agent-pep dev-pdp (the bin)', () => {
     await writeFile(notJson, '{ agents');
     const r2 = await runInProcess(['dev-pdp', '--policy', notJson, '--port', '0']);
     expect(r2.code).toBe(2);
+  });
+
+  test('a policy file is decoded by the one JSON body decoder: a member named twice, a byte-order mark or bytes that are not UTF-8 exit 2', async () => {
+    const twice = await writeTemp('twice.json', '{"agents":["a"],"latches":[],"agents":["b"]}');
+    const r = await runInProcess(['dev-pdp', '--policy', twice, '--port', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`the policy file ${twice} names a member twice (I-JSON, RFC 7493)`);
+    const bom = await writeTemp('bom.json', '\uFEFF{"agents":["a"],"latches":[]}');
+    const r2 = await runInProcess(['dev-pdp', '--policy', bom, '--port', '0']);
+    expect(r2.code).toBe(2);
+    expect(r2.stderr).toContain(`the policy file ${bom} is not valid JSON at line 1, column 1 (position 0)`);
+    const latin1 = await writeTemp('latin1.json', Buffer.from('{"agents":["\xe9"],"latches":[]}', 'latin1'));
+    const r3 = await runInProcess(['dev-pdp', '--policy', latin1, '--port', '0']);
+    expect(r3.code).toBe(2);
+    expect(r3.stderr).toContain(`the policy file ${latin1} is not valid JSON (it is not UTF-8)`);
   });
 
   test('a port in use exits 1 with one line naming it and saying what to do (another --port, 0 for a free one)', async () => {

@@ -17,6 +17,7 @@ import { type DevPdp, type DevPdpOptions, EscalationError, startDevPdp } from '.
 import { evidenceRecordHash } from '../../../src/evidence/record.js';
 import { type EvidenceRecord, verifyEvidence } from '../../../src/evidence/verify.js';
 import { actionHash } from '../../../src/permit/hash.js';
+import { expectOptionError } from '../../support/options.js';
 import { PHONE_REDACTION, REFUND_REVIEW } from '../../support/policies.js';
 
 const POLICY = {
@@ -544,9 +545,9 @@ describe('faults', () => {
     pdp.setFault({ kind: 'status', status: 500 });
     pdp.setFault(null);
     expect((await post(pdp, act('t', {}))).status).toBe(200);
-    expect(() => pdp.setFault({ kind: 'explode' } as never)).toThrow(TypeError);
-    expect(() => pdp.setFault({ kind: 'status', status: 99 })).toThrow(TypeError);
-    expect(() => pdp.setFault({ kind: 'slow', bytesPerSecond: 0 })).toThrow(TypeError);
+    expectOptionError(() => pdp.setFault({ kind: 'explode' } as never), 'fault.kind');
+    expectOptionError(() => pdp.setFault({ kind: 'status', status: 99 }), 'fault.status');
+    expectOptionError(() => pdp.setFault({ kind: 'slow', bytesPerSecond: 0 }), 'fault.bytesPerSecond');
   });
 
   test('close() ends hung sockets promptly', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { Stage } from '../../../src/decision.js';
 import { type EvaluationInput, evaluatePolicy } from '../../../src/dev-pdp/evaluate.js';
 import { compilePolicy, type LatchSpec } from '../../../src/dev-pdp/policy.js';
+import { expectOptionError } from '../../support/options.js';
 
 function policyOf(...latches: LatchSpec[]) {
   return compilePolicy({ agents: ['support-ai'], latches });
@@ -45,7 +46,10 @@ describe('tool globs (normalized names, * = any run, anchored)', () => {
 
   test('regex characters in a pattern are literal (only * is special)', () => {
     // "." is not allowed in a normalized pattern at all
-    expect(() => policyOf({ id: 'dot', stage: 'action', tool: 'refund.payment', verdict: 'BLOCK' })).toThrow(TypeError);
+    expectOptionError(
+      () => policyOf({ id: 'dot', stage: 'action', tool: 'refund.payment', verdict: 'BLOCK' }),
+      'policy',
+    );
   });
 });
 
@@ -316,6 +320,6 @@ describe('a latch tool pattern matches the tool of a context_egress request', ()
   });
 
   test('a tool pattern on a latch with neither action nor context_egress is refused', () => {
-    expect(() => policyOf({ id: 'x', stage: 'output', tool: 'a', verdict: 'BLOCK' })).toThrow(TypeError);
+    expectOptionError(() => policyOf({ id: 'x', stage: 'output', tool: 'a', verdict: 'BLOCK' }), 'policy');
   });
 });

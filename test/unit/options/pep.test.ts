@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createPep, DEFAULTS, type PepOptions } from '../../../src/index.js';
 import { resolveOptions } from '../../../src/options/pep.js';
 import { VERSION } from '../../../src/version.js';
+import { expectOptionError } from '../../support/options.js';
 
 const ok: PepOptions = { pdpUrl: 'http://127.0.0.1:8787', agentId: 'support-ai', session: 'sess_demo' };
 
@@ -120,11 +121,11 @@ describe('createPep options', () => {
 
   it('throws TypeError at construction for a permits key the checker refuses (a secret JWK)', () => {
     const secret = { keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'k1', alg: 'HS256' }] };
-    expect(() => createPep({ ...ok, permits: { keys: secret, issuer: 'x' } })).toThrow(TypeError);
+    expectOptionError(() => createPep({ ...ok, permits: { keys: secret, issuer: 'x' } }), 'permits.keys');
   });
 
   it('throws for non-object options', () => {
-    expect(() => createPep(undefined as unknown as PepOptions)).toThrow(TypeError);
+    expectOptionError(() => createPep(undefined as unknown as PepOptions), '(options)');
   });
 
   it('accepts a URL object, https, a base path and permits: false', () => {
