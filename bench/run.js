@@ -379,7 +379,35 @@ async function decisionClients(stub, ap, pepWhy) {
       },
     },
   );
-  return clients;
+  return inRatioOrder(clients);
+}
+
+/**
+ * The rows of each gated ratio next to each other. The rounds rotate the clients but keep their
+ * cyclic order, so each agent-pep row runs just after its floor in every round: on a shared machine
+ * the load changes over seconds, and two slots far apart in a round compare two different machines.
+ */
+const RATIO_ORDER = [
+  FLOOR,
+  'agent-pep checkInput',
+  'agent-pep checkInput (3 interceptors)',
+  'agent-pep checkInput (telemetry)',
+  FLOOR_OTEL,
+  FLOOR_ACTION,
+  'agent-pep authorizeAction',
+  'agent-pep authorizeAction (3 interceptors)',
+];
+
+/** The clients with those of {@link RATIO_ORDER} first, in its order; the rest after, in theirs. */
+function inRatioOrder(clients) {
+  const rank = (c) => {
+    const i = RATIO_ORDER.indexOf(c.name);
+    return i === -1 ? RATIO_ORDER.length : i;
+  };
+  return clients
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => rank(a.c) - rank(b.c) || a.i - b.i)
+    .map((x) => x.c);
 }
 
 /** `call`, then the exporters trimmed as the telemetry rows trim them (the same work per call). */
