@@ -4,19 +4,21 @@
  * freeze the client's own snapshot in place (no copy); `guardTool` hands its snapshot to the tool,
  * so the interceptors see a frozen copy of it and the tool's args stay writable.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createPep, type Interceptor, type Pep } from '../../../src/index.js';
-import { allowEcho, answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
+import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Interceptor, Pep } from '../../../src/index.js';
+import { answer } from '../../support/fake-pdp.js';
+import { useFakePdp } from '../../support/fake-pdp-suite.js';
 import { createTestIssuer, type TestIssuer } from '../../support/permits.js';
 
-let pdp: FakePdp;
+const suite = useFakePdp();
 let issuer: TestIssuer;
-const clients: Pep[] = [];
 
 beforeAll(async () => {
-  pdp = await startFakePdp();
   issuer = await createTestIssuer();
-  pdp.handler = async (req, res) => {
+});
+// An ALLOW with a permit bound to the args the PDP received (the suite resets the handler after each test).
+beforeEach(() => {
+  suite.pdp.handler = async (req, res) => {
     const body: Record<string, unknown> = { verdict: 'ALLOW', requestId: req.body.requestId };
     if (req.body.stage === 'action') {
       body.permitId = await issuer.mint(String(req.body.tool), req.body.args as Record<string, unknown>, {
@@ -25,14 +27,6 @@ beforeAll(async () => {
     }
     answer(res, body);
   };
-});
-afterAll(async () => {
-  pdp.handler = allowEcho;
-  await pdp.close();
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-  pdp.received.length = 0;
 });
 
 /** A pass-through interceptor that records the args it saw and whether they were deeply frozen. */
@@ -51,15 +45,7 @@ function watcher(seen: { args: unknown; frozen: boolean }[]): Interceptor {
 }
 
 function client(interceptors: Interceptor[]): Pep {
-  const pep = createPep({
-    pdpUrl: pdp.url,
-    agentId: 'support-ai',
-    session: 'sess_demo',
-    permits: { keys: issuer.jwks, issuer: issuer.issuer },
-    interceptors,
-  });
-  clients.push(pep);
-  return pep;
+  return suite.clients.client({ permits: { keys: issuer.jwks, issuer: issuer.issuer }, interceptors });
 }
 
 describe('the args an interceptor sees', () => {
@@ -74,7 +60,7 @@ describe('the args an interceptor sees', () => {
     expect(seen[0]?.args).not.toBe(args);
     expect(seen[0]?.args).toEqual(args);
     expect(Object.isFrozen(args) || Object.isFrozen(args.nested)).toBe(false);
-    expect(pdp.received[0]?.body.args).toEqual({ orderId: 'o1', nested: { list: [1] } });
+    expect(suite.pdp.received[0]?.body.args).toEqual({ orderId: 'o1', nested: { list: [1] } });
   });
 
   it('authorizeActions: each call its own frozen snapshot', async () => {
