@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PolicyDecision, Stage } from '../decision.js';
+import { deepFreeze } from '../internal/json.js';
 import type { DecisionSpan } from '../telemetry.js';
 import { ABORT_CAUSES, blockOutcome, type Outcome } from './exchange.js';
-import { deepFreeze } from '../internal/json.js';
 import { type BeforeOutcome, runBefore } from './interceptors.js';
 import {
   type CallContext,
