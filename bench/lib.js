@@ -241,3 +241,50 @@ export async function spawnCerbos(dir) {
   await stop();
   return { missing: true, message: `Cerbos did not start: ${out.slice(-300)}` };
 }
+
+/**
+ * The options agent-pep's transport gives its own undici `Pool` (src/transport/http.ts): no undici
+ * timeouts (the deadlines are the client's), keep-alive, no pipelining. The floor rows use the same.
+ */
+export const FLOOR_POOL_OPTIONS = Object.freeze({
+  headersTimeout: 0,
+  bodyTimeout: 0,
+  keepAliveTimeout: 4_000,
+  keepAliveMaxTimeout: 60_000,
+  pipelining: 1,
+});
+
+/**
+ * The true floor of one decision on the wire (issue 30): one `dispatch` on an undici `Pool` with a
+ * minimal handler that collects the body and `JSON.parse`s it; nothing else (no status, header, size
+ * or shape checks, no request id, no deadline).
+ * @returns the status code and the parsed body
+ */
+export function floorDispatch(pool, origin, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let status = 0;
+    pool.dispatch(
+      { origin, path, method: 'POST', headers, body },
+      {
+        onRequestStart() {},
+        onResponseStart(_c, statusCode) {
+          status = statusCode;
+        },
+        onResponseData(_c, chunk) {
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          try {
+            resolve({ status, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+          } catch (err) {
+            reject(err);
+          }
+        },
+        onResponseError(_c, err) {
+          reject(err);
+        },
+      },
+    );
+  });
+}

@@ -16,6 +16,8 @@ import { Pool, request } from 'undici';
 import {
   closedPort,
   createCell,
+  FLOOR_POOL_OPTIONS,
+  floorDispatch,
   HOST,
   rowOf,
   runBatch,
@@ -84,6 +86,10 @@ const CONTENT =
   'Hi, my order ord_1842 arrived damaged. The box was crushed and the ceramic mug inside is broken. ' +
   'Could you please refund it to my card, or send a replacement? I attached photos to my earlier email. Thanks, Ana';
 const AUTHORIZE_PATH = '/api/policy/authorize';
+/** The floor rows (issue 30): an undici `Pool` with agent-pep's options, `dispatch`, a minimal handler. */
+const FLOOR = 'floor (undici Pool dispatch)';
+const FLOOR_ACTION = 'floor (undici Pool dispatch, action)';
+const FLOOR_OTEL = 'floor + @opentelemetry/instrumentation-undici';
 const HUNG_TIMEOUT_MS = 200;
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -169,7 +175,38 @@ async function decisionClients(stub, ap, pepWhy) {
 
   const pool = new Pool(stub.url);
   const poolAction = new Pool(stub.url);
+  // The true floor (issue 30): what checkInput and authorizeAction do on the wire, with nothing else.
+  const floorPool = new Pool(stub.url, FLOOR_POOL_OPTIONS);
+  const floorPoolAction = new Pool(stub.url, FLOOR_POOL_OPTIONS);
+  const floorPoolOtel = new Pool(stub.url, FLOOR_POOL_OPTIONS);
+  // The telemetry SDK the telemetry rows use, and OpenTelemetry's undici instrumentation on its tracer
+  // and meter providers. The instrumentation hooks undici's diagnostics channels (every undici in the
+  // process, agent-pep's too), so it is enabled only while its own row runs (`enter`/`leave`).
+  const otel = await telemetrySdk();
+  const otelUndici = await undiciInstrumentation(otel);
+  const floorCall = (p, req, ok) => async () => {
+    const r = await floorDispatch(p, stub.url, AUTHORIZE_PATH, req.headers, req.body);
+    return r.status === 200 && ok(r.body);
+  };
+  const allowed = (d) => d.verdict === 'ALLOW';
+  const permitted = (d) => d.verdict === 'ALLOW' && typeof d.permitId === 'string';
   const clients = [
+    { name: FLOOR, call: floorCall(floorPool, text, allowed), close: () => floorPool.close() },
+    {
+      name: FLOOR_ACTION,
+      call: floorCall(floorPoolAction, action, permitted),
+      close: () => floorPoolAction.close(),
+    },
+    {
+      name: FLOOR_OTEL,
+      call: trimmed(otel, floorCall(floorPoolOtel, text, allowed)),
+      enter: () => otelUndici.enable(),
+      leave: () => {
+        otelUndici.disable();
+        otel.trim(true);
+      },
+      close: () => floorPoolOtel.close(),
+    },
     {
       name: 'undici.request',
       call: async () => {
@@ -222,7 +259,6 @@ async function decisionClients(stub, ap, pepWhy) {
     const pepActionZ = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
     const pepAction3 = ap.pep.createPep(pepOptions(stub, { interceptors: passThrough }));
     // Telemetry on (issue 14): the OpenTelemetry SDK with an in-memory span exporter and a metric reader.
-    const otel = await telemetrySdk();
     const pepTextOtel = ap.pep.createPep(pepOptions(stub, { telemetry: { tracer: otel.tracer, meter: otel.meter } }));
     // Two rows for information beside the target, splitting its cost (no target of their own):
     // agent-pep's own telemetry code, with the API's no-op tracer and meter (no SDK registered), and
@@ -283,10 +319,7 @@ async function decisionClients(stub, ap, pepWhy) {
           otel.trim();
           return d.verdict === 'ALLOW' && d.synthesized === undefined;
         },
-        close: async () => {
-          await pepTextOtel.close();
-          await otel.shutdown();
-        },
+        close: () => pepTextOtel.close(),
       },
       {
         name: 'agent-pep checkInput (telemetry, API no-op)',
@@ -339,10 +372,68 @@ async function decisionClients(stub, ap, pepWhy) {
         const r = await cerbos.checkResource(cerbosRequest);
         return r.isAllowed('check') === true;
       },
-      close: async () => {},
+      // the last client closed: the SDK the telemetry rows share goes with it
+      close: async () => {
+        otelUndici.disable();
+        await otel.shutdown();
+      },
     },
   );
-  return clients;
+  return inRatioOrder(clients);
+}
+
+/**
+ * The rows of each gated ratio next to each other. The rounds rotate the clients but keep their
+ * cyclic order, so each agent-pep row runs just after its floor in every round: on a shared machine
+ * the load changes over seconds, and two slots far apart in a round compare two different machines.
+ */
+const RATIO_ORDER = [
+  FLOOR,
+  'agent-pep checkInput',
+  'agent-pep checkInput (3 interceptors)',
+  'agent-pep checkInput (telemetry)',
+  FLOOR_OTEL,
+  FLOOR_ACTION,
+  'agent-pep authorizeAction',
+  'agent-pep authorizeAction (3 interceptors)',
+];
+
+/** The clients with those of {@link RATIO_ORDER} first, in its order; the rest after, in theirs. */
+function inRatioOrder(clients) {
+  const rank = (c) => {
+    const i = RATIO_ORDER.indexOf(c.name);
+    return i === -1 ? RATIO_ORDER.length : i;
+  };
+  return clients
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => rank(a.c) - rank(b.c) || a.i - b.i)
+    .map((x) => x.c);
+}
+
+/** `call`, then the exporters trimmed as the telemetry rows trim them (the same work per call). */
+function trimmed(otel, call) {
+  return async () => {
+    const ok = await call();
+    otel.trim();
+    return ok;
+  };
+}
+
+/**
+ * OpenTelemetry's own HTTP client instrumentation of undici (`@opentelemetry/instrumentation-undici`,
+ * its defaults: one CLIENT span and one `http.client.request.duration` histogram point per request, and
+ * the trace context injected), registered on the SDK's tracer provider and meter provider (the ones the
+ * telemetry rows use), and disabled until the row that measures it enables it.
+ */
+async function undiciInstrumentation(otel) {
+  const { UndiciInstrumentation } = await import('@opentelemetry/instrumentation-undici');
+  // Made enabled (its config decides whether it records: `enabled: false` would record nothing even
+  // once enabled), then unsubscribed until its row runs.
+  const instrumentation = new UndiciInstrumentation();
+  instrumentation.setTracerProvider(otel.tracerProvider);
+  instrumentation.setMeterProvider(otel.meterProvider);
+  instrumentation.disable();
+  return instrumentation;
 }
 
 /**
@@ -382,11 +473,13 @@ export async function telemetrySdk() {
   let n = 0;
   return {
     api,
+    tracerProvider,
+    meterProvider,
     tracer: tracerProvider.getTracer('bench'),
     sampledTracer: sampledProvider.getTracer('bench'),
     meter: meterProvider.getMeter('bench'),
-    trim() {
-      if (++n % 4096 === 0) for (const e of exporters) e.reset();
+    trim(now = false) {
+      if (++n % 4096 === 0 || now) for (const e of exporters) e.reset();
     },
     async shutdown() {
       await tracerProvider.shutdown();
@@ -396,6 +489,16 @@ export async function telemetrySdk() {
   };
 }
 
+/** Runs one batch of client `c` between its `enter` and `leave` (a row that switches something on for itself). */
+async function phase(c, run) {
+  c.enter?.();
+  try {
+    await run();
+  } finally {
+    c.leave?.();
+  }
+}
+
 async function benchDecisions(stub, ap, pepWhy, profile, rows, log) {
   const clients = await decisionClients(stub, ap, pepWhy);
   const live = clients.filter((c) => !c.skip);
@@ -403,7 +506,7 @@ async function benchDecisions(stub, ap, pepWhy, profile, rows, log) {
   try {
     log(`decisions: warm-up ${live.length} clients`);
     for (const c of live) {
-      await runBatch(c.call, 16, profile.warmupMs, null);
+      await phase(c, () => runBatch(c.call, 16, profile.warmupMs, null));
       for (const n of profile.concurrency) cells.set(`${c.name}|${n}`, createCell());
     }
     for (let r = 0; r < profile.rounds; r++) {
@@ -411,7 +514,7 @@ async function benchDecisions(stub, ap, pepWhy, profile, rows, log) {
       for (const n of profile.concurrency) {
         for (let i = 0; i < live.length; i++) {
           const c = live[(i + r) % live.length];
-          await runBatch(c.call, n, profile.batchMs, cells.get(`${c.name}|${n}`));
+          await phase(c, () => runBatch(c.call, n, profile.batchMs, cells.get(`${c.name}|${n}`)));
         }
       }
     }
@@ -998,7 +1101,16 @@ export function computeRatios(rows, memory) {
   const bareErr = find(rows, 'refused', 'undici.request error', 1) ?? {};
   const hung = rows.find((r) => r.scenario === 'hung') ?? {};
   const pts = memory?.points ?? [];
+  const floor64 = d(FLOOR, 64).ops_per_s;
   return {
+    checkInput_ops_c64_vs_floor: div(ci64.ops_per_s, floor64),
+    authorizeAction_ops_c64_vs_floor: div(d('agent-pep authorizeAction', 64).ops_per_s, d(FLOOR_ACTION, 64).ops_per_s),
+    checkInput_p50_c1_vs_floor: div(ci1.p50_ms, d(FLOOR, 1).p50_ms),
+    telemetry_vs_otel_undici_c64: div(
+      div(d('agent-pep checkInput (telemetry)', 64).ops_per_s, ci64.ops_per_s),
+      div(d(FLOOR_OTEL, 64).ops_per_s, floor64),
+    ),
+    otel_undici_floor_vs_floor_c64: div(d(FLOOR_OTEL, 64).ops_per_s, floor64),
     checkInput_p50_c1_vs_undici: div(ci1.p50_ms, d('undici.request', 1).p50_ms),
     checkInput_ops_c64_vs_undici: div(ci64.ops_per_s, d('undici.request', 64).ops_per_s),
     checkInput_ops_c64_vs_opa: div(ci64.ops_per_s, d('opa evaluate', 64).ops_per_s),
@@ -1124,6 +1236,11 @@ export function parseArgs(argv, defaultOut) {
 
 /** The targets of issue 16 (and of issues 10, 13, 14 and 25 for their rows); a MISS makes the bench exit 1. */
 export const TARGETS = {
+  checkInput_ops_c64_vs_floor: { op: '>=', value: 0.9 },
+  authorizeAction_ops_c64_vs_floor: { op: '>=', value: 0.85 },
+  checkInput_p50_c1_vs_floor: { op: '<=', value: 1.1 },
+  telemetry_vs_otel_undici_c64: { op: '>=', value: 1 },
+  otel_undici_floor_vs_floor_c64: { op: 'info', value: 1 },
   checkInput_p50_c1_vs_undici: { op: '<=', value: 1.1 },
   checkInput_ops_c64_vs_undici: { op: '>=', value: 0.9 },
   checkInput_ops_c64_vs_opa: { op: '>=', value: 8 },

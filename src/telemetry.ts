@@ -299,6 +299,118 @@ function isRecording(span: OtelApi.Span): boolean {
   }
 }
 
+/** The three instruments of a recorder (docs/telemetry.md). */
+interface Instruments {
+  readonly decisions: OtelApi.Counter;
+  readonly duration: OtelApi.Histogram;
+  readonly permits: OtelApi.Counter;
+}
+
+function createInstruments(meter: OtelApi.Meter): Instruments {
+  return {
+    decisions: meter.createCounter(METRICS.decisions, {
+      description: 'Decisions made by the PEP, by stage, verdict and fail-closed code',
+      unit: '{decision}',
+    }),
+    duration: meter.createHistogram(METRICS.duration, {
+      description: 'Time from a stage call to its decision',
+      unit: 's',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    }),
+    permits: meter.createCounter(METRICS.permits, {
+      description: "Permit verifications, by result ('ok' or the PermitVerificationError code)",
+      unit: '{verification}',
+    }),
+  };
+}
+
+/** The PDP's address and port (`server.address`, `server.port`), read once from its origin. */
+interface Server {
+  readonly address: string | undefined;
+  readonly port: number | undefined;
+}
+
+function serverOf(target: TelemetryTarget): Server {
+  if (target.origin === undefined) return { address: undefined, port: undefined };
+  const url = new URL(target.origin);
+  return {
+    address: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80,
+  };
+}
+
+/**
+ * The metric attribute sets, one frozen object per stage, verdict and fail-closed code, made once:
+ * a decision's metrics allocate nothing (the SDK may keep the object it is given, which is safe here).
+ */
+function metricAttributeSets(): (stage: string, verdict: string, code: string | undefined) => OtelApi.Attributes {
+  const sets = new Map<string, OtelApi.Attributes>();
+  return (stage, verdict, code) => {
+    const key = code === undefined ? `${stage}|${verdict}` : `${stage}|${verdict}|${code}`;
+    let set = sets.get(key);
+    if (set === undefined) {
+      set = Object.freeze(
+        code === undefined
+          ? { 'pep.stage': stage, 'pep.verdict': verdict }
+          : { 'pep.stage': stage, 'pep.verdict': verdict, 'pep.fail_closed_code': code },
+      );
+      sets.set(key, set);
+    }
+    return set;
+  };
+}
+
+/** The decision's attributes (CONTRACT.md section 10) and, for a synthesized BLOCK, status ERROR. */
+function annotate(
+  api: Api,
+  server: Server,
+  span: OtelApi.Span,
+  d: PolicyDecision,
+  attempts: number,
+  tool: string | undefined,
+): void {
+  const attrs: OtelApi.Attributes = {
+    'pep.stage': d.stage,
+    'pep.verdict': d.verdict,
+    'pep.request_id': d.requestId,
+    'pep.synthesized': d.synthesized !== undefined,
+    'pep.attempts': attempts,
+  };
+  if (server.address !== undefined) {
+    attrs['server.address'] = server.address;
+    attrs['server.port'] = server.port;
+  }
+  // Every attribute a caller, a model or the PDP chose is capped; a refused input records none.
+  if (d.decisionId !== undefined) attrs['pep.decision_id'] = capped(d.decisionId);
+  if (d.latches !== undefined) attrs['pep.latches'] = d.latches.slice(0, MAX_ATTRIBUTE_ITEMS).map(capped);
+  if (d.interceptor !== undefined) attrs['pep.interceptor'] = capped(d.interceptor);
+  if (tool !== undefined && d.synthesized?.code !== 'invalid_request') attrs['gen_ai.tool.name'] = capped(tool);
+  const status = statusOf(d, attempts);
+  if (status !== undefined) attrs['http.response.status_code'] = status;
+  if (d.synthesized !== undefined) {
+    attrs['pep.fail_closed_code'] = d.synthesized.code;
+    attrs['error.type'] = d.synthesized.code;
+    span.setStatus({ code: api.SpanStatusCode.ERROR, message: d.synthesized.code });
+  }
+  span.setAttributes(attrs);
+}
+
+/** Ends a decision's span and records its metrics. */
+type Finish = (span: OtelApi.Span, d: PolicyDecision, attempts: number, tool: string | undefined, sec: number) => void;
+
+function finisher(api: Api, instruments: Instruments, server: Server): Finish {
+  const metricAttributes = metricAttributeSets();
+  return (span, d, attempts, tool, sec) => {
+    // A span that records nothing (`isRecording()` false: the sampler dropped it, or a no-op tracer's)
+    // would discard its attributes and status: they are not built (OpenTelemetry Trace API, Span
+    // IsRecording). A span without the method is given them.
+    if (isRecording(span)) annotate(api, server, span, d, attempts, tool);
+    span.end();
+    instruments.duration.record(sec, metricAttributes(d.stage, d.verdict, undefined));
+    instruments.decisions.add(1, metricAttributes(d.stage, d.verdict, d.synthesized?.code));
+  };
+}
+
 /**
  * Makes the recorder of one client (`createPep`) or verifier (`createPermitVerifier`); loads
  * `@opentelemetry/api`.
@@ -310,93 +422,20 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
   const given = option === true ? {} : option;
   const tracer = (given.tracer ?? api.trace.getTracer(SCOPE_NAME, VERSION)) as OtelApi.Tracer;
   const meter = (given.meter ?? api.metrics.getMeter(SCOPE_NAME, VERSION)) as OtelApi.Meter;
-  const decisions = meter.createCounter(METRICS.decisions, {
-    description: 'Decisions made by the PEP, by stage, verdict and fail-closed code',
-    unit: '{decision}',
-  });
-  const duration = meter.createHistogram(METRICS.duration, {
-    description: 'Time from a stage call to its decision',
-    unit: 's',
-    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-  });
-  const permits = meter.createCounter(METRICS.permits, {
-    description: "Permit verifications, by result ('ok' or the PermitVerificationError code)",
-    unit: '{verification}',
-  });
+  const instruments = createInstruments(meter);
+  return recorder(api, tracer, finisher(api, instruments, serverOf(target)), instruments.permits);
+}
 
-  let serverAddress: string | undefined;
-  let serverPort: number | undefined;
-  if (target.origin !== undefined) {
-    const url = new URL(target.origin);
-    serverAddress = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    serverPort = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  }
-
-  // The metric attribute sets, one frozen object per stage, verdict and fail-closed code, made once:
-  // a decision's metrics allocate nothing (the SDK may keep the object it is given, which is safe here).
-  const metricSets = new Map<string, OtelApi.Attributes>();
-  function metricAttributes(stage: string, verdict: string, code: string | undefined): OtelApi.Attributes {
-    const key = code === undefined ? `${stage}|${verdict}` : `${stage}|${verdict}|${code}`;
-    let set = metricSets.get(key);
-    if (set === undefined) {
-      set = Object.freeze(
-        code === undefined
-          ? { 'pep.stage': stage, 'pep.verdict': verdict }
-          : { 'pep.stage': stage, 'pep.verdict': verdict, 'pep.fail_closed_code': code },
-      );
-      metricSets.set(key, set);
-    }
-    return set;
-  }
-
-  function finish(span: OtelApi.Span, d: PolicyDecision, attempts: number, tool: string | undefined, sec: number) {
-    // A span that records nothing (`isRecording()` false: the sampler dropped it, or a no-op tracer's)
-    // would discard its attributes and status: they are not built (OpenTelemetry Trace API, Span
-    // IsRecording). A span without the method is given them.
-    if (isRecording(span)) annotate(span, d, attempts, tool);
-    span.end();
-    duration.record(sec, metricAttributes(d.stage, d.verdict, undefined));
-    decisions.add(1, metricAttributes(d.stage, d.verdict, d.synthesized?.code));
-  }
-
-  /** The decision's attributes (CONTRACT.md section 10) and, for a synthesized BLOCK, status ERROR. */
-  function annotate(span: OtelApi.Span, d: PolicyDecision, attempts: number, tool: string | undefined) {
-    const attrs: OtelApi.Attributes = {
-      'pep.stage': d.stage,
-      'pep.verdict': d.verdict,
-      'pep.request_id': d.requestId,
-      'pep.synthesized': d.synthesized !== undefined,
-      'pep.attempts': attempts,
-    };
-    if (serverAddress !== undefined) {
-      attrs['server.address'] = serverAddress;
-      attrs['server.port'] = serverPort;
-    }
-    // Every attribute a caller, a model or the PDP chose is capped; a refused input records none.
-    if (d.decisionId !== undefined) attrs['pep.decision_id'] = capped(d.decisionId);
-    if (d.latches !== undefined) attrs['pep.latches'] = d.latches.slice(0, MAX_ATTRIBUTE_ITEMS).map(capped);
-    if (d.interceptor !== undefined) attrs['pep.interceptor'] = capped(d.interceptor);
-    if (tool !== undefined && d.synthesized?.code !== 'invalid_request') attrs['gen_ai.tool.name'] = capped(tool);
-    const status = statusOf(d, attempts);
-    if (status !== undefined) attrs['http.response.status_code'] = status;
-    if (d.synthesized !== undefined) {
-      attrs['pep.fail_closed_code'] = d.synthesized.code;
-      attrs['error.type'] = d.synthesized.code;
-      span.setStatus({ code: api.SpanStatusCode.ERROR, message: d.synthesized.code });
-    }
-    span.setAttributes(attrs);
-  }
-
-  function countPermitResult(result: string): void {
+/** The {@link Telemetry} of a tracer: every call contained (telemetry cannot change a decision). */
+function recorder(api: Api, tracer: OtelApi.Tracer, finish: Finish, permits: OtelApi.Counter): Telemetry {
+  const countPermitResult = (result: string): void => {
     try {
       permits.add(1, { 'pep.permit.result': result });
     } catch {
       // telemetry cannot change a verification
     }
-  }
-
+  };
   const startOptions: OtelApi.SpanOptions = { kind: api.SpanKind.CLIENT };
-
   return {
     start() {
       try {

@@ -133,8 +133,9 @@ export function exchange<T>(
     // An attempt that the deadline bounds anyway (the default) needs no timer or signal of its own.
     const attempt = (n: number): Promise<T> => {
       attempts = n;
-      const one: Sendable = { path, headers, body: () => body };
-      if (ctx.attemptTimeoutMs < deadlineAt - now()) return timedAttempt(ctx, one, ctrl, read);
+      if (ctx.attemptTimeoutMs < deadlineAt - now()) {
+        return timedAttempt(ctx, { path, headers, body: () => body }, ctrl, read);
+      }
       return ctx.transport.send(body, headers, ctrl, path).then(read);
     };
 

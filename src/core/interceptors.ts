@@ -54,6 +54,11 @@ export interface RunningValue {
   tool: string | undefined;
   args: Record<string, unknown> | undefined;
   content: string | undefined;
+  /**
+   * True when `args` is already deeply frozen and held by no caller (the client's own snapshot): the
+   * interceptors see it as it is, not a frozen copy.
+   */
+  argsFrozen?: boolean;
 }
 
 /** A settle-once race of the chain against the deadline and the caller's signal. */
@@ -82,7 +87,9 @@ async function bounded<T>(value: T | Promise<T>, bounds: Bounds): Promise<T | ty
 function frozenStep(v: RunningValue, frozenArgs?: Record<string, unknown>): Step {
   const step: { -readonly [K in keyof Step]: Step[K] } = { stage: v.stage, session: v.session };
   if (v.tool !== undefined) step.tool = v.tool;
-  if (v.args !== undefined) step.args = frozenArgs ?? deepFreeze(snapshotJsonObject(v.args));
+  if (v.args !== undefined) {
+    step.args = frozenArgs ?? (v.argsFrozen === true ? v.args : deepFreeze(snapshotJsonObject(v.args)));
+  }
   if (v.content !== undefined) step.content = v.content;
   return Object.freeze(step);
 }
@@ -179,9 +186,12 @@ async function runBeforeAsync(
   }
 }
 
+/** The outcome of a chain that changed nothing: one object, never changed by its readers. */
+const PROCEED: BeforeOutcome = Object.freeze({ kind: 'proceed', replaced: false });
+
 function proceedOutcome(state: ChainState): BeforeOutcome {
   const { running, replaced } = state;
-  if (!replaced) return { kind: 'proceed', replaced };
+  if (!replaced) return PROCEED;
   return running.stage === 'action'
     ? { kind: 'proceed', args: { ok: true, args: running.args as Record<string, unknown> }, replaced }
     : { kind: 'proceed', content: running.content, replaced };

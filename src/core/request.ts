@@ -126,6 +126,12 @@ export interface Prepared {
   readonly call: CallContext;
   /** Set when an interceptor's `proceedWith` replaced the running args or content. */
   replaced?: true;
+  /**
+   * Set when the args snapshot is the client's own (taken by {@link prepare}, not handed in by a guard
+   * helper, whose tool runs with it): nothing outside the client ever holds it, so the `before` chain
+   * may freeze it in place and show it to the interceptors rather than a frozen copy.
+   */
+  ownArgs?: true;
 }
 
 /**
@@ -162,7 +168,7 @@ export function prepare(
   if (call.simulated) req.simulated = sent.simulated = true;
   if (call.purpose !== undefined) req.purpose = call.purpose;
   if (call.visibilityBatch !== undefined) req.visibilityBatch = call.visibilityBatch;
-  return { req, sent, call };
+  return snapshot === undefined && sent.args !== undefined ? { req, sent, call, ownArgs: true } : { req, sent, call };
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PolicyDecision, Stage } from '../decision.js';
+import { deepFreeze } from '../internal/json.js';
 import type { DecisionSpan } from '../telemetry.js';
 import { ABORT_CAUSES, blockOutcome, type Outcome } from './exchange.js';
 import { type BeforeOutcome, runBefore } from './interceptors.js';
@@ -77,9 +78,21 @@ function beforeChain(b: Bound, p: Prepared, deadlineAt: number): PreparedStep | 
   }
   let r: BeforeOutcome | Promise<BeforeOutcome>;
   try {
+    const { sent } = p;
+    // The client's own snapshot is frozen in place for the interceptors (no copy, CONTRACT.md section 7);
+    // a guard helper's snapshot goes on to its tool, so they see a frozen copy of it.
+    const argsFrozen = p.ownArgs === true;
+    if (argsFrozen) deepFreeze(sent.args);
     r = runBefore(
-      b.shared.chains[p.sent.stage].before,
-      { stage: p.sent.stage, session: p.call.session, tool: p.sent.tool, args: p.sent.args, content: p.req.content },
+      b.shared.chains[sent.stage].before,
+      {
+        stage: sent.stage,
+        session: p.call.session,
+        tool: sent.tool,
+        args: sent.args,
+        content: p.req.content,
+        argsFrozen,
+      },
       { deadlineAt, signal: p.call.signal },
     );
   } catch {
@@ -91,7 +104,6 @@ function beforeChain(b: Bound, p: Prepared, deadlineAt: number): PreparedStep | 
 
 /** What a `before` chain's outcome makes of the call: ready (maybe with a replaced value), or decided. */
 function afterBefore(p: Prepared, r: BeforeOutcome): PreparedStep {
-  const decided = (outcome: Outcome): PreparedStep => ({ kind: 'decided', outcome });
   switch (r.kind) {
     case 'proceed':
       if (r.replaced) {
@@ -115,6 +127,10 @@ function afterBefore(p: Prepared, r: BeforeOutcome): PreparedStep {
       return decided(o);
     }
   }
+}
+
+function decided(outcome: Outcome): PreparedStep {
+  return { kind: 'decided', outcome };
 }
 
 /** An interceptor's `deny` or `substitute`: a BLOCK it decided (a policy decision, not a failure). */

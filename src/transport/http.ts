@@ -102,7 +102,6 @@ function resent(context: unknown): AttemptFailure {
     : new AttemptFailure('pdp_unreachable', 'the dispatcher re-sent the request; only the PEP retries');
 }
 
-/** Sends one attempt and reads the whole response. */
 /**
  * A request body a caller's dispatcher can send once only. undici's retry interceptor re-sends a body
  * it can send again, and a 200 cut off mid-body it resumes with a second request (`range: bytes=N-`)
@@ -116,6 +115,183 @@ function oneShot(body: string, headers: Record<string, string>): Readable {
   const bytes = Buffer.from(body, 'utf8');
   headers['content-length'] = String(bytes.length);
   return Readable.from([bytes], { objectMode: false });
+}
+
+/** A non-200's body, read only for its error code (bounded in size and time). */
+interface ErrorBody {
+  chunks: Buffer[];
+  size: number;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * One attempt between its dispatch and its settling: the handler undici calls, and the promise it
+ * settles once. A class rather than closures: one object per attempt on the hot path, its methods shared.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  #controller: Dispatcher.DispatchController | undefined = undefined;
+  #settled = false;
+  #status = 0;
+  #headers: Record<string, string | string[] | undefined> = {};
+  #failure: AttemptFailure | undefined = undefined;
+  #chunks: Buffer[] = [];
+  #size = 0;
+  #errorBody: ErrorBody | undefined = undefined;
+  readonly #resolve: (value: HttpResponse) => void;
+  readonly #reject: (err: unknown) => void;
+  readonly #signal: AbortLike;
+  readonly #max: number;
+  readonly #origin: string;
+  readonly #path: string;
+
+  constructor(
+    resolve: (value: HttpResponse) => void,
+    reject: (err: unknown) => void,
+    signal: AbortLike,
+    max: number,
+    origin: string,
+    path: string,
+  ) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#signal = signal;
+    this.#max = max;
+    this.#origin = origin;
+    this.#path = path;
+  }
+
+  /** The caller's (or the deadline's) abort. Queued (no controller yet): settles now; onRequestStart then aborts the request. */
+  readonly onAbort = (): void => {
+    if (this.#controller) this.#controller.abort(this.#signal.reason as Error);
+    else this.settle(this.#signal.reason);
+  };
+
+  /** Settles the attempt once: with `value`, or with `err` classified. */
+  settle(err: unknown, value?: HttpResponse): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#signal.removeEventListener('abort', this.onAbort);
+    if (value !== undefined) this.#resolve(value);
+    else this.#reject(classifyError(err, this.#signal));
+  }
+
+  /** Ends the attempt with `f` (the connection is dropped, never reused). */
+  #fail(c: Dispatcher.DispatchController, f: AttemptFailure): void {
+    this.#failure = f;
+    c.abort(f);
+  }
+
+  #statusFailure(code?: string): AttemptFailure {
+    const status = this.#status;
+    const retryAfter = this.#headers['retry-after'];
+    const named = code === undefined ? '' : ` (${code})`;
+    // The URL tried (an origin and path: pdpUrl carries no credentials, query or fragment) tells
+    // a wrong path or agent id apart from an outage (CONTRACT.md section 6).
+    return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named} at ${this.#origin}${this.#path}`, {
+      status,
+      retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+    });
+  }
+
+  #endErrorBody(c: Dispatcher.DispatchController, whole: boolean): void {
+    const errorBody = this.#errorBody;
+    if (!errorBody) return;
+    clearTimeout(errorBody.timer);
+    const code = whole ? errorCodeOf(Buffer.concat(errorBody.chunks, errorBody.size)) : undefined;
+    this.#errorBody = undefined;
+    const f = this.#statusFailure(code);
+    this.settle(f);
+    if (!whole) this.#fail(c, f);
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController, context: unknown): void {
+    if (this.#controller) {
+      // A second start of this request: the dispatcher re-sent it on its own, to follow a
+      // redirect or to retry. Refused here, before a byte of it is written (undici calls this
+      // before writing the request): one attempt is one request, and retries are the PEP's.
+      this.#controller = c;
+      this.#fail(c, resent(context));
+      return;
+    }
+    this.#controller = c;
+    if (this.#signal.aborted) c.abort(this.#signal.reason as Error);
+  }
+
+  onResponseStart(
+    c: Dispatcher.DispatchController,
+    statusCode: number,
+    h: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseStart']>>[2],
+  ): void {
+    if (statusCode < 200) return; // informational (RFC 9110 section 15.2): wait for the final response
+    this.#status = statusCode;
+    const headers = h as Record<string, string | string[] | undefined>;
+    this.#headers = headers;
+    if (statusCode !== 200) {
+      // Decided by the status alone. A short JSON error body (`{ code, message }`, as the dev PDP
+      // sends) is read for its code only, for at most ERROR_BODY_GRACE_MS; then the attempt settles
+      // and the connection is dropped, so a non-200 whose body hangs or never ends cannot hold the
+      // attempt (or a socket) until the deadline.
+      if (!mayCarryErrorCode(headers)) {
+        const f = this.#statusFailure();
+        this.settle(f);
+        this.#fail(c, f);
+        return;
+      }
+      const timer = setTimeout(() => this.#endErrorBody(c, false), ERROR_BODY_GRACE_MS);
+      this.#errorBody = { chunks: [], size: 0, timer };
+      return;
+    }
+    try {
+      checkContentType(headers['content-type']);
+      checkNoContentCoding(headers);
+    } catch (err) {
+      this.#fail(c, err as AttemptFailure);
+      return;
+    }
+    const declared = headers['content-length'];
+    if (typeof declared === 'string' && Number(declared) > this.#max) {
+      this.#fail(c, new AttemptFailure('invalid_response', 'PDP response is larger than maxResponseBytes'));
+    }
+  }
+
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    const errorBody = this.#errorBody;
+    if (errorBody) {
+      errorBody.size += chunk.length;
+      if (errorBody.size > ERROR_BODY_MAX) this.#endErrorBody(c, false);
+      else errorBody.chunks.push(chunk);
+      return;
+    }
+    this.#size += chunk.length;
+    if (this.#size > this.#max) {
+      this.#fail(c, new AttemptFailure('invalid_response', 'PDP response is larger than maxResponseBytes'));
+    } else {
+      this.#chunks.push(chunk);
+    }
+  }
+
+  onResponseEnd(c: Dispatcher.DispatchController): void {
+    if (this.#errorBody) {
+      this.#endErrorBody(c, true);
+      return;
+    }
+    const chunks = this.#chunks;
+    this.settle(undefined, {
+      headers: this.#headers,
+      body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size),
+    });
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    const errorBody = this.#errorBody;
+    if (errorBody) {
+      clearTimeout(errorBody.timer);
+      this.#errorBody = undefined;
+      this.settle(this.#failure ?? this.#statusFailure());
+      return;
+    }
+    this.settle(this.#failure ?? err);
+  }
 }
 
 export class HttpTransport {
@@ -164,138 +340,16 @@ export class HttpTransport {
     signal: AbortLike,
     path: string = this.#path,
   ): Promise<HttpResponse> {
-    const max = this.#max;
     return new Promise<HttpResponse>((resolve, reject) => {
-      let controller: Dispatcher.DispatchController | undefined;
-      let settled = false;
-      let status = 0;
-      let resHeaders: Record<string, string | string[] | undefined> = {};
-      let failure: AttemptFailure | undefined;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const settle = (err: unknown, value?: HttpResponse): void => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener('abort', onAbort);
-        if (value !== undefined) resolve(value);
-        else reject(classifyError(err, signal));
-      };
-      const onAbort = (): void => {
-        // Queued (no controller yet): settle now; onRequestStart then aborts the request.
-        if (controller) controller.abort(signal.reason as Error);
-        else settle(signal.reason);
-      };
-      // Ends the attempt with `f` (the connection is dropped, never reused).
-      const fail = (c: Dispatcher.DispatchController, f: AttemptFailure): void => {
-        failure = f;
-        c.abort(f);
-      };
-      const statusFailure = (code?: string): AttemptFailure => {
-        const retryAfter = resHeaders['retry-after'];
-        const named = code === undefined ? '' : ` (${code})`;
-        // The URL tried (an origin and path: pdpUrl carries no credentials, query or fragment) tells
-        // a wrong path or agent id apart from an outage (CONTRACT.md section 6).
-        return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named} at ${this.#origin}${path}`, {
-          status,
-          retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-        });
-      };
-      // A non-200's body, read only for its error code (bounded in size and time).
-      let errorBody: { chunks: Buffer[]; size: number; timer: NodeJS.Timeout } | undefined;
-      const endErrorBody = (c: Dispatcher.DispatchController, whole: boolean): void => {
-        if (!errorBody) return;
-        clearTimeout(errorBody.timer);
-        const code = whole ? errorCodeOf(Buffer.concat(errorBody.chunks, errorBody.size)) : undefined;
-        errorBody = undefined;
-        const f = statusFailure(code);
-        settle(f);
-        if (!whole) fail(c, f);
-      };
+      const attempt = new Attempt(resolve, reject, signal, this.#max, this.#origin, path);
       if (signal.aborted) {
-        settle(signal.reason);
+        attempt.settle(signal.reason);
         return;
       }
-      signal.addEventListener('abort', onAbort);
-      const handler: Dispatcher.DispatchHandler = {
-        onRequestStart(c, context: unknown) {
-          if (controller) {
-            // A second start of this request: the dispatcher re-sent it on its own, to follow a
-            // redirect or to retry. Refused here, before a byte of it is written (undici calls this
-            // before writing the request): one attempt is one request, and retries are the PEP's.
-            controller = c;
-            fail(c, resent(context));
-            return;
-          }
-          controller = c;
-          if (signal.aborted) c.abort(signal.reason as Error);
-        },
-        onResponseStart(c, statusCode, h) {
-          if (statusCode < 200) return; // informational (RFC 9110 section 15.2): wait for the final response
-          status = statusCode;
-          resHeaders = h as Record<string, string | string[] | undefined>;
-          if (statusCode !== 200) {
-            // Decided by the status alone. A short JSON error body (`{ code, message }`, as the dev PDP
-            // sends) is read for its code only, for at most ERROR_BODY_GRACE_MS; then the attempt settles
-            // and the connection is dropped, so a non-200 whose body hangs or never ends cannot hold the
-            // attempt (or a socket) until the deadline.
-            if (!mayCarryErrorCode(resHeaders)) {
-              const f = statusFailure();
-              settle(f);
-              fail(c, f);
-              return;
-            }
-            errorBody = { chunks: [], size: 0, timer: setTimeout(() => endErrorBody(c, false), ERROR_BODY_GRACE_MS) };
-            return;
-          }
-          try {
-            checkContentType(resHeaders['content-type']);
-            checkNoContentCoding(resHeaders);
-          } catch (err) {
-            fail(c, err as AttemptFailure);
-            return;
-          }
-          const declared = resHeaders['content-length'];
-          if (typeof declared === 'string' && Number(declared) > max) {
-            fail(c, new AttemptFailure('invalid_response', 'PDP response is larger than maxResponseBytes'));
-          }
-        },
-        onResponseData(c, chunk) {
-          if (errorBody) {
-            errorBody.size += chunk.length;
-            if (errorBody.size > ERROR_BODY_MAX) endErrorBody(c, false);
-            else errorBody.chunks.push(chunk);
-            return;
-          }
-          size += chunk.length;
-          if (size > max) {
-            fail(c, new AttemptFailure('invalid_response', 'PDP response is larger than maxResponseBytes'));
-          } else {
-            chunks.push(chunk);
-          }
-        },
-        onResponseEnd(c) {
-          if (errorBody) {
-            endErrorBody(c, true);
-            return;
-          }
-          settle(undefined, {
-            headers: resHeaders,
-            body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
-          });
-        },
-        onResponseError(_c, err) {
-          if (errorBody) {
-            clearTimeout(errorBody.timer);
-            errorBody = undefined;
-            settle(failure ?? statusFailure());
-            return;
-          }
-          settle(failure ?? err);
-        },
-      };
+      signal.addEventListener('abort', attempt.onAbort);
       try {
         // `maxRedirections: 0` turns undici's redirect interceptor (and undici 6's built-in redirects)
-        // off for this request, so a 3xx reaches the handler above and is `pdp_status`.
+        // off for this request, so a 3xx reaches the handler and is `pdp_status`.
         const options: Dispatcher.DispatchOptions & { maxRedirections: 0 } = {
           origin: this.#origin,
           path,
@@ -304,9 +358,9 @@ export class HttpTransport {
           body: body === undefined ? null : this.#owned ? body : oneShot(body, headers),
           maxRedirections: 0,
         };
-        this.#dispatcher.dispatch(options, handler);
+        this.#dispatcher.dispatch(options, attempt);
       } catch (err) {
-        settle(err);
+        attempt.settle(err);
       }
     });
   }

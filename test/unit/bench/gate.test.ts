@@ -84,6 +84,49 @@ describe('the session rows (issue 25)', () => {
   });
 });
 
+describe('the floor rows (issue 30)', () => {
+  it('holds the targets: checkInput and authorizeAction against the true floor, telemetry against OpenTelemetry undici', () => {
+    const t = TARGETS as Record<string, { op: string; value: number }>;
+    expect(t.checkInput_ops_c64_vs_floor).toEqual({ op: '>=', value: 0.9 });
+    expect(t.authorizeAction_ops_c64_vs_floor).toEqual({ op: '>=', value: 0.85 });
+    expect(t.checkInput_p50_c1_vs_floor).toEqual({ op: '<=', value: 1.1 });
+    expect(t.telemetry_vs_otel_undici_c64).toEqual({ op: '>=', value: 1 });
+    expect(t.otel_undici_floor_vs_floor_c64?.op).toBe('info');
+  });
+
+  it('prices telemetry against the floor instrumented by OpenTelemetry, side by side in one run', () => {
+    const row = (client: string, concurrency: number, ops: number, p50 = 1) => ({
+      scenario: 'decision',
+      client,
+      concurrency,
+      ops_per_s: ops,
+      p50_ms: p50,
+    });
+    const rows = [
+      row('floor (undici Pool dispatch)', 64, 1000),
+      row('floor (undici Pool dispatch)', 1, 500, 0.2),
+      row('floor (undici Pool dispatch, action)', 64, 800),
+      row('floor + @opentelemetry/instrumentation-undici', 64, 800),
+      row('agent-pep checkInput', 64, 950),
+      row('agent-pep checkInput', 1, 450, 0.21),
+      row('agent-pep authorizeAction', 64, 720),
+      row('agent-pep checkInput (telemetry)', 64, 760),
+    ];
+    const ratios = computeRatios(rows, null) as Ratios;
+    expect(ratios.checkInput_ops_c64_vs_floor).toBe(0.95);
+    expect(ratios.authorizeAction_ops_c64_vs_floor).toBe(0.9);
+    expect(ratios.checkInput_p50_c1_vs_floor).toBe(1.05);
+    // agent-pep keeps 0.8 with telemetry on, the floor 0.8 with OpenTelemetry's undici instrumentation
+    expect(ratios.telemetry_vs_otel_undici_c64).toBe(1);
+    expect(ratios.otel_undici_floor_vs_floor_c64).toBe(0.8);
+    expect(missesOf({ ...ratios, telemetry_vs_otel_undici_c64: 0.99 }).map((m: { key: string }) => m.key)).toContain(
+      'telemetry_vs_otel_undici_c64',
+    );
+    // no floor row: no figure, a miss
+    expect((computeRatios([], null) as Ratios).checkInput_ops_c64_vs_floor).toBeNull();
+  });
+});
+
 describe('where results go', () => {
   it('a full run writes bench/results.json; --out names another path', () => {
     expect(parseArgs([], '/r.json')).toEqual({ profile: PROFILES.full, out: '/r.json' });
