@@ -41,7 +41,9 @@ const EVENT = JSON.stringify({
   tool_input: { orderId: 'ord_1842', amount: 129.5, currency: 'EUR', reason: 'damaged on arrival' },
 });
 /** What both sides print for the ALLOW (Claude Code's PreToolUse answer). */
-const ALLOW_ANSWER = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } });
+const ALLOW_ANSWER = JSON.stringify({
+  hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' },
+});
 
 /** The most naive script doing a hook's job: 15 lines, `fetch`, no checks beyond the verdict. */
 const FETCH_SCRIPT = `let input = '';
@@ -193,11 +195,7 @@ export async function benchStartup(stub, profile, rows, log, root) {
         ? { ms: r.ms, ok: true }
         : { ms: r.ms, ok: false, why: `exit ${r.code}: ${r.err}` };
     };
-    const [pep, undici] = await interleave(
-      [{ run: imported('agent-pep') }, { run: imported('undici') }],
-      runs,
-      warmup,
-    );
+    const [pep, undici] = await interleave([{ run: imported('agent-pep') }, { run: imported('undici') }], runs, warmup);
     rows.push(startupRow(STARTUP_ROWS.importPep, pep.samples, pep.errors, pep.lastError));
     rows.push(startupRow(STARTUP_ROWS.importUndici, undici.samples, undici.errors, undici.lastError));
   } finally {
