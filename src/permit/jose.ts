@@ -5,9 +5,10 @@
  * loads all of JOSE).
  * @internal
  */
-import type { compactVerify } from 'jose/jws/compact/verify';
+
 import type { createLocalJWKSet } from 'jose/jwks/local';
 import type { createRemoteJWKSet, customFetch } from 'jose/jwks/remote';
+import type { compactVerify } from 'jose/jws/compact/verify';
 
 /** The parts of jose the permit and evidence checks use. */
 export interface Jose {
