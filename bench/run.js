@@ -1065,6 +1065,10 @@ export function computeRatios(rows, memory) {
       find(rows, 'startup', STARTUP_ROWS.importPep, 1)?.p50_ms,
       find(rows, 'startup', STARTUP_ROWS.importUndici, 1)?.p50_ms,
     ),
+    import_and_client_vs_undici: div(
+      find(rows, 'startup', STARTUP_ROWS.importAndClient, 1)?.p50_ms,
+      find(rows, 'startup', STARTUP_ROWS.importUndici, 1)?.p50_ms,
+    ),
     hung_overshoot_ms: hung.p99_ms ?? null,
     heap_growth_ratio: pts.length >= 2 ? div(pts[pts.length - 1].heapUsed, pts[0].heapUsed) : null,
     open_sockets_after_close: rows.find((r) => r.open_sockets !== undefined)?.open_sockets ?? null,
@@ -1167,6 +1171,7 @@ export const TARGETS = {
   devpdp_session_redis_vs_memory: { op: '>=', value: 0.5 },
   hook_start_vs_node_fetch: { op: '<=', value: 1.0 },
   import_vs_undici: { op: '<=', value: 1.3 },
+  import_and_client_vs_undici: { op: 'info', value: 1 },
 };
 
 export function verdictOf(key, value) {

@@ -9,7 +9,9 @@
 //     request with `fetch` and prints the same answer;
 //   - import cost: `await import('agent-pep')` in a fresh process against `await import('undici')` in a
 //     fresh process, each timed inside the child (from before the import to after it), so node's own
-//     boot, the same for both, is not in the figure.
+//     boot, the same for both, is not in the figure. agent-pep loads undici's Pool when a client is
+//     made, not on import: a third side, the import and one `createPep()`, shows that too (information,
+//     ratio import_and_client_vs_undici).
 // Ratios: hook_start_vs_node_fetch (target <= 1.0), import_vs_undici (target <= 1.3).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +26,7 @@ export const STARTUP_ROWS = Object.freeze({
   fetch: 'node + 15-line fetch script (same request)',
   importPep: "import('agent-pep') in a fresh process",
   importUndici: "import('undici') in a fresh process",
+  importAndClient: "import('agent-pep') + createPep() in a fresh process",
 });
 
 /** Runs of each row: the timed ones, and untimed ones first (the file cache warm for both sides). */
@@ -64,8 +67,10 @@ process.stdin.on('end', async () => {
 `;
 
 /** The child that times one import from inside: prints the milliseconds. */
-const importScript = (specifier) =>
-  `const t0 = performance.now(); await import(${JSON.stringify(specifier)}); process.stdout.write(String(performance.now() - t0));`;
+const importScript = (specifier, then = '') =>
+  `const t0 = performance.now(); const m = await import(${JSON.stringify(specifier)}); ${then} process.stdout.write(String(performance.now() - t0));`;
+/** After the import: one client (its pool made, nothing sent), closed. */
+const MAKE_CLIENT = `await m.createPep({ pdpUrl: 'http://127.0.0.1:9', agentId: '${AGENT_ID}', session: 's', permits: false }).close();`;
 
 /**
  * Spawns one child and times it: from the spawn to the first line on stdout (`measure: 'line'`), or
@@ -188,9 +193,12 @@ export async function benchStartup(stub, profile, rows, log, root) {
       rows.push(startupRow(STARTUP_ROWS.hook, hook.samples, hook.errors, hook.lastError));
       rows.push(startupRow(STARTUP_ROWS.fetch, fetchSide.samples, fetchSide.errors, fetchSide.lastError));
     }
-    log(`startup: import('agent-pep') vs import('undici'), ${runs} runs each, interleaved`);
-    const imported = (specifier) => async () => {
-      const r = await timeChild(['--input-type=module', '-e', importScript(specifier)], { cwd, measure: 'printed' });
+    log(`startup: import('agent-pep') (and + createPep) vs import('undici'), ${runs} runs each, interleaved`);
+    const imported = (specifier, then) => async () => {
+      const r = await timeChild(['--input-type=module', '-e', importScript(specifier, then)], {
+        cwd,
+        measure: 'printed',
+      });
       return r.code === 0 && Number.isFinite(r.ms) && r.ms > 0
         ? { ms: r.ms, ok: true }
         : { ms: r.ms, ok: false, why: `exit ${r.code}: ${r.err}` };

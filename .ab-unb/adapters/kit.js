@@ -1,0 +1,244 @@
+/**
+ * What every adapter shares (docs/adapters.md), so that an adapter file holds only the mapping to its
+ * host's extension points: the enforcement layer of the client it is given, strict options, the session
+ * from the host's thread id, a bounded memory of checked texts, and a tool result as the text a model reads.
+ * @internal
+ */
+import { randomUUID } from 'node:crypto';
+import { isTextStage, synthesizeBlock } from '../decision.js';
+import { kernelOf } from '../enforce/registry.js';
+import { refusedBy } from '../enforce/results.js';
+import { PolicyEnforcementError } from '../errors.js';
+import { isSessionId } from '../internal/guards.js';
+import { optionError, refuseUnknownKeys } from '../options/kit.js';
+export { resultText } from '../enforce/text.js';
+/** Carries the verified args out of a `guardTool` body that must not run anything (a wrapper's fallback). */
+class Carried {
+    args;
+    permitId;
+    decision;
+    signal;
+    constructor(args, permitId, decision, signal) {
+        this.args = args;
+        this.permitId = permitId;
+        this.decision = decision;
+        this.signal = signal;
+    }
+}
+/** A refusal that nobody observes: only for an object that is not a client from `createPep`. */
+function unobserved(site, code, message, cause) {
+    const decision = synthesizeBlock(site.stage, randomUUID(), code, message, 0);
+    return refusedBy(decision, site.stage === 'action' ? site.tool : undefined, cause);
+}
+/**
+ * The enforcement layer over a client's public `guardTool` and `guardText` (which are the layer's own):
+ * for an object that wraps a client (`{ ...pep }`) and so is not registered. Its own refusals are not
+ * observed; `finishAction` is refused (a wrapper's interceptors cannot be reached).
+ */
+function publicEnforcement(pep) {
+    return {
+        async decideAction(name, args, opts) {
+            try {
+                const guarded = pep.guardTool(name, (a, ctx) => {
+                    throw new Carried(a, ctx.permitId, ctx.decision, ctx.signal);
+                });
+                const result = await guarded(args, opts);
+                return { kind: 'substituted', result, decision: { verdict: 'BLOCK', stage: 'action', requestId: '' } };
+            }
+            catch (e) {
+                if (e instanceof Carried) {
+                    const session = opts?.session;
+                    return {
+                        kind: 'verified',
+                        args: e.args,
+                        permitId: e.permitId,
+                        decision: e.decision,
+                        signal: e.signal,
+                        session: isSessionId(session) ? session : '',
+                    };
+                }
+                if (e instanceof PolicyEnforcementError)
+                    return refusedBy(e.decision, name);
+                return unobserved({ stage: 'action', tool: name }, 'invalid_request', 'adapter error', e);
+            }
+        },
+        async decideText(stage, text, opts) {
+            try {
+                const use = await pep.guardText(stage, text, opts);
+                return { kind: 'passed', text: use, decision: { verdict: 'ALLOW', stage, requestId: '' } };
+            }
+            catch (e) {
+                if (e instanceof PolicyEnforcementError)
+                    return refusedBy(e.decision, undefined);
+                return unobserved({ stage }, 'invalid_request', 'adapter error', e);
+            }
+        },
+        async finishAction(name) {
+            return unobserved({ stage: 'action', tool: name }, 'invalid_request', 'not a client from createPep');
+        },
+        refuse: unobserved,
+    };
+}
+/**
+ * The enforcement layer of `pep`.
+ * @throws TypeError when `pep` is not a client from `createPep` (or a wrapper with its `guardTool` and `guardText`)
+ */
+export function enforcementOf(pep, scope) {
+    const kernel = kernelOf(pep);
+    if (kernel)
+        return kernel;
+    const p = pep;
+    if (typeof p !== 'object' || p === null || typeof p.guardTool !== 'function' || typeof p.guardText !== 'function') {
+        throw new TypeError(`${scope}: pep must be a client from createPep`);
+    }
+    return publicEnforcement(p);
+}
+/**
+ * Throws now, not at the first call, when the client cannot run tools (no `permits` option, or a
+ * wrapper whose `guardTool` refuses).
+ */
+export function requirePermits(pep, scope) {
+    const kernel = kernelOf(pep);
+    if (kernel)
+        kernel.requirePermits(scope);
+    else
+        pep.guardTool('agent_pep_probe', () => undefined);
+}
+/** Common option rules. */
+export const RULES = {
+    boolean: (v) => (typeof v === 'boolean' ? undefined : 'expected a boolean'),
+    session: (v) => (isSessionId(v) ? undefined : 'expected a non-empty string'),
+    nonEmptyString: (v) => typeof v === 'string' && v.trim() !== '' ? undefined : 'expected a non-empty string',
+    count: (v) => Number.isSafeInteger(v) && v >= 0 ? undefined : 'expected a non-negative integer',
+    oneOf: (...values) => (v) => typeof v === 'string' && values.includes(v)
+        ? undefined
+        : `expected one of ${values.map((x) => `'${x}'`).join(', ')}`,
+};
+/**
+ * Reads an adapter's options strictly: `undefined` is `{}`; anything but an object, an unknown key or a
+ * value its rule refuses is a `TypeError` whose `option` names the key (docs/api.md, contract section 2).
+ */
+export function readOptions(scope, opts, rules) {
+    if (opts === undefined)
+        return {};
+    if (typeof opts !== 'object' || opts === null || Array.isArray(opts))
+        optionError(scope, 'opts', 'expected an object');
+    refuseUnknownKeys(scope, opts, new Set(Object.keys(rules)));
+    for (const [key, rule] of Object.entries(rules)) {
+        const value = opts[key];
+        if (value === undefined)
+            continue;
+        const problem = rule(value);
+        if (problem !== undefined)
+            optionError(scope, key, problem);
+    }
+    return opts;
+}
+/**
+ * The session of a host's run from its thread or conversation id: a non-empty string, or a finite
+ * number as its decimal text; else undefined (the client's own session applies).
+ */
+export function threadSession(id) {
+    if (typeof id === 'string' && id.trim() !== '')
+        return id;
+    if (typeof id === 'number' && Number.isFinite(id))
+        return String(id);
+    return undefined;
+}
+/** Per-call options for the enforcement layer, without undefined members. */
+export function callOptions(o) {
+    const out = {};
+    if (o.session !== undefined)
+        out.session = o.session;
+    if (o.signal instanceof AbortSignal)
+        out.signal = o.signal;
+    if (o.tool !== undefined && o.tool !== '')
+        out.tool = o.tool;
+    if (o.simulated === true)
+        out.simulated = true;
+    return out;
+}
+/**
+ * A bounded, insertion-ordered memory of what was decided for texts an adapter already checked (a text
+ * seen again in a later prompt is not sent again). Forgetting only means checking again, never passing
+ * unchecked.
+ */
+export class TextMemory {
+    max;
+    #entries = new Map();
+    constructor(max) {
+        this.max = max;
+    }
+    get(key) {
+        return key === undefined ? undefined : this.#entries.get(key);
+    }
+    set(key, value) {
+        if (key === undefined || this.max === 0)
+            return;
+        this.#entries.delete(key);
+        this.#entries.set(key, value);
+        while (this.#entries.size > this.max) {
+            const oldest = this.#entries.keys().next();
+            if (oldest.done)
+                break;
+            this.#entries.delete(oldest.value);
+        }
+    }
+    delete(key) {
+        this.#entries.delete(key);
+    }
+    get size() {
+        return this.#entries.size;
+    }
+}
+/** Whether a stage is a text stage (re-exported for the adapters). */
+export { isTextStage };
+const JSON_TYPES = {
+    string: (v) => typeof v === 'string',
+    number: (v) => typeof v === 'number',
+    integer: (v) => Number.isInteger(v),
+    boolean: (v) => typeof v === 'boolean',
+    null: (v) => v === null,
+    array: (v) => Array.isArray(v),
+    object: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+};
+function fitsType(schema, value) {
+    const declared = schema.type;
+    const types = typeof declared === 'string' ? [declared] : Array.isArray(declared) ? declared : undefined;
+    if (types === undefined)
+        return true; // no type to compare (anyOf, a $ref): left to the tool's own parse
+    return types.some((t) => typeof t === 'string' && JSON_TYPES[t]?.(value) !== false);
+}
+/**
+ * The args a tool's body gets when the framework shows only a JSON Schema of its parameters (its own
+ * parser hidden, docs/adapters.md "Schemas"): every `default` of an absent property filled in, so that the
+ * PDP decides on what runs; a value whose JSON type differs from the declared one is refused, since the
+ * hidden parser would coerce it to something the PDP never saw. To 32 levels of nested objects.
+ * @returns the args to decide on, or the reason they are refused
+ */
+export function argsBySchema(schema, args, depth = 0) {
+    const properties = schema?.properties;
+    if (typeof properties !== 'object' || properties === null || depth > 32)
+        return { kind: 'args', args };
+    const out = { ...args };
+    for (const [key, raw] of Object.entries(properties)) {
+        if (typeof raw !== 'object' || raw === null)
+            continue;
+        const prop = raw;
+        if (!Object.hasOwn(out, key)) {
+            if (Object.hasOwn(prop, 'default'))
+                out[key] = structuredClone(prop.default);
+            continue;
+        }
+        if (!fitsType(prop, out[key]))
+            return { kind: 'refused', why: "the args do not fit the tool's parameters" };
+        const nested = out[key];
+        if (JSON_TYPES.object?.(nested)) {
+            const inner = argsBySchema(prop, nested, depth + 1);
+            if (inner.kind === 'refused')
+                return inner;
+            out[key] = inner.args;
+        }
+    }
+    return { kind: 'args', args: out };
+}

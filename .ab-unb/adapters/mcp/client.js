@@ -1,0 +1,186 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { PolicyEnforcementError } from '../../errors.js';
+import { optionError, refuseUnknownKeys } from '../../options/kit.js';
+import { assertGuardable, assertPep, asToolResult, failedClosed, isObject, PERMIT_META_KEY, refusal, sessionOf, } from './common.js';
+import { readPinSet } from './pins.js';
+import { resultText, withText } from './result.js';
+import { makeToolSurface } from './surface.js';
+const CLIENT_OPTIONS = new Set(['checkResult', 'hideBlocked', 'pin', 'allowNew']);
+const guardedClients = new WeakSet();
+/**
+ * Guards the `tools/call` requests of an MCP `Client` (`@modelcontextprotocol/sdk` 1.x): `callTool` (and
+ * any other `tools/call` sent through `client.request`) is authorized by the PDP before the request
+ * leaves, and sent only after an ALLOW or WARN whose permit verified (`pep.guardTool`), with the
+ * PDP's `transformedArgs` on WARN and the permit in `params._meta['agent-pep/permit']`, where a server
+ * guarded with `{ verifier }` checks it. The result is then checked at `context_egress` with the
+ * tool's name.
+ *
+ * @param pep - the client that decides (`createPep`), with `permits` configured (or `permits: false`,
+ *   which sends no permit). Session: the MCP session id (`client.transport.sessionId`) where the
+ *   transport has one, else the Pep's.
+ * @param client - a `Client` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`
+ * @param opts - `{ checkResult? }` (see {@link GuardMcpClientOptions})
+ * @returns the same client
+ * @throws TypeError when `pep` is not a Pep or cannot guard tools, `client` is not an MCP `Client`, the
+ *   client is already guarded, or `opts` has an unknown or bad key (`err.option` names it)
+ * @remarks Fails closed: a blocked or held call is never sent, and `callTool` resolves with `{ isError:
+ * true, content: [{ type: 'text', text: toolMessage }] }`, the form the host shows to the model; so does
+ * a result the PDP blocks at `context_egress` (withheld) and any error of the adapter itself. ESCALATE
+ * is a hold the model is told about (MCP 1.x has no approval flow for `tools/call`). On a WARN of the
+ * result, its text items are replaced by the PDP's text and `structuredContent` is dropped (it would
+ * carry what the PDP redacted); images and other non-text items are not checked. Task-augmented
+ * `tools/call` requests (experimental) are refused with an `McpError`, since their results would
+ * escape the check. Errors of the transport or the server are thrown as the SDK throws them.
+ * @example
+ * ```ts
+ * const client = new Client({ name: 'support-agent', version: '1.0.0' });
+ * guardMcpClient(pep, client);
+ * await client.connect(transport);
+ * const result = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1842', amount: 129 } });
+ * // result.isError with the toolMessage when the PDP blocked or held the call: it was never sent.
+ * ```
+ */
+export function guardMcpClient(pep, client, opts) {
+    const scope = 'guardMcpClient';
+    assertPep(pep, scope);
+    const rawOpts = opts;
+    if (rawOpts !== undefined && !isObject(rawOpts))
+        optionError(scope, 'opts', 'expected an object');
+    if (rawOpts !== undefined)
+        refuseUnknownKeys(scope, rawOpts, CLIENT_OPTIONS);
+    const checkResult = opts?.checkResult ?? true;
+    if (typeof checkResult !== 'boolean')
+        optionError(scope, 'checkResult', 'expected a boolean');
+    const surfaceOpts = readSurfaceOptions(scope, opts);
+    const target = client;
+    if (!isObject(client) || typeof target.callTool !== 'function' || typeof target.request !== 'function') {
+        throw new TypeError(`${scope}: client must be a Client of @modelcontextprotocol/sdk 1.x`);
+    }
+    if (guardedClients.has(client))
+        throw new TypeError(`${scope}: this client is already guarded`);
+    assertGuardable(pep, scope);
+    const callTool = target.callTool;
+    const request = target.request;
+    const surface = makeToolSurface({ scope, pep, client: target, request, ...surfaceOpts });
+    /** The params objects of calls already authorized, which `request` sends as they are. */
+    const authorized = new WeakSet();
+    /** One guarded `tools/call`: decide, send with the permit, check the result. */
+    async function call(given, options, send) {
+        // Each member is read once: what is decided is what is sent (a getter cannot answer differently later).
+        let params;
+        try {
+            params = isObject(given) ? { ...given } : {};
+        }
+        catch {
+            params = {};
+        }
+        const name = typeof params.name === 'string' ? params.name : undefined;
+        if (name === undefined) {
+            return failedClosed('unknown', 'invalid_request', 'tools/call params without a tool name');
+        }
+        if (isObject(params.task) || (isObject(options) && isObject(options.task))) {
+            throw new McpError(ErrorCode.InvalidRequest, `agent-pep/mcp: task-augmented tools/call is not supported`);
+        }
+        const changed = await surface.refuseCall(name, options);
+        if (changed !== undefined)
+            return changed;
+        let sent = false;
+        let raw;
+        try {
+            const execute = async (effective, ctx) => {
+                const out = { ...params, arguments: effective };
+                // Only the permit the PDP minted for this call travels (a caller's own value under the key never does).
+                const meta = { ...(isObject(params._meta) ? params._meta : {}) };
+                delete meta[PERMIT_META_KEY];
+                if (ctx.permitId !== undefined)
+                    meta[PERMIT_META_KEY] = ctx.permitId;
+                if (isObject(params._meta) || ctx.permitId !== undefined)
+                    out._meta = meta;
+                sent = true;
+                raw = await send(out);
+                return raw;
+            };
+            // The result checked (after the `after` interceptors), to tell a WARN's text from a replacement.
+            let checked;
+            const check = (result) => {
+                checked = result;
+                return resultText(result);
+            };
+            const guarded = checkResult ? pep.guardTool(name, execute, { checkResult: check }) : pep.guardTool(name, execute);
+            const callOpts = {};
+            const session = sessionOf(target.transport?.sessionId);
+            if (session !== undefined)
+                callOpts.session = session;
+            if (isObject(options) && options.signal instanceof AbortSignal)
+                callOpts.signal = options.signal;
+            const args = params.arguments ?? {};
+            const out = await guarded(args, callOpts);
+            if (!sent)
+                return asToolResult(out);
+            if (typeof out !== 'string')
+                return out;
+            // A WARN's transformedContent in place of the result checked: its items that show no text stay.
+            // Else the string is an `after` interceptor's replacement: the whole result, nothing of the server's.
+            return out !== checked && typeof checked !== 'string' && checked !== undefined
+                ? withText(checked, out)
+                : asToolResult(out);
+        }
+        catch (err) {
+            if (err instanceof PolicyEnforcementError)
+                return refusal(err.toolMessage);
+            if (sent)
+                throw err;
+            return failedClosed(name, 'invalid_request', 'the adapter failed');
+        }
+    }
+    Object.defineProperty(client, 'callTool', {
+        value: (params, resultSchema, options) => call(params, options, (p) => {
+            authorized.add(p);
+            return callTool.call(client, p, resultSchema, options);
+        }),
+        writable: false,
+        configurable: false,
+    });
+    Object.defineProperty(client, 'request', {
+        value: (given, resultSchema, options) => {
+            // Read once, so that a getter cannot show another method to this check than to the SDK.
+            let req = given;
+            if (isObject(given)) {
+                try {
+                    req = { ...given };
+                }
+                catch {
+                    return Promise.resolve(failedClosed('unknown', 'invalid_request', 'the request could not be read'));
+                }
+            }
+            if (isObject(req) && req.method === 'tools/list')
+                return surface.list(req, resultSchema, options);
+            if (!isObject(req) || req.method !== 'tools/call')
+                return request.call(client, req, resultSchema, options);
+            if (isObject(req.params) && authorized.has(req.params)) {
+                authorized.delete(req.params);
+                return request.call(client, req, resultSchema, options);
+            }
+            return call(req.params, options, (p) => request.call(client, { ...req, params: p }, resultSchema, options));
+        },
+        writable: false,
+        configurable: false,
+    });
+    Object.defineProperty(client, 'pepPins', { value: () => surface.pins(), writable: false, configurable: false });
+    guardedClients.add(client);
+    return client;
+}
+/** `hideBlocked`, `pin` and `allowNew`, checked. @throws TypeError with `err.option` */
+function readSurfaceOptions(scope, opts) {
+    const hideBlocked = opts?.hideBlocked ?? true;
+    if (typeof hideBlocked !== 'boolean')
+        optionError(scope, 'hideBlocked', 'expected a boolean');
+    const allowNew = opts?.allowNew ?? false;
+    if (typeof allowNew !== 'boolean')
+        optionError(scope, 'allowNew', 'expected a boolean');
+    const given = opts?.pin;
+    const pin = given === undefined || given === true ? given : readPinSet(scope, given);
+    if (allowNew === true && pin === undefined)
+        optionError(scope, 'allowNew', 'allowNew needs pin');
+    return { hideBlocked: hideBlocked, pin, allowNew: allowNew };
+}

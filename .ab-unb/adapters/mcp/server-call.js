@@ -1,0 +1,165 @@
+/**
+ * One guarded `tools/call` of a guarded `McpServer` (docs/adapters.md): decided by `pep.guardTool`, or
+ * with a verifier, run only after the client's permit verified. Internal to `agent-pep/mcp`.
+ * @internal
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { normalizeObjectSchema, safeParseAsync } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { PolicyEnforcementError } from '../../errors.js';
+import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
+import { asToolResult, failedClosed, isObject, PERMIT_META_KEY, refusal, sessionOf, } from './common.js';
+/** Thrown inside the guarded execute when the args to run do not fit the tool's input schema. */
+class SchemaRefusal extends Error {
+}
+/**
+ * Whether `parsed` (an input schema's output, its `undefined` members left out) is `sent` with at most
+ * some members dropped (unknown ones stripped), at any depth: nothing added (a default) and no value
+ * changed (a coercion, a transform).
+ */
+function onlyDropsMembers(sent, parsed) {
+    if (Array.isArray(sent) || Array.isArray(parsed)) {
+        return (Array.isArray(sent) &&
+            Array.isArray(parsed) &&
+            sent.length === parsed.length &&
+            sent.every((v, i) => onlyDropsMembers(v, parsed[i])));
+    }
+    if (isObject(sent) && isObject(parsed)) {
+        // A Map, a Date or a class instance shows no own keys to compare: never the args sent.
+        if (!isPlainObject(sent) || !isPlainObject(parsed))
+            return false;
+        for (const key of Object.keys(parsed)) {
+            if (!Object.hasOwn(sent, key) || !onlyDropsMembers(sent[key], parsed[key]))
+                return false;
+        }
+        return true;
+    }
+    return isDeepStrictEqual(sent, parsed);
+}
+/**
+ * The arguments as the tool's input schema parses them, as the SDK's own `tools/call` does
+ * (`normalizeObjectSchema` and `safeParseAsync`, exported by `@modelcontextprotocol/sdk/server/zod-compat.js`).
+ * @throws SchemaRefusal when they do not fit
+ */
+async function parseInput(tool, args) {
+    if (!tool.inputSchema)
+        return undefined;
+    const schema = normalizeObjectSchema(tool.inputSchema) ?? tool.inputSchema;
+    const parsed = await safeParseAsync(schema, args ?? {});
+    if (!parsed.success)
+        throw new SchemaRefusal();
+    return parsed.data;
+}
+/**
+ * With a verifier: the callback runs only after the permit in `_meta` verified against the tool name
+ * as registered and the arguments as received (docs/permits.md), never falling back to the PDP.
+ */
+async function runVerified(c, invoke) {
+    // The permit binds the arguments as received; the callback gets them as the schema parses them.
+    // A schema may drop unknown members, never add one (a default the client did not send) or change
+    // a value (a coercion, a transform): the callback would run args the permit does not bind.
+    const refused = await permitRefusal(c.verifier, c.name, c.wire, c.meta, () => c.hasSchema && !onlyDropsMembers(c.wire, withoutUndefinedMembers(c.parsed))
+        ? 'the input schema changes the arguments the permit binds'
+        : undefined);
+    return refused ?? (await invoke());
+}
+/**
+ * The refusal of a call whose permit (in `_meta`) does not verify against `name` and `args` as received
+ * (docs/permits.md; its `jti` claimed when it does), or whose `shapeCheck` names a reason; else undefined.
+ */
+export async function permitRefusal(verifier, name, args, meta, shapeCheck) {
+    const permit = isObject(meta) ? meta[PERMIT_META_KEY] : undefined;
+    if (typeof permit !== 'string' || permit === '') {
+        return failedClosed(name, 'permit_invalid', 'no permit in params._meta');
+    }
+    if (!isObject(args))
+        return failedClosed(name, 'permit_invalid', 'arguments are not an object');
+    const why = shapeCheck?.();
+    if (why !== undefined)
+        return failedClosed(name, 'permit_invalid', why);
+    try {
+        await verifier.verify(permit, { tool: name, args });
+        return undefined;
+    }
+    catch (err) {
+        const code = isObject(err) && typeof err.code === 'string' ? err.code : 'error';
+        return failedClosed(name, 'permit_invalid', `permit failed verification (${code})`);
+    }
+}
+/** Makes the guarded call of a server's tools. */
+export function makeRunner(deps) {
+    const { pep, verifier, nameOf, received } = deps;
+    /** One guarded call of `callback` (the tool's callback or a task handler's `createTask`). */
+    return async function run(tool, callback, callArgs) {
+        const hasSchema = Boolean(tool.inputSchema);
+        // The SDK calls `callback(parsedArgs, extra)` with an input schema, `callback(extra)` without one.
+        const parsed = hasSchema ? callArgs[0] : undefined;
+        const extra = hasSchema ? callArgs[1] : callArgs[0];
+        const name = nameOf(tool);
+        if (name === undefined)
+            return failedClosed('unknown', 'invalid_request', 'the tool is no longer registered');
+        let bodyRan = false;
+        try {
+            const got = isObject(extra) ? received.get(extra) : undefined;
+            if (got !== undefined && got.name !== name) {
+                return failedClosed(name, 'invalid_request', 'the request names another tool');
+            }
+            // The arguments as received (what the client's PDP decided on); a direct call: what the callback got.
+            const wire = got !== undefined ? (got.arguments ?? {}) : (parsed ?? {});
+            const invoke = (args) => {
+                bodyRan = true;
+                return hasSchema ? callback(args, extra) : callback(extra);
+            };
+            if (verifier !== undefined) {
+                const meta = got !== undefined ? got._meta : isObject(extra) ? extra._meta : undefined;
+                return await runVerified({ verifier, name, meta, wire, parsed, hasSchema }, () => invoke(parsed));
+            }
+            const callOpts = {};
+            const session = isObject(extra) ? sessionOf(extra.sessionId) : undefined;
+            if (session !== undefined)
+                callOpts.session = session;
+            if (isObject(extra) && extra.signal instanceof AbortSignal)
+                callOpts.signal = extra.signal;
+            // The PDP decides on the args the callback would get: as the input schema parsed them (its
+            // coercions and defaults applied, its `undefined` members left out as JSON does), not as sent.
+            // A schema that makes something other than an object of the arguments: nothing a permit can bind.
+            if (hasSchema && got !== undefined && !(isObject(parsed) && isPlainObject(parsed))) {
+                return failedClosed(name, 'invalid_request', 'the input schema does not make an object of the arguments');
+            }
+            const decided = hasSchema && isObject(parsed) ? withoutUndefinedMembers(parsed) : wire;
+            const guarded = pep.guardTool(name, async (effective) => {
+                // The args decided run as the SDK parsed them. Others (WARN's transformedArgs, an interceptor's
+                // replacement) go through the tool's input schema as the SDK would put them; args that do not
+                // fit, or that the schema would change (the callback would run args the permit does not bind),
+                // are refused, not run.
+                let args;
+                if (hasSchema) {
+                    if (isDeepStrictEqual(effective, decided))
+                        args = parsed;
+                    else {
+                        try {
+                            args = await parseInput(tool, effective);
+                        }
+                        catch {
+                            throw new SchemaRefusal();
+                        }
+                        if (!isDeepStrictEqual(withoutUndefinedMembers(args), effective))
+                            throw new SchemaRefusal();
+                    }
+                }
+                return invoke(args);
+            });
+            const out = await guarded(decided, callOpts);
+            return bodyRan ? out : asToolResult(out);
+        }
+        catch (err) {
+            if (err instanceof PolicyEnforcementError)
+                return refusal(err.toolMessage);
+            if (err instanceof SchemaRefusal) {
+                return failedClosed(name, 'invalid_request', 'the arguments to run do not fit the input schema');
+            }
+            if (bodyRan)
+                throw err;
+            return failedClosed(name, 'invalid_request', 'the adapter failed');
+        }
+    };
+}

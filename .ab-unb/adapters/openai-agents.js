@@ -1,0 +1,422 @@
+/**
+ * `agent-pep/openai-agents`: the OpenAI Agents SDK (`@openai/agents` 0.x) adapter (docs/adapters.md). Each stage sits on one of the SDK's public extension points and decides through a
+ * {@link Pep}, so deadlines, fail-closed codes, permits, interceptors and observers all apply:
+ * - action: {@link guardTools} wraps function tools (`needsApproval` for ESCALATE, `invoke` through
+ *   `pep.guardTool`);
+ * - input: {@link pepInputGuardrail}, an agent input guardrail that blocks the model call;
+ * - context egress: {@link pepModelInputFilter}, a `callModelInputFilter` over new tool outputs;
+ * - output: {@link pepOutputGuardrail}, an agent output guardrail.
+ * @packageDocumentation
+ */
+import { createHash } from 'node:crypto';
+import { getCurrentTrace, } from '@openai/agents';
+import { synthesizeBlock } from '../decision.js';
+import { PolicyEnforcementError, toolMessage } from '../errors.js';
+import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import { argsBySchema, enforcementOf } from './kit.js';
+import { perStepVisibility, readHideBlocked } from './visible-tools.js';
+const GUARD_TOOLS_OPTIONS = new Set(['checkResult', 'hideBlocked']);
+/** Most tool outputs {@link pepModelInputFilter} remembers; an older one forgotten is checked again. */
+const EGRESS_MEMORY = 10_000;
+/** The permit and decision of each call `guardTools` runs, keyed by the SDK's per-call details object. */
+const contexts = new WeakMap();
+/**
+ * The session of the step: the run's group id where the SDK carries one (`RunConfig.groupId`, visible
+ * while tracing is on), else undefined (the client's session).
+ */
+function runSession() {
+    try {
+        const groupId = getCurrentTrace()?.groupId;
+        return typeof groupId === 'string' && groupId !== '' ? groupId : undefined;
+    }
+    catch {
+        return undefined;
+    }
+}
+/** A BLOCK this adapter makes up itself when it cannot even build a request: observed like any synthesized BLOCK. */
+function adapterBlock(pep, stage, message) {
+    return enforcementOf(pep, 'agent-pep/openai-agents').refuse({ stage }, 'invalid_request', message).decision;
+}
+/**
+ * Wraps OpenAI Agents function tools so that each call runs only after the PDP allowed it and its
+ * permit verified (docs/api.md and docs/adapters.md).
+ *
+ * @param pep - the client that decides (its `permits` must be configured, or `false` explicitly)
+ * @param tools - function tools made with the SDK's `tool()`; the same objects are not changed
+ * @param opts - `{ checkResult? }` (see {@link GuardToolsOptions})
+ * @returns new tool objects in the same order, to give to `new Agent({ tools })`:
+ *   - `needsApproval` asks the PDP with `simulated: true` (no permit is minted, no approval used up)
+ *     and answers true on ESCALATE, so the call surfaces in `result.interruptions`; a tool's own
+ *     `needsApproval` still applies;
+ *   - `invoke` runs `pep.guardTool` on the model's arguments: the tool body runs exactly once, with
+ *     the PDP's `transformedArgs` on WARN, only after an ALLOW or WARN whose permit verifies. A BLOCK,
+ *     an ESCALATE, an outage or a permit that fails becomes the tool's output, the section-5 text
+ *     (`ERROR: Tool '<name>' denied by policy: <reason>` and the others), so the model can recover.
+ * @throws TypeError when `tools` is not an array of function tools, for an unknown or bad option
+ *   (`err.option` names it), or when the client has no `permits` configured (as `pep.guardTool`)
+ * @remarks Fails closed: the body never runs on BLOCK, ESCALATE, a failed permit, a simulated
+ * decision or an error of the adapter (arguments that are not a JSON object are answered
+ * `invalid_request`). A host approval never bypasses the PDP: a run resumed approved asks the PDP
+ * again for the identical call and runs the body only on an ALLOW whose permit verifies (a PDP that
+ * still holds it answers ESCALATE, and the model is told the call is held). The permit binds the
+ * arguments as the model sent them (or the PDP's `transformedArgs`); the tool's schema parses those.
+ * The body finds its permit with {@link pepToolContext}.
+ * @example
+ * ```ts
+ * const [refund] = guardTools(pep, [refundTool]);
+ * const agent = new Agent({ name: 'support', tools: [refund] });
+ * ```
+ */
+export function guardTools(pep, tools, opts) {
+    if (opts !== undefined) {
+        if (typeof opts !== 'object' || opts === null)
+            optionError('guardTools', 'opts', 'expected an object');
+        refuseUnknownKeys('guardTools', opts, GUARD_TOOLS_OPTIONS);
+        if (opts.checkResult !== undefined && typeof opts.checkResult !== 'boolean') {
+            optionError('guardTools', 'checkResult', 'expected a boolean');
+        }
+    }
+    if (!Array.isArray(tools))
+        throw new TypeError('guardTools: tools must be an array of function tools');
+    const checkResult = opts?.checkResult === true;
+    const visible = readHideBlocked('guardTools', opts)
+        ? perStepVisibility(pep, tools.map((t) => t?.name).filter((n) => typeof n === 'string'), () => runSession())
+        : undefined;
+    return tools.map((t, i) => {
+        if (typeof t !== 'object' || t === null || t.type !== 'function' || typeof t.invoke !== 'function') {
+            throw new TypeError(`guardTools: tools[${i}] is not a function tool (hosted and other tools cannot be guarded)`);
+        }
+        return guardOne(pep, t, checkResult, visible);
+    });
+}
+function guardOne(pep, original, checkResult, visible) {
+    const name = original.name;
+    /** The message a model sees for a tool call the adapter could not check (an observed refusal). */
+    const notRunMessage = (tool, why = 'the tool call could not be checked') => toolMessage(adapterBlock(pep, 'action', why), tool);
+    const guardOptions = checkResult ? { checkResult: true } : undefined;
+    // Made once now so that a client without `permits` (or a bad name) is a TypeError here, not at the first call.
+    pep.guardTool(name, () => undefined, guardOptions);
+    const needsApproval = async (runContext, input, callId) => {
+        if (await original.needsApproval(runContext, input, callId))
+            return true;
+        try {
+            const raw = typeof input === 'string' ? JSON.parse(input) : input;
+            const planned = argsBySchema(original.parameters, raw);
+            if (planned.kind === 'refused')
+                return false; // invoke refuses it
+            const decision = await pep.authorizeAction(name, planned.args, {
+                simulated: true,
+                ...sessionOption(),
+            });
+            return decision.verdict === 'ESCALATE';
+        }
+        catch {
+            // The real check in `invoke` decides (and fails closed); this one only chooses whether to ask a human.
+            return false;
+        }
+    };
+    const invoke = async (runContext, input, details) => {
+        let entered = false;
+        try {
+            const parsed = JSON.parse(input);
+            if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+                return notRunMessage(name);
+            // The SDK hides the tool's own parser: defaults filled in from the JSON Schema, hidden coercions refused.
+            const planned = argsBySchema(original.parameters, parsed);
+            if (planned.kind === 'refused')
+                return notRunMessage(name, planned.why);
+            const args = planned.args;
+            const callDetails = details ?? {};
+            const guarded = pep.guardTool(name, (effective, ctx) => {
+                contexts.set(callDetails, ctx);
+                entered = true;
+                return original.invoke(runContext, JSON.stringify(effective), callDetails);
+            }, guardOptions);
+            const signal = details?.signal;
+            return await guarded(args, { ...sessionOption(), ...(signal !== undefined ? { signal } : {}) });
+        }
+        catch (err) {
+            if (err instanceof PolicyEnforcementError)
+                return err.toolMessage;
+            if (entered)
+                throw err; // the tool's own error, after it ran: the SDK handles it as usual
+            return notRunMessage(name);
+        }
+    };
+    // hideBlocked: enabled only when the tool's own isEnabled says so and the policy shows it (one batch a turn).
+    const isEnabled = visible === undefined
+        ? original.isEnabled
+        : async (runContext, agent) => (await original.isEnabled(runContext, agent)) && (await visible(runContext)).has(name);
+    return { ...original, needsApproval, invoke, isEnabled };
+}
+/** `{ session }` for the run's group id, or nothing (the client's session). */
+function sessionOption() {
+    const session = runSession();
+    return session !== undefined ? { session } : {};
+}
+/**
+ * The permit and decision of the guarded call a tool body is running for.
+ *
+ * @param details - the third argument the SDK passes a tool's `execute` (`execute(args, runContext, details)`)
+ * @returns `{ permitId, decision, signal }` (see `ToolExecutionContext`), or undefined outside a call
+ *   that {@link guardTools} authorized
+ * @remarks Present the `permitId` to the side-effecting service, which verifies it (docs/permits.md); the adapter already verified it before the body was called.
+ * @example
+ * ```ts
+ * const refundTool = tool({ name: 'refund_payment', description: 'Refund an order', parameters,
+ *   execute: async (args, _ctx, details) => payments.refund(args, pepToolContext(details)?.permitId) });
+ * ```
+ */
+export function pepToolContext(details) {
+    return typeof details === 'object' && details !== null ? contexts.get(details) : undefined;
+}
+/** Asks the PDP about text at a stage and says whether the guardrail trips (anything but a plain ALLOW). */
+async function checkStage(pep, stage, text) {
+    let decision;
+    if (text === undefined) {
+        decision = adapterBlock(pep, stage, `the ${stage} could not be read as text`);
+    }
+    else {
+        const opts = sessionOption();
+        decision = stage === 'input' ? await pep.checkInput(text, opts) : await pep.checkOutput(text, opts);
+    }
+    const info = { verdict: decision.verdict, stage, requestId: decision.requestId };
+    if (decision.decisionId !== undefined)
+        info.decisionId = decision.decisionId;
+    if (decision.simulated && (decision.verdict === 'ALLOW' || decision.verdict === 'WARN')) {
+        // A simulated decision can never be enforced (docs/api.md, code `simulated`).
+        info.verdict = 'BLOCK';
+        info.code = 'simulated';
+        info.message = toolMessage(synthesizeBlock(stage, decision.requestId, 'simulated', 'simulated', 0));
+        return { tripwireTriggered: true, outputInfo: info };
+    }
+    if (decision.verdict === 'ALLOW')
+        return { tripwireTriggered: false, outputInfo: info };
+    if (decision.verdict === 'WARN') {
+        const transformed = decision.transformedContent;
+        if (transformed === text)
+            return { tripwireTriggered: false, outputInfo: info };
+        // Not enumerable: the SDK serializes outputInfo into the tripwire error's message, which must carry no content.
+        if (transformed !== undefined) {
+            Object.defineProperty(info, 'transformedContent', { value: transformed, enumerable: false });
+        }
+        return { tripwireTriggered: true, outputInfo: info };
+    }
+    info.code = decision.synthesized?.code ?? (decision.verdict === 'ESCALATE' ? 'escalated' : 'blocked');
+    info.message = toolMessage(decision);
+    if (decision.escalationId !== undefined)
+        info.escalationId = decision.escalationId;
+    return { tripwireTriggered: true, outputInfo: info };
+}
+/**
+ * The text of a content part list: its text parts joined as the model reads them (one after the other,
+ * so a latch split across parts still matches); undefined when there is none.
+ */
+function partsText(parts) {
+    if (typeof parts === 'string')
+        return parts;
+    if (!Array.isArray(parts))
+        return undefined;
+    const texts = [];
+    for (const part of parts) {
+        if (typeof part === 'object' && part !== null) {
+            const { type, text } = part;
+            if ((type === 'input_text' || type === 'text' || type === 'output_text') && typeof text === 'string') {
+                texts.push(text);
+            }
+        }
+    }
+    return texts.length > 0 ? texts.join('') : undefined;
+}
+/** The user's text in the run's input: a string as is, else every user message's text, joined. */
+function inputText(input) {
+    if (typeof input === 'string')
+        return input;
+    if (!Array.isArray(input))
+        return undefined;
+    const texts = [];
+    for (const item of input) {
+        if (typeof item !== 'object' || item === null)
+            continue;
+        const { role, content } = item;
+        if (role !== 'user')
+            continue;
+        const text = partsText(content);
+        if (text !== undefined)
+            texts.push(text);
+    }
+    return texts.join('\n');
+}
+/**
+ * An agent input guardrail that sends the user's input to the PDP (stage `input`) before the model
+ * is called.
+ *
+ * @param pep - the client that decides
+ * @returns an `InputGuardrail` named `agent-pep input` with `runInParallel: false`, for
+ *   `new Agent({ inputGuardrails: [...] })` or `new Runner({ inputGuardrails: [...] })`
+ * @throws never when made; the run rejects with the SDK's `InputGuardrailTripwireTriggered` when the
+ *   wire trips, its `result.output.outputInfo` a {@link PepGuardrailInfo}
+ * @remarks The wire trips on anything but an ALLOW: BLOCK (PDP, interceptor or synthesized, so a PDP
+ * that is down or slow stops the run), ESCALATE, a simulated decision, and WARN, because an SDK
+ * guardrail cannot rewrite the input: `outputInfo.transformedContent` holds the PDP's text for the host
+ * to run again with. The model is never called when it trips. The text sent is the input string, or the
+ * text parts of every user message in an input list (images and files are not sent).
+ * @example
+ * ```ts
+ * const agent = new Agent({ name: 'support', inputGuardrails: [pepInputGuardrail(pep)] });
+ * ```
+ */
+export function pepInputGuardrail(pep) {
+    return {
+        name: 'agent-pep input',
+        runInParallel: false,
+        async execute({ input }) {
+            try {
+                return await checkStage(pep, 'input', inputText(input));
+            }
+            catch {
+                return checkStage(pep, 'input', undefined);
+            }
+        },
+    };
+}
+/**
+ * An agent output guardrail that sends the agent's final output to the PDP (stage `output`).
+ *
+ * @param pep - the client that decides
+ * @returns an `OutputGuardrail` named `agent-pep output`, for `new Agent({ outputGuardrails: [...] })`
+ * @throws never when made; the run rejects with the SDK's `OutputGuardrailTripwireTriggered` when the
+ *   wire trips, its `result.output.outputInfo` a {@link PepGuardrailInfo}
+ * @remarks The wire trips on anything but an ALLOW, as for {@link pepInputGuardrail}; on WARN
+ * `outputInfo.transformedContent` is the text to deliver instead (an SDK guardrail cannot rewrite
+ * the output). A structured output is sent as JSON. A streamed run has already emitted its text
+ * deltas when the guardrail runs: deliver `result.finalOutput` after `await result.completed`, not the
+ * deltas, to deliver only checked output.
+ * @example
+ * ```ts
+ * const agent = new Agent({ name: 'support', outputGuardrails: [pepOutputGuardrail(pep)] });
+ * ```
+ */
+// biome-ignore lint/suspicious/noExplicitAny: fits an agent of any output type
+export function pepOutputGuardrail(pep) {
+    return {
+        name: 'agent-pep output',
+        async execute({ agentOutput }) {
+            let text;
+            try {
+                text = typeof agentOutput === 'string' ? agentOutput : JSON.stringify(agentOutput);
+            }
+            catch {
+                text = undefined;
+            }
+            try {
+                return await checkStage(pep, 'output', text);
+            }
+            catch {
+                return checkStage(pep, 'output', undefined);
+            }
+        },
+    };
+}
+/** Every `function_call_result`, whatever else it carries (a history item without a name is checked too). */
+function isToolResult(item) {
+    return typeof item === 'object' && item !== null && item.type === 'function_call_result';
+}
+/** The text of a tool output: a string, one text part (`text`, `input_text`, ...), or the text parts of a list. */
+function outputText(output) {
+    if (typeof output === 'string')
+        return output;
+    if (typeof output === 'object' && output !== null && !Array.isArray(output))
+        return partsText([output]);
+    return partsText(output);
+}
+/**
+ * A `callModelInputFilter` that sends each new tool output in the model's input to the PDP (stage
+ * `context_egress`, with the tool's name) before it goes to the model.
+ *
+ * @param pep - the client that decides
+ * @returns a filter for `run(agent, input, { callModelInputFilter })` or `new Runner({ callModelInputFilter })`
+ * @throws never when made; the filter itself never throws
+ * @remarks Each `function_call_result` is checked once (the outcome is remembered by session, call id
+ * and output, and applied again on later turns, since the SDK rebuilds the input from the run's
+ * items): ALLOW sends it as it is, WARN replaces it with the PDP's `transformedContent`, and BLOCK or
+ * ESCALATE withhold it: the model sees the section-5 text in its place (`ERROR: context_egress blocked
+ * by policy: <reason>`, `... was not checked: the policy check failed (<code>)` when the PDP is down or
+ * slow) and the run goes on. An outage is not remembered: that output is checked again next turn. Only text is checked: an output with no text part (an image, a file) is
+ * passed as it is. Other input items are not changed.
+ * @example
+ * ```ts
+ * const result = await run(agent, 'Where is my order?', { callModelInputFilter: pepModelInputFilter(pep) });
+ * ```
+ */
+export function pepModelInputFilter(pep) {
+    /** Outcome by key: the output to send instead, or null for the original. */
+    const seen = new Map();
+    async function checkOne(item) {
+        let text;
+        try {
+            text = outputText(item.output);
+        }
+        catch {
+            text = undefined;
+        }
+        if (text === undefined)
+            return item;
+        const opts = { ...sessionOption() };
+        if (typeof item.name === 'string' && item.name !== '')
+            opts.tool = item.name;
+        const key = JSON.stringify([
+            opts.session ?? null,
+            String(item.callId),
+            createHash('sha256').update(text).digest('base64url'),
+        ]);
+        let replacement = seen.get(key);
+        if (replacement === undefined) {
+            const outcome = await egressReplacement(pep, text, opts);
+            replacement = outcome.replacement;
+            // A PDP's own decision is remembered; a synthesized BLOCK (an outage) is not, so the output is
+            // checked again on the next turn rather than withheld for good once the PDP is back.
+            if (outcome.decided) {
+                if (seen.size >= EGRESS_MEMORY) {
+                    const oldest = seen.keys().next().value;
+                    if (oldest !== undefined)
+                        seen.delete(oldest);
+                }
+                seen.set(key, replacement);
+            }
+        }
+        return replacement === null ? item : { ...item, output: replacement };
+    }
+    return async ({ modelData }) => {
+        const input = await Promise.all(modelData.input.map(async (item) => {
+            if (!isToolResult(item))
+                return item;
+            try {
+                return (await checkOne(item));
+            }
+            catch {
+                return { ...item, output: toolMessage(adapterBlock(pep, 'context_egress', 'could not be checked')) };
+            }
+        }));
+        return { ...modelData, input };
+    };
+}
+/**
+ * What to send in place of a tool output's text (`replacement`: null to send it as it is), and whether
+ * the PDP decided it (`decided`: false for a synthesized BLOCK, which is not remembered).
+ */
+async function egressReplacement(pep, text, opts) {
+    const decision = await pep.checkContextEgress(text, opts);
+    const decided = decision.synthesized === undefined;
+    if (decision.simulated && (decision.verdict === 'ALLOW' || decision.verdict === 'WARN')) {
+        const replacement = toolMessage(synthesizeBlock('context_egress', decision.requestId, 'simulated', 'simulated', 0));
+        return { replacement, decided: false };
+    }
+    if (decision.verdict === 'ALLOW')
+        return { replacement: null, decided };
+    if (decision.verdict === 'WARN') {
+        const transformed = decision.transformedContent;
+        return { replacement: transformed === undefined || transformed === text ? null : transformed, decided };
+    }
+    return { replacement: toolMessage(decision), decided };
+}

@@ -1,0 +1,221 @@
+/**
+ * `authorizeActions`: several action calls, one observed decision per call, in order, within one
+ * deadline. Over AuthZEN they go in `evaluations` requests none of which holds two calls to one tool
+ * (docs/authzen.md); over the agent-pep protocol, each as a request of its own; all concurrent.
+ * @internal
+ */
+import { randomUUID } from 'node:crypto';
+import { synthesizeBlock } from '../decision.js';
+import { AttemptFailure } from '../internal/failure.js';
+import { DEFAULTS } from '../options/defaults.js';
+import { encodeEvaluations, parseEvaluations } from '../wire/authzen.js';
+import { send } from './decide.js';
+import { toDecision } from './enforceable.js';
+import { blockOutcome, exchange, failedOutcome, withSent } from './exchange.js';
+import { observe } from './observe.js';
+import { callOptions, prepareStep } from './step.js';
+/**
+ * Sends several action calls as one AuthZEN `evaluations` request (its own `x-request-id` in
+ * `headers`, `batchId`) and decides each call on its own (docs/authzen.md): an item that fails
+ * any rule is BLOCK while the others stand; a failed exchange, an answer whose count differs, or a
+ * response `x-request-id` other than `batchId` is BLOCK for every call; an item whose `requestId` echo
+ * names another call is BLOCK for both. The caller never puts two calls that look alike (the same
+ * tool) in one batch. Resolves, never rejects, with one outcome per call, in order.
+ */
+export async function decideBatch(ctx, calls, signal, headers, batchId, deadlineAt, path) {
+    const r = await exchange(ctx, signal, { path, headers, body: () => encodeEvaluations(calls) }, deadlineAt, (res) => {
+        const echo = res.headers['x-request-id'];
+        if (echo !== undefined && echo !== batchId) {
+            throw new AttemptFailure('ambiguous_decision', 'PDP decision is ambiguous: x-request-id differs');
+        }
+        return { answers: parseEvaluations(res.body, calls.length), echoed: echo !== undefined };
+    });
+    if (!r.ok)
+        return calls.map((p) => withSent(p, failedOutcome(p.sent, r)));
+    const { answers, echoed } = r.value;
+    const { attempts } = r;
+    // An answer whose requestId echo names another call could belong to either: BLOCK for both.
+    let untied;
+    for (let i = 0; i < answers.length; i++) {
+        const a = answers[i];
+        const named = a === undefined || a instanceof AttemptFailure ? undefined : a.response.requestId;
+        if (named === undefined || named === calls[i]?.sent.requestId)
+            continue;
+        untied ??= new Set();
+        untied.add(i);
+        const other = calls.findIndex((p) => p.sent.requestId === named);
+        if (other >= 0)
+            untied.add(other);
+    }
+    return calls.map((p, i) => withSent(p, decideItem(p, i)));
+    function decideItem(p, i) {
+        const a = answers[i];
+        if (untied?.has(i)) {
+            return blockOutcome(p.sent, 'ambiguous_decision', 'PDP decision is ambiguous: an answer names another call', attempts);
+        }
+        if (a instanceof AttemptFailure)
+            return blockOutcome(p.sent, a.code, a.message, attempts);
+        try {
+            const decision = toDecision(a.response, a.raw, p.sent, echoed ? p.sent.requestId : undefined, ctx.enforce);
+            return { decision, attempts };
+        }
+        catch (err) {
+            const f = err instanceof AttemptFailure ? err : new AttemptFailure('ambiguous_decision', 'PDP decision is ambiguous');
+            return blockOutcome(p.sent, f.code, f.message, attempts);
+        }
+    }
+}
+/**
+ * Groups calls into rounds: `rounds[n]` holds the indexes of each tool's (n+1)th call, in order, so
+ * that no `evaluations` request holds two calls to one tool (a PDP may answer items that look alike as
+ * one; Cerbos 0.55 does).
+ */
+export function roundsByTool(ps) {
+    const rounds = [];
+    const seen = new Map();
+    for (let i = 0; i < ps.length; i++) {
+        const tool = ps[i].sent.tool;
+        const n = seen.get(tool) ?? 0;
+        seen.set(tool, n + 1);
+        const round = rounds[n];
+        if (round)
+            round.push(i);
+        else
+            rounds[n] = [i];
+    }
+    return rounds;
+}
+/** Cuts each round into `evaluations` requests of at most `max` calls; a lone call goes on its own. */
+export function batchesOf(rounds, max) {
+    const out = [];
+    for (const round of rounds) {
+        for (let at = 0; at < round.length; at += max) {
+            const chunk = round.length <= max ? round : round.slice(at, at + max);
+            if (chunk.length >= 2)
+                out.push(chunk);
+        }
+    }
+    return out;
+}
+/**
+ * Several prepared action calls: over AuthZEN, in `evaluations` requests (see {@link roundsByTool}),
+ * at most `DEFAULTS.maxEvaluations` calls a request; a request of one call is a single evaluation.
+ * Over the agent-pep protocol, each as a request of its own. All concurrent, within `deadlineAt`.
+ */
+async function sendAll(shared, ps, signal, deadlineAt) {
+    const decided = new Array(ps.length);
+    /** The calls that went in an `evaluations` request. */
+    const batched = new Set();
+    const pending = [];
+    if (shared.endpoints && ps.length > 1) {
+        const e = await shared.endpoints(deadlineAt, signal);
+        if (!e.ok)
+            return ps.map((p) => blockOutcome(p.sent, e.code, e.message, e.attempts, e.status));
+        const batchPath = e.value.evaluations;
+        const chunks = batchPath === undefined ? [] : batchesOf(roundsByTool(ps), DEFAULTS.maxEvaluations);
+        for (const chunk of chunks) {
+            const calls = chunk.map((i) => ps[i]);
+            for (const i of chunk)
+                batched.add(i);
+            const batchId = randomUUID();
+            const headers = { ...shared.headers, 'x-request-id': batchId };
+            shared.telemetry?.injectActive(headers);
+            const sent = decideBatch(shared.ctx, calls, signal, headers, batchId, deadlineAt, batchPath);
+            pending.push(sent.then((all) => {
+                for (let k = 0; k < chunk.length; k++)
+                    decided[chunk[k]] = all[k];
+            }));
+        }
+    }
+    // The single calls go out now, beside the batches (decideBatch and send never reject).
+    for (let i = 0; i < ps.length; i++) {
+        if (batched.has(i))
+            continue;
+        pending.push(send(shared, ps[i], deadlineAt).then((o) => {
+            decided[i] = o;
+        }));
+    }
+    await Promise.all(pending);
+    return ps.map((p, i) => decided[i] ??
+        // Unreachable by design (a batch decides each of its calls); a bug must still fail closed.
+        blockOutcome(p.sent, 'invalid_request', 'internal error: a batch left a call undecided'));
+}
+/** Each call of `authorizeActions` up to the network, with the call options read once for all. */
+function prepareAll(b, list, rawOpts, deadlineAt, visibility) {
+    // The same options for every call: read once (when they are bad, each call reads them and is
+    // invalid_request with the reason).
+    let call;
+    try {
+        // A visibility batch (docs/visibility.md): simulated, tagged, with its own checked options.
+        call = visibility
+            ? { ...visibility, session: visibility.session ?? b.session, simulated: true, tool: undefined }
+            : callOptions(b, rawOpts, 'action');
+    }
+    catch {
+        call = undefined;
+    }
+    const steps = new Array(list.length);
+    const tools = new Array(list.length);
+    let waiting = false;
+    for (let i = 0; i < list.length; i++) {
+        let payload;
+        try {
+            const c = list[i];
+            payload = { tool: c?.tool, args: c?.args };
+        }
+        catch {
+            payload = { tool: undefined, args: undefined };
+        }
+        tools[i] = typeof payload.tool === 'string' ? payload.tool : undefined;
+        const step = prepareStep(b, 'action', payload, rawOpts, undefined, deadlineAt, undefined, call);
+        if (step instanceof Promise)
+            waiting = true;
+        steps[i] = step;
+    }
+    return { steps, tools, waiting };
+}
+/** The outcome of every call: decided locally, or sent (batched where the wire allows). */
+async function outcomesOf(b, list, rawOpts, deadlineAt, visibility) {
+    const { steps, tools, waiting } = prepareAll(b, list, rawOpts, deadlineAt, visibility);
+    const n = list.length;
+    const outcomes = new Array(n);
+    try {
+        // Only `before` interceptors that answer with a promise make a step wait.
+        const settled = waiting ? await Promise.all(steps) : steps;
+        const ready = [];
+        for (const step of settled)
+            if (step.kind === 'ready')
+                ready.push(step.p);
+        const sent = ready.length > 0 ? await sendAll(b.shared, ready, ready[0]?.call.signal, deadlineAt) : [];
+        let next = 0;
+        for (let i = 0; i < n; i++) {
+            const step = settled[i];
+            outcomes[i] = step.kind === 'decided' ? step.outcome : sent[next++];
+        }
+    }
+    catch {
+        // Unreachable by design; a bug must still fail closed.
+        for (let i = 0; i < n; i++) {
+            const decision = synthesizeBlock('action', randomUUID(), 'invalid_request', 'internal error', 0);
+            outcomes[i] = { decision, attempts: 0 };
+        }
+    }
+    return { outcomes, tools };
+}
+/** `authorizeActions`: one observed decision per call, in order, within one deadline. */
+export async function decideAll(b, calls, rawOpts, visibility) {
+    const started = performance.now();
+    let list;
+    try {
+        list = Array.isArray(calls) ? Array.from(calls) : [];
+    }
+    catch {
+        list = [];
+    }
+    const { outcomes, tools } = await outcomesOf(b, list, rawOpts, started + b.shared.opts.timeoutMs, visibility);
+    const { telemetry, opts } = b.shared;
+    return outcomes.map((o, i) => {
+        telemetry?.record(o.decision, o.attempts, started, tools[i]);
+        return observe(opts.onDecision, o, started, tools[i]);
+    });
+}

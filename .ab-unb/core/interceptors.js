@@ -1,0 +1,253 @@
+import { ABORTED, LATE, race } from '../internal/deadline.js';
+import { isPlainObject } from '../internal/guards.js';
+import { deepFreeze, snapshotJsonObject } from '../internal/json.js';
+import { isThenable } from '../internal/thenable.js';
+import { takeSnapshot } from './request.js';
+export { validateInterceptors } from '../options/interceptors.js';
+/** Splits the chain per stage (registration order kept). @internal */
+export function chainsByStage(list) {
+    const make = (stage) => ({
+        before: list.filter((i) => i.before && (i.stages === undefined || i.stages.has(stage))),
+        after: stage === 'action' ? list.filter((i) => i.after && (i.stages === undefined || i.stages.has(stage))) : [],
+    });
+    return Object.freeze({
+        input: make('input'),
+        context_egress: make('context_egress'),
+        output: make('output'),
+        delivery: make('delivery'),
+        action: make('action'),
+    });
+}
+const PENDING = Symbol('pending');
+/**
+ * Waits for `value` (a promise or not) until the deadline or the caller's abort.
+ * @returns the value, or {@link PENDING} when the deadline fired, or `'aborted'`
+ */
+async function bounded(value, bounds) {
+    if (!isThenable(value))
+        return value;
+    const r = await race(value, bounds.deadlineAt, bounds.signal);
+    return r === LATE ? PENDING : r === ABORTED ? 'aborted' : r;
+}
+/**
+ * The step an interceptor sees: a frozen copy of `v`, whose args are `frozenArgs` when given (a
+ * replacement already snapshotted and frozen), else a deeply frozen snapshot of `v.args`.
+ */
+function frozenStep(v, frozenArgs) {
+    const step = { stage: v.stage, session: v.session };
+    if (v.tool !== undefined)
+        step.tool = v.tool;
+    if (v.args !== undefined)
+        step.args = frozenArgs ?? deepFreeze(snapshotJsonObject(v.args));
+    if (v.content !== undefined)
+        step.content = v.content;
+    return Object.freeze(step);
+}
+/**
+ * `Object.keys(o).length` (own enumerable string keys) without building the array: the check of every
+ * interceptor answer on the decision path.
+ */
+function ownKeyCount(o) {
+    let n = 0;
+    for (const key in o)
+        if (Object.hasOwn(o, key))
+            n++;
+    return n;
+}
+const isObject = isPlainObject;
+/**
+ * Runs the `before` chain in registration order. The first `deny` or `substitute` ends it; a throw, a
+ * rejection, a malformed answer, `substitute` on a text stage, or an interceptor still pending at the
+ * deadline ends it as `failed`/`timeout`. A `proceedWith` value is returned unvalidated (the request
+ * builder refuses one that is not valid input: `invalid_request`).
+ *
+ * Answers that are not promises are judged at once: a chain whose interceptors all answer so returns
+ * its outcome without a promise (each `await` of a pass-through interceptor was a measurable share of a
+ * decision, BENCHMARKS.md); the first promise hands the rest of the chain to an async loop, bounded by
+ * the deadline and the caller's signal. An interceptor's throw or rejection is an outcome (`failed`),
+ * never an exception; the promise never rejects.
+ * @param start - the running value the chain starts from; the chain takes it over (a `proceedWith`
+ *   replaces its `args` or `content` in place), so pass an object made for this call
+ * @throws only when `start.args` cannot be cloned (never for a request's snapshot)
+ * @internal
+ */
+export function runBefore(chain, start, bounds) {
+    const state = { running: start, replaced: false, step: frozenStep(start) };
+    for (let i = 0; i < chain.length; i++) {
+        const it = chain[i];
+        let answer;
+        try {
+            answer = it.before(state.step);
+        }
+        catch {
+            return { kind: 'failed', name: it.name, why: 'threw or rejected' };
+        }
+        let thenable;
+        try {
+            thenable = isThenable(answer);
+        }
+        catch {
+            return { kind: 'failed', name: it.name, why: 'threw or rejected' };
+        }
+        if (thenable)
+            return runBeforeAsync(chain, i, answer, state, bounds);
+        const end = judgeBefore(it, answer, state, bounds);
+        if (end !== undefined)
+            return end;
+    }
+    return proceedOutcome(state);
+}
+/** The rest of a `before` chain from `chain[i]`, whose answer is the promise `pending`. */
+async function runBeforeAsync(chain, i, pending, state, bounds) {
+    let answer = pending;
+    for (;;) {
+        const it = chain[i];
+        try {
+            answer = await bounded(answer, bounds);
+        }
+        catch {
+            return { kind: 'failed', name: it.name, why: 'threw or rejected' };
+        }
+        if (answer === PENDING)
+            return { kind: 'timeout', name: it.name };
+        const end = judgeBefore(it, answer, state, bounds);
+        if (end !== undefined)
+            return end;
+        i++;
+        if (i >= chain.length)
+            return proceedOutcome(state);
+        const next = chain[i];
+        try {
+            answer = next.before(state.step);
+        }
+        catch {
+            return { kind: 'failed', name: next.name, why: 'threw or rejected' };
+        }
+    }
+}
+function proceedOutcome(state) {
+    const { running, replaced } = state;
+    if (!replaced)
+        return { kind: 'proceed', replaced };
+    return running.stage === 'action'
+        ? { kind: 'proceed', args: { ok: true, args: running.args }, replaced }
+        : { kind: 'proceed', content: running.content, replaced };
+}
+/**
+ * Judges one interceptor's settled answer: how the chain ends, or undefined to go on (the state then
+ * holds any replacement and the step the next interceptor sees).
+ */
+function judgeBefore(it, answer, state, bounds) {
+    try {
+        return judgeAnswer(it, answer, state, bounds);
+    }
+    catch {
+        // an answer whose members cannot be read (a throwing getter, a Proxy): the interceptor's throw
+        return { kind: 'failed', name: it.name, why: 'threw or rejected' };
+    }
+}
+function judgeAnswer(it, answer, state, bounds) {
+    const { running } = state;
+    if (answer === 'aborted' && bounds.signal?.aborted)
+        return { kind: 'aborted' };
+    if (!isObject(answer))
+        return { kind: 'failed', name: it.name, why: 'answered something that is not a result' };
+    switch (answer.action) {
+        case 'proceed':
+            if (ownKeyCount(answer) !== 1)
+                return { kind: 'failed', name: it.name, why: 'a malformed proceed' };
+            return undefined;
+        case 'proceedWith': {
+            for (const key of Object.keys(answer)) {
+                if (key !== 'action' && key !== 'args' && key !== 'content') {
+                    return { kind: 'failed', name: it.name, why: 'a malformed proceedWith' };
+                }
+            }
+            const hasArgs = Object.hasOwn(answer, 'args');
+            const hasContent = Object.hasOwn(answer, 'content');
+            if (running.stage === 'action' ? hasContent || !hasArgs : hasArgs || !hasContent) {
+                return { kind: 'failed', name: it.name, why: 'a proceedWith without the running value of its stage' };
+            }
+            state.replaced = true;
+            // The replacement is read once, here: what the later interceptors see is what the PDP is asked
+            // about and what a permit binds (section 7). A value that is not valid input ends the chain; the
+            // request builder names it (invalid_request), from this one reading.
+            if (hasArgs) {
+                const taken = takeSnapshot(answer.args);
+                if (!taken.ok)
+                    return { kind: 'proceed', args: taken, replaced: true };
+                const frozen = deepFreeze(taken.args);
+                running.args = frozen;
+                state.step = frozenStep(running, frozen);
+                return undefined;
+            }
+            const content = answer.content;
+            running.content = content;
+            if (typeof content !== 'string' || !content.isWellFormed())
+                return { kind: 'proceed', content, replaced: true };
+            state.step = frozenStep(running);
+            return undefined;
+        }
+        case 'deny': {
+            const reason = answer.reason; // read once: what was checked is what the decision says
+            if (typeof reason !== 'string' || Object.keys(answer).length !== 2) {
+                return { kind: 'failed', name: it.name, why: 'a deny without a string reason' };
+            }
+            return { kind: 'deny', name: it.name, reason };
+        }
+        case 'substitute':
+            if (running.stage !== 'action')
+                return { kind: 'failed', name: it.name, why: 'substitute on a text stage' };
+            if (!Object.hasOwn(answer, 'result') || Object.keys(answer).length !== 2) {
+                return { kind: 'failed', name: it.name, why: 'a malformed substitute' };
+            }
+            return { kind: 'substitute', name: it.name, result: answer.result };
+        default:
+            return { kind: 'failed', name: it.name, why: 'an unknown action' };
+    }
+}
+/**
+ * Runs the `after` chain over a tool's result in registration order: `proceedWith` replaces the
+ * result, `deny` withholds it; a throw, a rejection, a malformed answer or one still pending at the
+ * deadline withholds it too (`failed`).
+ * @internal
+ */
+export async function runAfter(chain, start, result, bounds) {
+    const step = frozenStep(start);
+    let running = result;
+    for (const it of chain) {
+        let answer;
+        try {
+            answer = await bounded(it.after(step, running), bounds);
+        }
+        catch {
+            return { kind: 'failed', name: it.name, why: 'threw or rejected' };
+        }
+        if (answer === PENDING || answer === 'aborted')
+            return { kind: 'failed', name: it.name, why: 'did not answer in time' };
+        if (!isObject(answer))
+            return { kind: 'failed', name: it.name, why: 'answered something that is not a result' };
+        switch (answer.action) {
+            case 'proceed':
+                if (Object.keys(answer).length !== 1)
+                    return { kind: 'failed', name: it.name, why: 'a malformed proceed' };
+                break;
+            case 'proceedWith':
+                if (!Object.hasOwn(answer, 'result') || Object.keys(answer).length !== 2) {
+                    return { kind: 'failed', name: it.name, why: 'a malformed proceedWith' };
+                }
+                running = answer.result;
+                break;
+            case 'deny': {
+                const reason = answer.reason; // read once: what was checked is what the error says
+                if (typeof reason !== 'string' || Object.keys(answer).length !== 2) {
+                    return { kind: 'failed', name: it.name, why: 'a deny without a string reason' };
+                }
+                return { kind: 'deny', name: it.name, reason };
+            }
+            default:
+                return { kind: 'failed', name: it.name, why: 'an unknown action' };
+        }
+    }
+    return { kind: 'proceed', result: running };
+}

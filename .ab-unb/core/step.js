@@ -1,0 +1,100 @@
+/**
+ * One stage call up to the network: the call options read once, the request built, and the stage's
+ * `before` interceptors run (docs/interceptors.md). Never throws, never rejects: a call that cannot
+ * become a request, or that an interceptor decided, is already an outcome.
+ * @internal
+ */
+import { randomUUID } from 'node:crypto';
+import { ABORT_CAUSES, blockOutcome } from './exchange.js';
+import { runBefore } from './interceptors.js';
+import { InvalidRequest, prepare, readCallOptions, replaceRunningValue, } from './request.js';
+/** The call options of one call, read once (a batch reads them once for all its calls). @throws InvalidRequest */
+export function callOptions(b, rawOpts, stage) {
+    return readCallOptions(rawOpts, stage, { session: b.session, simulated: b.shared.opts.simulated });
+}
+/**
+ * A call up to the network: call options, request, the `before` chain. Without interceptors for the
+ * stage it answers at once (no promise on the hot path).
+ * @param call - the call options already read, when they were
+ */
+export function prepareStep(b, stage, payload, rawOpts, snapshot, deadlineAt, span, call) {
+    const requestId = randomUUID();
+    let p;
+    try {
+        const c = call ?? callOptions(b, rawOpts, stage);
+        p = prepare(stage, payload, c, b.shared.opts.agentId, requestId, snapshot);
+    }
+    catch (err) {
+        const message = err instanceof InvalidRequest ? err.message : 'the call could not be turned into a request';
+        return { kind: 'decided', outcome: blockOutcome({ stage, requestId }, 'invalid_request', message) };
+    }
+    if (span)
+        span.tool = p.sent.tool;
+    // A visibility request asks about the tool alone: interceptors judge calls, so they do not run on it.
+    return b.shared.chains[stage].before.length > 0 && p.call.purpose === undefined
+        ? beforeChain(b, p, deadlineAt)
+        : { kind: 'ready', p };
+}
+/**
+ * The stage's `before` interceptors on a prepared call (section 7). Answers at once when every
+ * interceptor did (no promise on the path of synchronous pass-through interceptors); else resolves,
+ * never rejects.
+ */
+function beforeChain(b, p, deadlineAt) {
+    if (p.call.signal?.aborted) {
+        return { kind: 'decided', outcome: blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message) };
+    }
+    let r;
+    try {
+        r = runBefore(b.shared.chains[p.sent.stage].before, { stage: p.sent.stage, session: p.call.session, tool: p.sent.tool, args: p.sent.args, content: p.req.content }, { deadlineAt, signal: p.call.signal });
+    }
+    catch {
+        // Unreachable by design (an interceptor's throw is an outcome); a bug fails closed for this call only.
+        return { kind: 'decided', outcome: blockOutcome(p.sent, 'invalid_request', 'internal error') };
+    }
+    return r instanceof Promise ? r.then((settled) => afterBefore(p, settled)) : afterBefore(p, r);
+}
+/** What a `before` chain's outcome makes of the call: ready (maybe with a replaced value), or decided. */
+function afterBefore(p, r) {
+    const decided = (outcome) => ({ kind: 'decided', outcome });
+    switch (r.kind) {
+        case 'proceed':
+            if (r.replaced) {
+                try {
+                    replaceRunningValue(p, r);
+                }
+                catch (err) {
+                    const message = err instanceof InvalidRequest ? err.message : 'an interceptor replacement is not valid';
+                    return decided(blockOutcome(p.sent, 'invalid_request', message));
+                }
+            }
+            return { kind: 'ready', p };
+        case 'deny':
+        case 'substitute':
+            return decided({ decision: localBlock(p, r), attempts: 0 });
+        case 'aborted':
+            return decided(blockOutcome(p.sent, 'aborted', ABORT_CAUSES.caller.message));
+        default: {
+            const why = r.kind === 'timeout' ? 'was still pending at the deadline' : r.why;
+            const o = blockOutcome(p.sent, 'interceptor_failed', `interceptor '${r.name}' ${why}`);
+            o.decision.interceptor = r.name;
+            return decided(o);
+        }
+    }
+}
+/** An interceptor's `deny` or `substitute`: a BLOCK it decided (a policy decision, not a failure). */
+function localBlock(p, r) {
+    const { stage, requestId } = p.sent;
+    const decision = {
+        verdict: 'BLOCK',
+        stage,
+        requestId,
+        reason: r.kind === 'deny' ? r.reason : `answered by interceptor '${r.name}'`,
+        interceptor: r.name,
+    };
+    if (r.kind === 'substitute')
+        decision.substitute = { result: r.result };
+    if (p.sent.simulated)
+        decision.simulated = true;
+    return decision;
+}

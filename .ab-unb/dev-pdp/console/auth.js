@@ -1,0 +1,69 @@
+/**
+ * Console sign-in and sessions: the reviewer key signs in (never the agent's key), sign-in attempts are
+ * limited per client address, and each session has its own CSRF token (docs/dev-pdp.md, "The reviewer
+ * console"). Sessions live in memory (lru-cache), bounded in number and time.
+ * @packageDocumentation
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { newToken } from './csrf.js';
+const digest = (text) => createHash('sha256').update(text, 'utf8').digest();
+/** Signs reviewers in and keeps their sessions. @internal */
+export class ConsoleAuth {
+    #reviewer;
+    #agent;
+    #limits;
+    /** Sessions before sign-in (the sign-in form's CSRF token): many, short. */
+    #visitors;
+    #signedIn;
+    /** Failed sign-ins per client address, forgotten `windowMs` after the first. */
+    #failures;
+    constructor(reviewerKey, agentKey, limits) {
+        this.#reviewer = digest(reviewerKey);
+        this.#agent = agentKey === undefined ? undefined : digest(agentKey);
+        this.#limits = limits;
+        this.#visitors = new LRUCache({ max: 2000, ttl: 30 * 60 * 1000 });
+        this.#signedIn = new LRUCache({ max: 1000, ttl: limits.idleMs, updateAgeOnGet: true });
+        this.#failures = new LRUCache({ max: 10_000, ttl: limits.windowMs });
+    }
+    /** The session a cookie names, if it is live. */
+    session(id) {
+        if (id === undefined)
+            return undefined;
+        return this.#signedIn.get(id) ?? this.#visitors.get(id);
+    }
+    /** A fresh session for a visitor who has not signed in (for the sign-in form's CSRF token). */
+    visitor() {
+        const session = { id: randomBytes(32).toString('base64url'), csrf: newToken(), signedIn: false };
+        this.#visitors.set(session.id, session);
+        return session;
+    }
+    /**
+     * Checks a key for `client` (its address). The visitor session that asked is ended; on success a new
+     * session (new id, new CSRF token) is made, so a session id seen before sign-in is worth nothing after.
+     */
+    signIn(client, visitorId, key) {
+        const failures = this.#failures.get(client);
+        if (failures !== undefined && failures.count >= this.#limits.attempts) {
+            const left = failures.since + this.#limits.windowMs - Date.now();
+            return { ok: false, why: 'rate_limited', retryAfterSec: Math.max(1, Math.ceil(left / 1000)) };
+        }
+        const given = digest(key);
+        const isReviewer = timingSafeEqual(given, this.#reviewer);
+        const isAgent = this.#agent !== undefined && timingSafeEqual(given, this.#agent);
+        if (!isReviewer || isAgent || key.length === 0) {
+            const next = { count: (failures?.count ?? 0) + 1, since: failures?.since ?? Date.now() };
+            this.#failures.set(client, next, { noUpdateTTL: failures !== undefined });
+            return { ok: false, why: isAgent ? 'agent_key' : 'wrong_key' };
+        }
+        this.#visitors.delete(visitorId);
+        const session = { id: randomBytes(32).toString('base64url'), csrf: newToken(), signedIn: true };
+        this.#signedIn.set(session.id, session);
+        return { ok: true, session };
+    }
+    /** Ends a session. */
+    signOut(id) {
+        this.#signedIn.delete(id);
+        this.#visitors.delete(id);
+    }
+}

@@ -1,0 +1,46 @@
+/**
+ * The dev PDP's log of refused requests: one line per refusal with the status and the code, never
+ * content, args, a permit or a key.
+ * @packageDocumentation
+ */
+/** Formats a refusal as one line. @internal */
+export function formatRefusal(r) {
+    const id = r.requestId !== undefined ? ` ${r.requestId}` : '';
+    const path = r.path !== undefined ? ` (path ${r.path})` : '';
+    return `agent-pep dev-pdp: refused ${r.method} ${r.route}${path} ${r.status} ${r.code}${id}\n`;
+}
+/** Most characters of a refused path that are logged. @internal */
+export const MAX_LOGGED_PATH = 200;
+/**
+ * A request path as it may be logged: printable ASCII but for spaces and `%`, anything else
+ * percent-encoded (no control character reaches a log line), at most {@link MAX_LOGGED_PATH}
+ * characters, marked `...` when cut. @internal
+ */
+export function loggablePath(path) {
+    let out = '';
+    for (const ch of path) {
+        const c = ch.codePointAt(0) ?? 0;
+        if (c > 0x20 && c < 0x7f && ch !== '%')
+            out += ch;
+        else
+            for (const byte of Buffer.from(ch, 'utf8'))
+                out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+        if (out.length > MAX_LOGGED_PATH)
+            return `${out.slice(0, MAX_LOGGED_PATH)}...`;
+    }
+    return out;
+}
+/** The logger for an option; a function that throws is contained. @internal */
+export function refusalLogger(option) {
+    if (option === false)
+        return () => { };
+    const sink = option ?? ((r) => process.stderr.write(formatRefusal(r)));
+    return (refusal) => {
+        try {
+            sink(Object.freeze({ ...refusal }));
+        }
+        catch {
+            // a logger cannot change an answer
+        }
+    };
+}

@@ -1,0 +1,59 @@
+/**
+ * Dotted `args.` paths (docs/dev-pdp.md): read by `when`, written by `setArgs`.
+ * @packageDocumentation
+ */
+/** True for an object made by an object literal or `JSON.parse` (or with a null prototype). @internal */
+export function isPlainObject(value) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+        return false;
+    const proto = Object.getPrototypeOf(value);
+    return proto === Object.prototype || proto === null;
+}
+const ARRAY_INDEX = /^(0|[1-9]\d{0,8})$/;
+/**
+ * Walks a path (the segments after `args.`) through own properties of plain objects, and through
+ * arrays by a decimal index (`args.to.0.domain`); never the prototype chain, never into class instances.
+ * @internal
+ */
+export function lookup(args, path) {
+    let current = args;
+    for (const key of path) {
+        if (Array.isArray(current)) {
+            if (!ARRAY_INDEX.test(key) || Number(key) >= current.length)
+                return { found: false };
+            current = current[Number(key)];
+        }
+        else if (isPlainObject(current) && Object.hasOwn(current, key)) {
+            current = current[key];
+        }
+        else {
+            return { found: false };
+        }
+    }
+    return { found: true, value: current };
+}
+function define(target, key, value) {
+    // defineProperty, not assignment: a key such as "__proto__" becomes an own data property
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+/**
+ * Sets `value` (a JSON value, copied) at `path` in `args`, in place, creating objects as needed: a
+ * step that is absent or not a plain object (a scalar, an array) is replaced by an empty object.
+ * The caller passes a copy it owns; the request's args are never touched.
+ * @internal
+ */
+export function setPath(args, path, value) {
+    let current = args;
+    for (let i = 0; i < path.length - 1; i++) {
+        const key = path[i];
+        const next = Object.hasOwn(current, key) ? current[key] : undefined;
+        if (isPlainObject(next))
+            current = next;
+        else {
+            const created = {};
+            define(current, key, created);
+            current = created;
+        }
+    }
+    define(current, path[path.length - 1], structuredClone(value));
+}

@@ -1,0 +1,70 @@
+/** True when every label condition holds (has, hasAny, lacks); history conditions are left out. @internal */
+export function labelConditionsHold(conditions, view) {
+    for (const c of conditions) {
+        if (c.kind === 'has' && !view.labels.has(c.label))
+            return false;
+        if (c.kind === 'lacks' && view.labels.has(c.label))
+            return false;
+        if (c.kind === 'hasAny' && !c.labels.some((label) => view.labels.has(label)))
+            return false;
+    }
+    return true;
+}
+/** True when a latch has a `seen` or `count` condition. @internal */
+export function needsHistory(conditions) {
+    return conditions.some((c) => c.kind === 'seen' || c.kind === 'count');
+}
+function stepMatches(filter, step, age) {
+    if (filter.within !== undefined && age > filter.within)
+        return false;
+    if (filter.stages !== undefined && !filter.stages.has(step.stage))
+        return false;
+    if (filter.verdicts !== undefined && !filter.verdicts.has(step.verdict))
+        return false;
+    if (filter.tool !== undefined && (step.tool === undefined || !filter.tool.test(step.tool)))
+        return false;
+    if (filter.latches !== undefined) {
+        const wanted = filter.latches;
+        if (!step.latches.some((id) => wanted.has(id)))
+            return false;
+    }
+    return true;
+}
+/**
+ * Decides the history conditions of several latches with one pass over the history: each step is
+ * read once and tried against every filter.
+ * @param latches - for each latch still in the running, its session conditions
+ * @returns for each latch, in the same order, whether every `seen` and `count` holds
+ * @internal
+ */
+export function historyConditionsHold(latches, history) {
+    const filters = [];
+    const at = new Map();
+    for (const conditions of latches) {
+        for (const c of conditions) {
+            if ((c.kind === 'seen' || c.kind === 'count') && !at.has(c.filter)) {
+                at.set(c.filter, filters.length);
+                filters.push(c.filter);
+            }
+        }
+    }
+    const counts = new Array(filters.length).fill(0);
+    if (filters.length > 0) {
+        const n = history.length;
+        for (let i = 0; i < n; i++) {
+            const step = history[i];
+            const age = n - i;
+            for (let f = 0; f < filters.length; f++) {
+                if (stepMatches(filters[f], step, age))
+                    counts[f] = counts[f] + 1;
+            }
+        }
+    }
+    return latches.map((conditions) => conditions.every((c) => {
+        if (c.kind === 'seen')
+            return counts[at.get(c.filter)] >= 1;
+        if (c.kind === 'count')
+            return counts[at.get(c.filter)] >= c.gte;
+        return true;
+    }));
+}

@@ -1,0 +1,62 @@
+/**
+ * Tool patterns and tool groups (docs/dev-pdp.md): a `tool` is a normalized glob (`bank_*`) or
+ * `@name`, one of the policy's `toolGroups`, which matches when any of the group's globs does.
+ * @packageDocumentation
+ */
+import { z } from 'zod';
+import { compileGlob } from './glob.js';
+import { groupNameSchema, NAME_PATTERN } from './sessions/names.js';
+/** A tool pattern in normalized form, with `*` wildcards. @internal */
+export const TOOL_PATTERN = /^[a-z0-9*]+(_[a-z0-9*]+)*$/;
+/** A reference to a tool group: `@` and the group's name. @internal */
+export const GROUP_REFERENCE = /^@[A-Za-z0-9_.:-]{1,64}$/;
+/** The zod schema of one glob (inside a group). @internal */
+export const toolGlobSchema = z
+    .string()
+    .regex(TOOL_PATTERN, {
+    error: 'a tool pattern is a normalized tool name (a-z, 0-9, single _) with optional * wildcards',
+})
+    .meta({ description: 'normalized tool-name pattern; * matches any run of characters, _ included, possibly empty' });
+/** The zod schema of a `tool` field of a latch or a session filter: a glob or `@group`. @internal */
+export const toolSchema = z
+    .string()
+    .refine((value) => TOOL_PATTERN.test(value) || GROUP_REFERENCE.test(value), {
+    error: 'tool must be a normalized tool name (a-z, 0-9, single _) with optional * wildcards, or @group',
+})
+    .meta({
+    description: 'a normalized tool-name pattern (* matches any run of characters, _ included, possibly empty), or "@name" for a group of toolGroups',
+});
+/** The zod schema of the top-level `toolGroups`. @internal */
+export const toolGroupsSchema = z.record(groupNameSchema, z.array(toolGlobSchema).min(1)).meta({
+    description: 'named lists of tool patterns, used as tool: "@name" in latches and session filters',
+});
+/** Compiles `toolGroups` (already validated). @internal */
+export function compileToolGroups(groups) {
+    const out = new Map();
+    for (const [name, patterns] of Object.entries(groups ?? {})) {
+        const globs = patterns.map(compileGlob);
+        out.set(name, Object.freeze({ source: `@${name}`, test: (tool) => globs.some((glob) => glob.test(tool)) }));
+    }
+    return out;
+}
+/**
+ * Compiles a validated `tool` field against the compiled groups.
+ * @throws TypeError for an unknown group (the policy's reference check reports it first)
+ * @internal
+ */
+export function compileTool(tool, groups) {
+    if (!tool.startsWith('@'))
+        return compileGlob(tool);
+    const group = groups.get(tool.slice(1));
+    if (group === undefined)
+        throw new TypeError('a tool group the policy checks accepted is unknown');
+    return group;
+}
+/** The group a `tool` field names, when it names one that `groups` lacks; else undefined. @internal */
+export function unknownGroup(tool, groups) {
+    if (typeof tool !== 'string' || !GROUP_REFERENCE.test(tool))
+        return undefined;
+    const name = tool.slice(1);
+    const known = typeof groups === 'object' && groups !== null && !Array.isArray(groups) && Object.hasOwn(groups, name);
+    return known && NAME_PATTERN.test(name) ? undefined : name;
+}

@@ -1,0 +1,40 @@
+import { checkRequest } from './request.js';
+/** Checks a `POST /api/policy/authorize` body. @throws HttpError 400 `bad_request`, 404 `unknown_agent` @internal */
+export function fromAuthorizeBody(body, policy, headerId) {
+    return checkRequest({
+        agentId: body.agentId,
+        session: body.session,
+        stage: body.stage,
+        requestId: body.requestId,
+        simulated: body.simulated,
+        content: body.content,
+        tool: body.tool,
+        args: body.args,
+        purpose: body.purpose,
+        visibilityBatch: body.visibilityBatch,
+    }, policy, headerId);
+}
+/** The section 3 answer: every field in its place, echoes of `requestId` and `stage`. @internal */
+export function toAuthorizeAnswer(decision) {
+    const out = {
+        verdict: decision.verdict,
+        decisionId: decision.decisionId,
+        requestId: decision.requestId,
+        stage: decision.stage,
+        latches: decision.latches,
+        sessionLabels: decision.sessionLabels,
+    };
+    if (decision.reason !== undefined)
+        out.reason = decision.reason;
+    if (decision.permitId !== undefined)
+        out.permitId = decision.permitId;
+    if (decision.transformedContent !== undefined)
+        out.transformedContent = decision.transformedContent;
+    if (decision.transformedArgs !== undefined)
+        out.transformedArgs = decision.transformedArgs;
+    if (decision.escalationId !== undefined)
+        out.escalationId = decision.escalationId;
+    if (decision.simulated)
+        out.simulated = true;
+    return out;
+}

@@ -1,0 +1,222 @@
+import { ABORT_CAUSES } from '../core/exchange.js';
+import { runAfter } from '../core/interceptors.js';
+import { checkToolName, isAbortSignal, isSessionId, takeSnapshot } from '../core/request.js';
+import { synthesizeBlock } from '../decision.js';
+import { refusedBy, } from './results.js';
+import { actionRule, SIMULATED_MESSAGE, textRule } from './rules.js';
+import { resultText } from './text.js';
+/** The caller's signal and session as the decision read them (an invalid one was already a BLOCK). */
+function readCall(callOpts, fallback) {
+    try {
+        const o = callOpts;
+        const s = o?.signal;
+        const session = o?.session;
+        return { signal: isAbortSignal(s) ? s : undefined, session: isSessionId(session) ? session : fallback };
+    }
+    catch {
+        return { signal: undefined, session: fallback };
+    }
+}
+const CALLER_ABORTED = Symbol('caller aborted');
+/** `check`, or a rejection with {@link CALLER_ABORTED} as soon as `signal` fires. */
+function untilAborted(check, signal) {
+    if (signal.aborted) {
+        check.catch(() => undefined);
+        return Promise.reject(CALLER_ABORTED);
+    }
+    return new Promise((resolve, reject) => {
+        const onAbort = () => reject(CALLER_ABORTED);
+        signal.addEventListener('abort', onAbort, { once: true });
+        check.then(resolve, reject).finally(() => {
+            try {
+                signal.removeEventListener('abort', onAbort);
+            }
+            catch {
+                // a caller's signal that throws here changes nothing
+            }
+        });
+    });
+}
+/** The text the result check sends: `check`'s own text, else the result as a model reads it. */
+function checkedText(result, check) {
+    if (typeof check === 'function') {
+        const text = check(result);
+        if (typeof text !== 'string')
+            throw new TypeError('checkResult must return a string');
+        return text;
+    }
+    return resultText(result);
+}
+/** The action a refusal after a host's own run is about (no decision of ours preceded it). */
+function placeholder() {
+    return { verdict: 'ALLOW', stage: 'action', requestId: crypto.randomUUID() };
+}
+/** A BLOCK the kernel makes from a decision it refuses to enforce; observers see it after the PDP's. */
+function refuseFrom(deps, decision, code, message, started, tool, extra = {}) {
+    const blocked = synthesizeBlock(decision.stage, decision.requestId, code, message, 0);
+    if (decision.decisionId !== undefined)
+        blocked.decisionId = decision.decisionId;
+    if (decision.latches !== undefined)
+        blocked.latches = decision.latches;
+    if (decision.simulated)
+        blocked.simulated = true;
+    if (extra.interceptor !== undefined)
+        blocked.interceptor = extra.interceptor;
+    return refusedBy(deps.observe({ decision: blocked, attempts: 0 }, started, tool), tool, extra.cause);
+}
+/** The value a decision lets go on, or the refusal (observed when the kernel makes it). */
+function enforced(deps, rule, decision, started, tool) {
+    if (rule.kind === 'refuse')
+        return refusedBy(decision, tool);
+    if (rule.kind === 'simulated')
+        return refuseFrom(deps, decision, 'simulated', SIMULATED_MESSAGE, started, tool);
+    return rule.value;
+}
+function isRefused(v) {
+    return typeof v === 'object' && v?.kind === 'refused';
+}
+async function verifyPermit(deps, name, v, bound, started) {
+    if (deps.permits !== 'on')
+        return undefined;
+    try {
+        const permit = v.decision.permitId;
+        const expected = { tool: name, args: v.args, subject: deps.agentId, session: v.session };
+        // What rule 5 decoded and hashed, when it was this permit and these very args (the checker
+        // compares both again); the signature and every claim are still checked.
+        const b = bound;
+        if (b !== undefined && b.permit === permit && b.args === v.args)
+            expected.bound = b;
+        const check = deps.checker().check(permit, expected);
+        await (v.signal ? untilAborted(check, v.signal) : check);
+        return undefined;
+    }
+    catch (cause) {
+        if (cause === CALLER_ABORTED)
+            return refuseFrom(deps, v.decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
+        const code = cause?.code;
+        const message = `permit failed verification (${String(code ?? 'error')})`;
+        return refuseFrom(deps, v.decision, 'permit_invalid', message, started, name, { cause });
+    }
+}
+async function decideAction(deps, name, args, callOpts) {
+    const started = performance.now();
+    try {
+        // One read of the args: a failed snapshot is answered invalid_request without a network call.
+        const snapshot = takeSnapshot(args);
+        const { decision, args: sentArgs, bound } = await deps.run('action', { tool: name, args }, callOpts, snapshot);
+        // An interceptor's substitute: its result, without running the tool or asking the PDP (docs/interceptors.md).
+        if (decision.substitute !== undefined && decision.interceptor !== undefined) {
+            return { kind: 'substituted', result: decision.substitute.result, decision };
+        }
+        if (sentArgs === undefined && decision.verdict !== 'BLOCK' && decision.verdict !== 'ESCALATE') {
+            return refusedBy(decision, name);
+        }
+        // The args that run, and that the permit binds: transformedArgs, else what was sent.
+        const effective = enforced(deps, actionRule(decision, sentArgs ?? {}), decision, started, name);
+        if (isRefused(effective))
+            return effective;
+        const { signal, session } = readCall(callOpts, deps.session);
+        const verified = {
+            kind: 'verified',
+            args: effective,
+            permitId: decision.permitId,
+            decision,
+            session,
+            signal,
+        };
+        const failed = await verifyPermit(deps, name, verified, bound, started);
+        if (failed)
+            return failed;
+        if (signal?.aborted)
+            return refuseFrom(deps, decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
+        return verified;
+    }
+    catch (cause) {
+        return refuse(deps, { stage: 'action', tool: name }, 'invalid_request', 'internal error', cause);
+    }
+}
+async function runAfterChain(deps, name, v, result) {
+    if (deps.after.length === 0)
+        return { kind: 'released', result };
+    const started = performance.now();
+    const out = await runAfter(deps.after, { stage: 'action', session: v.session, tool: checkToolName(name), args: v.args, content: undefined }, result, { deadlineAt: started + deps.timeoutMs, signal: undefined });
+    const ranAfter = v.decision ?? placeholder();
+    if (out.kind === 'deny') {
+        const denied = {
+            verdict: 'BLOCK',
+            stage: 'action',
+            requestId: ranAfter.requestId,
+            reason: out.reason,
+            interceptor: out.name,
+        };
+        if (ranAfter.decisionId !== undefined)
+            denied.decisionId = ranAfter.decisionId;
+        return refusedBy(deps.observe({ decision: denied, attempts: 0 }, started, name), name);
+    }
+    if (out.kind === 'failed') {
+        const message = `interceptor '${out.name}' ${out.why}`;
+        return refuseFrom(deps, ranAfter, 'interceptor_failed', message, started, name, { interceptor: out.name });
+    }
+    return { kind: 'released', result: out.result };
+}
+async function finishAction(deps, name, v, result, check = false) {
+    const started = performance.now();
+    try {
+        const after = await runAfterChain(deps, name, v, result);
+        if (after.kind === 'refused' || check === false)
+            return after;
+        let text;
+        try {
+            text = checkedText(after.result, check);
+        }
+        catch (cause) {
+            const message = 'the tool result could not be turned into text to check';
+            return refuseFrom(deps, v.decision ?? placeholder(), 'invalid_request', message, started, name, { cause });
+        }
+        const opts = { session: v.session, tool: name };
+        if (v.signal !== undefined)
+            opts.signal = v.signal;
+        const checked = await decideTextAs(deps, 'context_egress', text, opts, name);
+        if (checked.kind === 'refused')
+            return checked;
+        return { kind: 'released', result: checked.text === text ? after.result : checked.text };
+    }
+    catch (cause) {
+        return refuse(deps, { stage: 'action', tool: name }, 'invalid_request', 'internal error', cause);
+    }
+}
+async function decideTextAs(deps, stage, text, opts, tool) {
+    const started = performance.now();
+    try {
+        const { decision } = await deps.run(stage, { content: text }, opts);
+        // What continues is exactly what was decided: an interceptor's replacement, or the PDP's WARN text.
+        const use = enforced(deps, textRule(decision, text), decision, started, tool);
+        return isRefused(use) ? use : { kind: 'passed', text: use, decision };
+    }
+    catch (cause) {
+        return refuse(deps, { stage, tool }, 'invalid_request', 'internal error', cause);
+    }
+}
+function refuse(deps, site, code, message, cause) {
+    const started = performance.now();
+    const decision = synthesizeBlock(site.stage, crypto.randomUUID(), code, message, 0);
+    const tool = site.stage === 'action' ? site.tool : undefined;
+    return refusedBy(deps.observe({ decision, attempts: 0 }, started, site.tool), tool, cause);
+}
+/**
+ * Builds the enforcement layer over one client.
+ * @internal
+ */
+export function makeKernel(deps) {
+    return {
+        decideAction: (name, args, opts) => decideAction(deps, name, args, opts),
+        finishAction: (name, ran, result, check) => finishAction(deps, name, ran, result, check),
+        decideText: (stage, text, opts) => decideTextAs(deps, stage, text, opts, undefined),
+        refuse: (site, code, message, cause) => refuse(deps, site, code, message, cause),
+        requirePermits(scope) {
+            if (deps.permits === undefined) {
+                throw new TypeError(`${scope}: configure \`permits\` (or pass \`permits: false\` explicitly to skip verification)`);
+            }
+        },
+    };
+}

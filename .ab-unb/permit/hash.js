@@ -1,0 +1,150 @@
+/**
+ * The action hash that binds a permit to one tool call (docs/permits.md).
+ * The only import of `canonicalize` (RFC 8785).
+ * @packageDocumentation
+ */
+import { hash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { snapshotJsonObject } from '../internal/json.js';
+import { normalizeToolName } from './normalize.js';
+/**
+ * RFC 8785 (JSON Canonicalization Scheme) text of a JSON value.
+ * @throws TypeError when the value is not JSON
+ * @internal
+ */
+export function canonicalJson(value) {
+    let text;
+    try {
+        text = canonicalize(value);
+    }
+    catch (cause) {
+        throw new TypeError('value cannot be canonicalized as JSON', { cause });
+    }
+    if (text === undefined)
+        throw new TypeError('value cannot be canonicalized as JSON');
+    return text;
+}
+/** base64url (no padding) SHA-256 of a UTF-8 string (one-shot `crypto.hash`, Node 20.12+). @internal */
+export function sha256b64url(text) {
+    return hash('sha256', text, 'base64url');
+}
+/**
+ * Computes `act_hash`: base64url (no padding) of SHA-256 over the UTF-8 of the RFC 8785 canonical
+ * JSON of `{ "tool": normalizeToolName(tool), "args": args }`.
+ *
+ * @param tool - the tool name, in any spelling (it is normalized first)
+ * @param args - the call's arguments: a plain object of JSON values
+ * @returns 43 base64url characters
+ * @throws TypeError when `tool` normalizes to nothing or `args` is not a plain object of JSON values
+ *   (no `undefined`, BigInt, NaN/Infinity, functions, symbols, cycles, class instances, lone surrogates)
+ * @remarks Key order does not matter (RFC 8785 sorts keys); `1` and `1.0` hash alike (both are the
+ * number 1), while `1` and `"1"` do not.
+ * @example
+ * ```ts
+ * actionHash('refundPayment', { orderId: 'ord_1842', amount: 129 });
+ * ```
+ */
+export function actionHash(tool, args) {
+    const name = normalizeToolName(tool);
+    return actionHashOfSnapshot(name, snapshotJsonObject(args));
+}
+/** A character that JSON escapes in a string: a quote, a backslash or a control character (RFC 8259 section 7). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+/**
+ * RFC 8785 text of a snapshot (`snapshotJson`'s output: plain objects, dense arrays, finite numbers,
+ * well-formed strings, no cycles), without {@link canonicalJson}'s checks, which the snapshot already
+ * made. For such values it is the same text as `canonicalize` (RFC 8785 serializes strings and
+ * numbers as `JSON.stringify` does and sorts keys by UTF-16 code units, as `Array.prototype.sort`
+ * does); `test/property/canonical.property.test.ts` holds it to that.
+ * @internal
+ */
+export function canonicalSnapshotJson(value) {
+    if (typeof value !== 'object' || value === null)
+        return leafJson(value);
+    if (Array.isArray(value)) {
+        const n = value.length;
+        if (n === 0)
+            return '[]';
+        let out = '[';
+        for (let i = 0; i < n; i++) {
+            const v = value[i];
+            if (i > 0)
+                out += ',';
+            out += typeof v === 'object' && v !== null ? canonicalSnapshotJson(v) : leafJson(v);
+        }
+        return `${out}]`;
+    }
+    const keys = Object.keys(value);
+    if (keys.length === 0)
+        return '{}';
+    sortKeys(keys);
+    const obj = value;
+    let out = '{';
+    for (let i = 0; i < keys.length; i++) {
+        const key = keys[i];
+        const v = obj[key];
+        if (i > 0)
+            out += ',';
+        // A key with nothing to escape is its own JSON text between quotes (most keys): no JSON.stringify.
+        out += NEEDS_ESCAPE.test(key) ? JSON.stringify(key) : `"${key}"`;
+        out += ':';
+        out += typeof v === 'object' && v !== null ? canonicalSnapshotJson(v) : leafJson(v);
+    }
+    return `${out}}`;
+}
+/** Keys up to which {@link sortKeys} sorts in place: `Array.prototype.sort` allocates work arrays per call. */
+const INSERTION_SORT_MAX = 16;
+/**
+ * Sorts object keys by UTF-16 code units (RFC 8785 section 3.2.3), as `Array.prototype.sort` without a
+ * comparator does for strings: in place for a few keys (most args), else with `sort`.
+ */
+function sortKeys(keys) {
+    const n = keys.length;
+    if (n > INSERTION_SORT_MAX) {
+        keys.sort();
+        return;
+    }
+    for (let i = 1; i < n; i++) {
+        const k = keys[i];
+        let j = i - 1;
+        // `<` and `>` on strings compare UTF-16 code units, as the default sort does.
+        while (j >= 0 && keys[j] > k) {
+            keys[j + 1] = keys[j];
+            j--;
+        }
+        keys[j + 1] = k;
+    }
+}
+/** The JSON text of a snapshot's string, finite number, boolean or null (as `JSON.stringify` writes it). */
+function leafJson(v) {
+    // A snapshot's numbers are finite: `String` is then Number::toString, which `JSON.stringify` uses.
+    if (typeof v === 'number')
+        return String(v);
+    if (typeof v === 'string')
+        return JSON.stringify(v);
+    return v === true ? 'true' : v === false ? 'false' : 'null';
+}
+/**
+ * `act_hash` by the reference implementation (`canonicalize`, with its checks), for args that are not
+ * a snapshot this process took. The dev PDP signs with it, so that every end-to-end test compares the
+ * client's fast path ({@link actionHashOfSnapshot}) with the reference.
+ * @throws TypeError when `{ tool, args }` is not JSON
+ * @internal
+ */
+export function referenceActionHash(normalizedTool, args) {
+    return sha256b64url(canonicalJson({ tool: normalizedTool, args }));
+}
+/**
+ * `actionHash` for args already snapshotted (skips the copy and the checks the snapshot made): the
+ * canonical text of `{ tool, args }` is `{"args":...,"tool":...}` ("args" sorts before "tool"). @internal
+ */
+export function actionHashOfSnapshot(normalizedTool, snapshot) {
+    return actionHashOfCanonical(normalizedTool, canonicalSnapshotJson(snapshot));
+}
+/**
+ * `actionHash` from the RFC 8785 text of the args ({@link canonicalSnapshotJson} of a snapshot), for
+ * a caller that already wrote it (the client sends that text and hashes it once). @internal
+ */
+export function actionHashOfCanonical(normalizedTool, argsJson) {
+    return sha256b64url(`{"args":${argsJson},"tool":${JSON.stringify(normalizedTool)}}`);
+}

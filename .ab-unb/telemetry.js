@@ -1,0 +1,353 @@
+import { normalizeToolName } from './permit/normalize.js';
+import { VERSION } from './version.js';
+/** The span name of one decision. */
+export const SPAN_NAME = 'agent_pep.decision';
+/** The instrumentation scope name of the tracer and meter. */
+export const SCOPE_NAME = 'agent-pep';
+/** Metric names (docs/telemetry.md). */
+export const METRICS = Object.freeze({
+    decisions: 'pep.decisions',
+    duration: 'pep.decision.duration',
+    permits: 'pep.permit.verifications',
+});
+/** Bucket boundaries of `pep.decision.duration`, in seconds (a decision takes about 1 ms to a few seconds). */
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+let cachedApi;
+/**
+ * Loads `@opentelemetry/api` synchronously (its CommonJS build; the global registry is shared with
+ * any ESM copy), or throws an `Error` naming the package to install.
+ * @param load - how to load it (tests pass one that fails)
+ * Not exported: the emitted types must never name `@opentelemetry/api` (a user without it would get
+ * a type error from our `.d.ts`).
+ */
+function loadOtelApi(load) {
+    if (load === undefined && cachedApi !== undefined)
+        return cachedApi;
+    let api;
+    try {
+        // node:module is fetched here, not imported: the main entry imports nothing it does not need
+        const req = load ?? process.getBuiltinModule('node:module').createRequire(import.meta.url);
+        api = req('@opentelemetry/api');
+    }
+    catch (cause) {
+        throw new Error('agent-pep: the telemetry option needs the package @opentelemetry/api (^1.9): npm install @opentelemetry/api', { cause });
+    }
+    if (load === undefined)
+        cachedApi = api;
+    return api;
+}
+/**
+ * Checks a `telemetry` option's shape (no import); `undefined` and `false` mean off.
+ * @throws TypeError (through `fail`) naming `telemetry`, `telemetry.tracer`, `telemetry.meter` or an unknown key
+ */
+export function validateTelemetry(v, fail) {
+    if (v === undefined || v === false)
+        return undefined;
+    if (v === true)
+        return true;
+    if (typeof v !== 'object' || v === null)
+        fail('telemetry', 'expected true or { tracer?, meter? }');
+    for (const key of Object.keys(v)) {
+        if (key !== 'tracer' && key !== 'meter')
+            fail(`telemetry.${key.slice(0, 40)}`, 'unknown option');
+    }
+    const { tracer, meter } = v;
+    if (tracer !== undefined && typeof tracer?.startSpan !== 'function') {
+        fail('telemetry.tracer', 'expected an OpenTelemetry Tracer');
+    }
+    if (meter !== undefined &&
+        (typeof meter?.createCounter !== 'function' ||
+            typeof meter?.createHistogram !== 'function')) {
+        fail('telemetry.meter', 'expected an OpenTelemetry Meter');
+    }
+    return v;
+}
+/** `00-<trace-id>-<span-id>-<flags>` (W3C Trace Context, level 1). */
+function traceparentOf(sc) {
+    return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 1) === 1 ? '01' : '00'}`;
+}
+/** The HTTP status of the PDP's last answer, when the decision says it. */
+function statusOf(d, attempts) {
+    const s = d.synthesized;
+    if (s === undefined)
+        return attempts > 0 ? 200 : undefined;
+    if (s.status !== undefined)
+        return s.status;
+    // An ambiguous decision is only ever made from a whole status-200 answer.
+    return s.code === 'ambiguous_decision' && attempts > 0 ? 200 : undefined;
+}
+/** Longest string attribute recorded, in characters (the longest tool name a request may carry). */
+const MAX_ATTRIBUTE_CHARS = 256;
+/** Most items of an array attribute recorded. */
+const MAX_ATTRIBUTE_ITEMS = 64;
+/** `s` cut to {@link MAX_ATTRIBUTE_CHARS} characters, never inside a surrogate pair. */
+export function capped(s) {
+    if (s.length <= MAX_ATTRIBUTE_CHARS)
+        return s;
+    const cut = s.slice(0, MAX_ATTRIBUTE_CHARS);
+    return cut.isWellFormed() ? cut : cut.slice(0, -1);
+}
+function safeTool(name) {
+    if (name === undefined)
+        return undefined;
+    try {
+        return normalizeToolName(name);
+    }
+    catch {
+        return undefined;
+    }
+}
+const NOOP_SPAN = {
+    tool: undefined,
+    inject: () => { },
+    run: (fn) => fn(),
+};
+/**
+ * Adds the trace context of `ctx` to `headers`: what the registered propagator writes, and the W3C
+ * `traceparent` of `sc` when none did. Never replaces one of our own headers; never throws.
+ */
+function injectContext(api, ctx, sc, headers) {
+    try {
+        const carrier = {};
+        api.propagation.inject(ctx, carrier);
+        // What a propagator adds can never replace one of our own headers (authorization, x-request-id, ...).
+        for (const k in carrier) {
+            const v = carrier[k];
+            const key = k.toLowerCase();
+            if (typeof v === 'string' && !Object.hasOwn(headers, key))
+                headers[key] = v;
+        }
+        // the SDK's ids are valid hex; a no-op tracer's are all zeros
+        if (headers.traceparent === undefined &&
+            sc &&
+            sc.traceId !== api.INVALID_TRACEID &&
+            sc.spanId !== api.INVALID_SPANID) {
+            headers.traceparent = traceparentOf(sc);
+        }
+    }
+    catch {
+        // a propagator that throws sends no (more) trace context; the decision goes on
+    }
+}
+class Span {
+    api;
+    span;
+    ctx;
+    tool = undefined;
+    constructor(api, span, ctx) {
+        this.api = api;
+        this.span = span;
+        this.ctx = ctx;
+    }
+    inject(headers) {
+        let sc;
+        try {
+            sc = this.span.spanContext();
+        }
+        catch {
+            // a span whose context cannot be read sends only what the propagator writes
+        }
+        injectContext(this.api, this.ctx, sc, headers);
+    }
+    /**
+     * Runs `fn` once, in this span's context when the context manager lets it: `fn`'s own result or
+     * error always stands. A context manager that throws (before or after running `fn`), never runs it,
+     * runs it twice or later, or returns something else cannot change what the call does.
+     */
+    run(fn) {
+        let ran = false;
+        let failed = false;
+        let result;
+        let error;
+        const once = () => {
+            if (!ran) {
+                ran = true;
+                try {
+                    result = fn();
+                }
+                catch (err) {
+                    failed = true;
+                    error = err;
+                }
+            }
+            return result;
+        };
+        try {
+            this.api.context.with(this.ctx, once);
+        }
+        catch {
+            // the context manager's own failure: fn's outcome (or fn run without the context) stands
+        }
+        if (!ran) {
+            // run without the context, and never again through a call the context manager kept for later
+            ran = true;
+            return fn();
+        }
+        if (failed)
+            throw error;
+        return result;
+    }
+}
+/** `span.isRecording()`, true when the span has no such method or it fails (the span is then annotated). */
+function isRecording(span) {
+    try {
+        return span.isRecording?.() !== false;
+    }
+    catch {
+        return true;
+    }
+}
+/**
+ * Makes the recorder of one client (`createPep`) or verifier (`createPermitVerifier`); loads
+ * `@opentelemetry/api`.
+ * @param load - how to load `@opentelemetry/api` (tests pass one that fails)
+ * @throws Error naming `@opentelemetry/api` when it is not installed
+ */
+export function createTelemetry(option, target = {}, load) {
+    const api = loadOtelApi(load);
+    const given = option === true ? {} : option;
+    const tracer = (given.tracer ?? api.trace.getTracer(SCOPE_NAME, VERSION));
+    const meter = (given.meter ?? api.metrics.getMeter(SCOPE_NAME, VERSION));
+    const decisions = meter.createCounter(METRICS.decisions, {
+        description: 'Decisions made by the PEP, by stage, verdict and fail-closed code',
+        unit: '{decision}',
+    });
+    const duration = meter.createHistogram(METRICS.duration, {
+        description: 'Time from a stage call to its decision',
+        unit: 's',
+        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    });
+    const permits = meter.createCounter(METRICS.permits, {
+        description: "Permit verifications, by result ('ok' or the PermitVerificationError code)",
+        unit: '{verification}',
+    });
+    let serverAddress;
+    let serverPort;
+    if (target.origin !== undefined) {
+        const url = new URL(target.origin);
+        serverAddress = url.hostname.replace(/^\[(.*)\]$/, '$1');
+        serverPort = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    }
+    // The metric attribute sets, one frozen object per stage, verdict and fail-closed code, made once:
+    // a decision's metrics allocate nothing (the SDK may keep the object it is given, which is safe here).
+    const metricSets = new Map();
+    function metricAttributes(stage, verdict, code) {
+        const key = code === undefined ? `${stage}|${verdict}` : `${stage}|${verdict}|${code}`;
+        let set = metricSets.get(key);
+        if (set === undefined) {
+            set = Object.freeze(code === undefined
+                ? { 'pep.stage': stage, 'pep.verdict': verdict }
+                : { 'pep.stage': stage, 'pep.verdict': verdict, 'pep.fail_closed_code': code });
+            metricSets.set(key, set);
+        }
+        return set;
+    }
+    function finish(span, d, attempts, tool, sec) {
+        // A span that records nothing (`isRecording()` false: the sampler dropped it, or a no-op tracer's)
+        // would discard its attributes and status: they are not built (OpenTelemetry Trace API, Span
+        // IsRecording). A span without the method is given them.
+        if (isRecording(span))
+            annotate(span, d, attempts, tool);
+        span.end();
+        duration.record(sec, metricAttributes(d.stage, d.verdict, undefined));
+        decisions.add(1, metricAttributes(d.stage, d.verdict, d.synthesized?.code));
+    }
+    /** The decision's attributes (CONTRACT.md section 10) and, for a synthesized BLOCK, status ERROR. */
+    function annotate(span, d, attempts, tool) {
+        const attrs = {
+            'pep.stage': d.stage,
+            'pep.verdict': d.verdict,
+            'pep.request_id': d.requestId,
+            'pep.synthesized': d.synthesized !== undefined,
+            'pep.attempts': attempts,
+        };
+        if (serverAddress !== undefined) {
+            attrs['server.address'] = serverAddress;
+            attrs['server.port'] = serverPort;
+        }
+        // Every attribute a caller, a model or the PDP chose is capped; a refused input records none.
+        if (d.decisionId !== undefined)
+            attrs['pep.decision_id'] = capped(d.decisionId);
+        if (d.latches !== undefined)
+            attrs['pep.latches'] = d.latches.slice(0, MAX_ATTRIBUTE_ITEMS).map(capped);
+        if (d.interceptor !== undefined)
+            attrs['pep.interceptor'] = capped(d.interceptor);
+        if (tool !== undefined && d.synthesized?.code !== 'invalid_request')
+            attrs['gen_ai.tool.name'] = capped(tool);
+        const status = statusOf(d, attempts);
+        if (status !== undefined)
+            attrs['http.response.status_code'] = status;
+        if (d.synthesized !== undefined) {
+            attrs['pep.fail_closed_code'] = d.synthesized.code;
+            attrs['error.type'] = d.synthesized.code;
+            span.setStatus({ code: api.SpanStatusCode.ERROR, message: d.synthesized.code });
+        }
+        span.setAttributes(attrs);
+    }
+    function countPermitResult(result) {
+        try {
+            permits.add(1, { 'pep.permit.result': result });
+        }
+        catch {
+            // telemetry cannot change a verification
+        }
+    }
+    const startOptions = { kind: api.SpanKind.CLIENT };
+    return {
+        start() {
+            try {
+                const parent = api.context.active();
+                const span = tracer.startSpan(SPAN_NAME, startOptions, parent);
+                // a tracer that answers no span: the decision goes on without one
+                if (typeof span !== 'object' || span === null)
+                    return NOOP_SPAN;
+                return new Span(api, span, api.trace.setSpan(parent, span));
+            }
+            catch {
+                return NOOP_SPAN;
+            }
+        },
+        injectActive(headers) {
+            try {
+                const active = api.context.active();
+                injectContext(api, active, api.trace.getSpanContext(active), headers);
+            }
+            catch {
+                // telemetry cannot change a decision
+            }
+        },
+        end(handle, decision, attempts, seconds) {
+            if (!(handle instanceof Span))
+                return;
+            try {
+                finish(handle.span, decision, attempts, handle.tool, seconds);
+            }
+            catch {
+                // telemetry cannot change a decision
+            }
+        },
+        record(decision, attempts, startedAt, tool) {
+            try {
+                const now = performance.now();
+                const span = tracer.startSpan(SPAN_NAME, { kind: api.SpanKind.CLIENT, startTime: performance.timeOrigin + startedAt }, api.context.active());
+                // A refused input's tool name is not even normalized (it may be 200,000 characters).
+                const named = decision.synthesized?.code === 'invalid_request' ? undefined : safeTool(tool);
+                finish(span, decision, attempts, named, (now - startedAt) / 1000);
+            }
+            catch {
+                // telemetry cannot change a decision
+            }
+        },
+        permit: countPermitResult,
+        countPermit(verification) {
+            return verification.then((v) => {
+                countPermitResult('ok');
+                return v;
+            }, (err) => {
+                const code = err?.code;
+                countPermitResult(typeof code === 'string' ? code : 'error');
+                throw err;
+            });
+        },
+    };
+}
