@@ -203,9 +203,14 @@ export async function benchStartup(stub, profile, rows, log, root) {
         ? { ms: r.ms, ok: true }
         : { ms: r.ms, ok: false, why: `exit ${r.code}: ${r.err}` };
     };
-    const [pep, undici] = await interleave([{ run: imported('agent-pep') }, { run: imported('undici') }], runs, warmup);
+    const [pep, undici, client] = await interleave(
+      [{ run: imported('agent-pep') }, { run: imported('undici') }, { run: imported('agent-pep', MAKE_CLIENT) }],
+      runs,
+      warmup,
+    );
     rows.push(startupRow(STARTUP_ROWS.importPep, pep.samples, pep.errors, pep.lastError));
     rows.push(startupRow(STARTUP_ROWS.importUndici, undici.samples, undici.errors, undici.lastError));
+    rows.push(startupRow(STARTUP_ROWS.importAndClient, client.samples, client.errors, client.lastError));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
