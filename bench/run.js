@@ -28,6 +28,7 @@ import {
   spawnRedis,
 } from './lib.js';
 import { benchSessions, SESSION_CONCURRENCY, SESSION_ROWS } from './sessions.js';
+import { benchStartup, STARTUP_ROWS } from './startup.js';
 import { loadActionHash, spawnStub } from './stub.js';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -1168,6 +1169,18 @@ export function computeRatios(rows, memory) {
       find(rows, 'sessions', SESSION_ROWS.redis, SESSION_CONCURRENCY)?.ops_per_s,
       find(rows, 'sessions', SESSION_ROWS.full, SESSION_CONCURRENCY)?.ops_per_s,
     ),
+    hook_start_vs_node_fetch: div(
+      find(rows, 'startup', STARTUP_ROWS.hook, 1)?.p50_ms,
+      find(rows, 'startup', STARTUP_ROWS.fetch, 1)?.p50_ms,
+    ),
+    import_vs_undici: div(
+      find(rows, 'startup', STARTUP_ROWS.importPep, 1)?.p50_ms,
+      find(rows, 'startup', STARTUP_ROWS.importUndici, 1)?.p50_ms,
+    ),
+    import_and_client_vs_undici: div(
+      find(rows, 'startup', STARTUP_ROWS.importAndClient, 1)?.p50_ms,
+      find(rows, 'startup', STARTUP_ROWS.importUndici, 1)?.p50_ms,
+    ),
     hung_overshoot_ms: hung.p99_ms ?? null,
     heap_growth_ratio: pts.length >= 2 ? div(pts[pts.length - 1].heapUsed, pts[0].heapUsed) : null,
     open_sockets_after_close: rows.find((r) => r.open_sockets !== undefined)?.open_sockets ?? null,
@@ -1202,7 +1215,16 @@ export function formatMisses(misses) {
 }
 
 /** The sections of a run, in order; `--only` names some of them. */
-export const SECTIONS = Object.freeze(['decisions', 'batch', 'cerbos', 'verify', 'failclosed', 'sessions', 'memory']);
+export const SECTIONS = Object.freeze([
+  'decisions',
+  'batch',
+  'cerbos',
+  'verify',
+  'failclosed',
+  'sessions',
+  'startup',
+  'memory',
+]);
 
 /**
  * Reads the command line: `--quick`, `--smoke`, `--out PATH`, `--only SECTION[,SECTION...]` (of
@@ -1264,6 +1286,9 @@ export const TARGETS = {
   checkInput_authzen_vs_cerbos_http_real_cerbos_c16: { op: '>=', value: 0.9 },
   devpdp_session200_vs_empty: { op: '>=', value: 0.8 },
   devpdp_session_redis_vs_memory: { op: '>=', value: 0.5 },
+  hook_start_vs_node_fetch: { op: '<=', value: 1.0 },
+  import_vs_undici: { op: '<=', value: 1.3 },
+  import_and_client_vs_undici: { op: 'info', value: 1 },
 };
 
 export function verdictOf(key, value) {
@@ -1357,6 +1382,7 @@ export async function runBench({ profile, out = null, only, log = (s) => process
     if (runs('verify')) await benchVerify(ap, profile, rows, log, cleanups);
     if (runs('failclosed')) await benchFailClosed(stub, ap, pepWhy, profile, rows, log);
     if (runs('sessions')) await benchSessions(ap, profile, rows, log, cleanups, ROOT);
+    if (runs('startup')) await benchStartup(stub, profile, rows, log, ROOT);
     if (runs('memory')) memory = await benchMemory(stub, pepWhy, profile, rows, log, cleanups);
   } finally {
     await cleanup();

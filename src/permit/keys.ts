@@ -5,12 +5,10 @@
  * @internal
  */
 import { KeyObject } from 'node:crypto';
-// jose's subpath entries load only what they use (jose's own index loads all of JOSE): a CLI hook
-// process starts faster. The types come from the index, erased at build.
+// jose is loaded when a key set is first looked up (`jose.ts`); the types come from its index, erased at build.
 import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWSHeaderParameters } from 'jose';
-import { createLocalJWKSet } from 'jose/jwks/local';
-import { createRemoteJWKSet, customFetch } from 'jose/jwks/remote';
 import { optionError } from '../internal/option-kit.js';
+import { type Jose, loadJose } from './jose.js';
 import { joseCode, refuse, withDeadline } from './refuse.js';
 
 /** Where permit (and evidence) verification keys come from: a JWKS URL, a JWKS object, or one public key. */
@@ -104,6 +102,13 @@ function isCryptoKey(v: unknown): v is CryptoKey {
     : Object.prototype.toString.call(v) === '[object CryptoKey]';
 }
 
+/** A plain object as jose reads one (its prototype `Object.prototype` or null): no array, no class instance. */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Object.prototype.toString.call(v) !== '[object Object]') return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
 function isJwks(v: object): v is JSONWebKeySet {
   return 'keys' in v && Array.isArray((v as { keys: unknown }).keys);
 }
@@ -147,13 +152,25 @@ export function createKeyResolver(keys: unknown, setting: KeySourceSetting): Key
       if (jwk.kty === 'oct') fail('symmetric (oct) keys are never allowed');
       if ('d' in jwk || 'p' in jwk || 'k' in jwk || 'priv' in jwk) fail('the JWKS must hold public keys only');
     }
-    let local: ReturnType<typeof createLocalJWKSet>;
+    // jose's checks of a key set, made now (jose builds the set on the first lookup): a copy of it
+    // (later changes to the caller's object change nothing), a plain object whose `keys` are plain objects.
+    let snapshot: JSONWebKeySet;
     try {
-      local = createLocalJWKSet(keys);
+      snapshot = structuredClone(keys);
     } catch {
       fail('not a valid JWKS');
     }
-    return (header, token) => fromJwks(local(header, token), false);
+    if (!isPlainObject(snapshot) || !Array.isArray(snapshot.keys) || !snapshot.keys.every(isPlainObject)) {
+      fail('not a valid JWKS');
+    }
+    let local: Promise<ReturnType<Jose['createLocalJWKSet']>> | undefined;
+    return async (header, token) => {
+      local ??= loadJose().then((jose) => jose.createLocalJWKSet(snapshot));
+      return fromJwks(
+        local.then((set) => set(header, token)),
+        false,
+      );
+    };
   }
   fail('expected a JWKS URL, a JWKS object ({ keys: [...] }), or a public KeyObject/CryptoKey');
 }
@@ -164,11 +181,18 @@ export function createKeyResolver(keys: unknown, setting: KeySourceSetting): Key
  * endpoint sees at most one fetch a second however many permits arrive.
  */
 function remoteResolver(url: URL, timeoutMs: number, cooldownMs: number): KeyResolver {
-  const remote = createRemoteJWKSet(url, {
-    timeoutDuration: timeoutMs,
-    cooldownDuration: cooldownMs,
-    [customFetch]: cappedFetch,
-  });
+  // One remote set (its cache and cooldown), made on the first lookup.
+  let made: Promise<ReturnType<Jose['createRemoteJWKSet']>> | undefined;
+  const remote = async (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> => {
+    made ??= loadJose().then((jose) =>
+      jose.createRemoteJWKSet(url, {
+        timeoutDuration: timeoutMs,
+        cooldownDuration: cooldownMs,
+        [jose.customFetch]: cappedFetch,
+      }),
+    );
+    return (await made)(header, token);
+  };
   // jose aborts the fetch after timeoutMs; the outer deadline also bounds body reads and key imports
   const bound = timeoutMs + KEY_SOURCE_DEFAULTS.jwksBodySlackMs;
   let failedAt = Number.NEGATIVE_INFINITY;

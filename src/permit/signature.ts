@@ -9,7 +9,7 @@
  * @internal
  */
 import { verify as cryptoVerify, KeyObject, type webcrypto } from 'node:crypto';
-import { compactVerify } from 'jose/jws/compact/verify';
+import { loadJose } from './jose.js';
 import type { VerifyKey } from './keys.js';
 import { joseCode, refuse } from './refuse.js';
 
@@ -121,7 +121,7 @@ export async function verifySignature(
         continue;
       }
       try {
-        return (await compactVerify(jws, key, { algorithms })).payload;
+        return (await (await loadJose()).compactVerify(jws, key, { algorithms })).payload;
       } catch (e) {
         first ??= e;
       }

@@ -1,5 +1,5 @@
 /**
- * The HTTP transport: the only undici import. One pool per client with keep-alive; one request on the
+ * The HTTP transport: the only user of undici (its `Pool` loaded by `pool.ts`). One pool per client with keep-alive; one request on the
  * wire per attempt and never a redirect followed, whatever the dispatcher; status and header checks
  * before the body is read; a byte cap on the body; every body consumed or the connection dropped, so
  * no socket leaks. It reports what happened ({@link AttemptFailure} and its facts); `retry.ts` decides
@@ -7,10 +7,11 @@
  * @internal
  */
 import { Readable } from 'node:stream';
-import { type Dispatcher, Pool } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import { ABORT_CAUSES, type AbortLike, abortCauseOf } from '../internal/abort.js';
 import { AttemptFailure } from '../internal/failure.js';
 import { checkContentType, checkNoContentCoding } from './headers.js';
+import { poolClass } from './pool.js';
 
 /** A whole, status-200, size-checked response. */
 export interface HttpResponse {
@@ -308,7 +309,7 @@ export class HttpTransport {
     if (options.dispatcher) {
       this.#dispatcher = options.dispatcher;
     } else {
-      const pool = new Pool(options.origin, {
+      const pool = new (poolClass())(options.origin, {
         // Deadlines are ours (timeoutMs / attemptTimeoutMs); undici's own stay out of the way.
         headersTimeout: 0,
         bodyTimeout: 0,

@@ -1,13 +1,24 @@
 /**
- * The wire protocol (docs/fail-closed.md): the request body and the response schema.
- * The only zod import for the protocol.
+ * The wire protocol (docs/fail-closed.md): the request body and the response's shape (checked by
+ * hand, `shape.ts`: the decision path loads no schema library).
  * @internal
  */
-import { z } from 'zod';
-import { type Stage, VERDICTS } from '../decision.js';
+import { type Stage, VERDICTS, type Verdict } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
 import type { BoundPermit } from '../permit/binding.js';
 import { decodeJsonBody, type JsonBodyProblem } from './json.js';
+import {
+  arrayOf,
+  boolean,
+  type Check,
+  jsonObject,
+  looseObject,
+  nonEmptyString,
+  oneOf,
+  optional,
+  pathText,
+  string,
+} from './shape.js';
 
 /** The request body sent to `POST {pdpUrl}/api/policy/authorize`. */
 export interface AuthorizeRequest {
@@ -31,36 +42,43 @@ export interface VisibilityBatch {
   size: number;
 }
 
-const VerdictSchema = z.enum(VERDICTS);
-
-/** A plain JSON object (not an array, not null). */
-const JsonObjectSchema = z.custom<Record<string, unknown>>(
-  (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
-  'expected a JSON object',
-);
-
 /**
- * The PDP's answer. Unknown members are ignored (`loose`); a known member of the wrong type fails.
+ * The PDP's answer. Unknown members are ignored (loose); a known member of the wrong type fails.
  * `error` and `errors` are read only to refuse a PDP that reports an error (rule 4).
  */
-export const AuthorizeResponseSchema = z.looseObject({
-  verdict: VerdictSchema,
-  decisionId: z.string().optional(),
-  reason: z.string().optional(),
-  latches: z.array(z.string()).optional(),
-  sessionLabels: z.array(z.string()).optional(),
-  permitId: z.string().min(1).optional(),
-  transformedContent: z.string().optional(),
-  transformedArgs: JsonObjectSchema.optional(),
-  escalationId: z.string().optional(),
-  simulated: z.boolean().optional(),
-  requestId: z.string().optional(),
-  stage: z.string().optional(),
-  obligations: z.array(z.unknown()).optional(),
+export const checkAuthorizeResponse: Check = looseObject({
+  verdict: oneOf(VERDICTS),
+  decisionId: optional(string),
+  reason: optional(string),
+  latches: optional(arrayOf(string)),
+  sessionLabels: optional(arrayOf(string)),
+  permitId: optional(nonEmptyString),
+  transformedContent: optional(string),
+  transformedArgs: optional(jsonObject),
+  escalationId: optional(string),
+  simulated: optional(boolean),
+  requestId: optional(string),
+  stage: optional(string),
+  obligations: optional(arrayOf()),
 });
 
-/** A schema-valid PDP answer. */
-export type AuthorizeResponse = z.infer<typeof AuthorizeResponseSchema>;
+/** A PDP answer that passed {@link checkAuthorizeResponse}. */
+export interface AuthorizeResponse {
+  verdict: Verdict;
+  decisionId?: string;
+  reason?: string;
+  latches?: string[];
+  sessionLabels?: string[];
+  permitId?: string;
+  transformedContent?: string;
+  transformedArgs?: Record<string, unknown>;
+  escalationId?: string;
+  simulated?: boolean;
+  requestId?: string;
+  stage?: string;
+  obligations?: unknown[];
+  [member: string]: unknown;
+}
 
 /** Every member {@link encodeRequest} writes by hand: a member added to the request must be added there too. */
 type Written =
@@ -127,18 +145,18 @@ function notAnObject(): never {
 }
 
 /**
- * Decodes and validates a whole response body ({@link decodeJsonObject}), an object matching
- * {@link AuthorizeResponseSchema}.
+ * Decodes and validates a whole response body ({@link decodeJsonObject}), an object passing
+ * {@link checkAuthorizeResponse}.
  * @throws AttemptFailure `invalid_response`
  */
 export function parseResponse(body: Uint8Array): { response: AuthorizeResponse; raw: Record<string, unknown> } {
   const parsed = decodeJsonObject(body);
-  const result = AuthorizeResponseSchema.safeParse(parsed);
-  if (!result.success) {
-    const where = result.error.issues[0]?.path.join('.') || '(root)';
-    throw new AttemptFailure('invalid_response', `PDP response fails the schema at ${where}`);
+  const failed = checkAuthorizeResponse(parsed);
+  if (failed !== undefined) {
+    throw new AttemptFailure('invalid_response', `PDP response fails the schema at ${pathText(failed)}`);
   }
-  return { response: result.data, raw: parsed };
+  // A copy, as the schema library's output was: what the decision reads is not the raw answer object.
+  return { response: { ...parsed } as AuthorizeResponse, raw: parsed };
 }
 
 /** What was asked, for comparing echoes and the permit binding. */

@@ -1,15 +1,27 @@
 /**
  * The OpenID AuthZEN Authorization API 1.0 wire (docs/authzen.md): a prepared request to an
- * evaluation, the `evaluations` batch body, the zod schemas of the answers, their mapping to the
- * agent-pep verdict (the agent-pep profile in `context`), and the discovery document. The only zod
- * schemas of the AuthZEN wire. Nothing here touches the network.
+ * evaluation, the `evaluations` batch body, the shapes of the answers (checked by hand, `shape.ts`),
+ * their mapping to the agent-pep verdict (the agent-pep profile in `context`), and the discovery
+ * document. Nothing here touches the network.
  * @internal
  */
-import { z } from 'zod';
-import { VERDICTS } from '../decision.js';
+import { VERDICTS, type Verdict } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
 import type { SentRequest } from './agent-pep.js';
 import { type AuthorizeRequest, type AuthorizeResponse, decodeJsonObject, type VisibilityBatch } from './agent-pep.js';
+import {
+  arrayOf,
+  boolean,
+  type Check,
+  jsonObject,
+  looseObject,
+  nonEmptyString,
+  oneOf,
+  optional,
+  pathText,
+  type ShapePath,
+  string,
+} from './shape.js';
 
 /** The AuthZEN 1.0 paths under `pdpUrl` (used unless `discover: true` finds others). */
 export const AUTHZEN_PATHS = Object.freeze({
@@ -109,39 +121,53 @@ export function encodeEvaluations(calls: readonly PreparedCall[]): string {
   return `${out}]}`;
 }
 
-const JsonObjectSchema = z.custom<Record<string, unknown>>(
-  (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
-  'expected a JSON object',
-);
-
 /**
  * `context` of an answer: the agent-pep profile. Unknown members are ignored; a profile member of the
  * wrong type fails. `reason_admin`, `reason_user` and `latches` are read only when they have the
  * expected type (AuthZEN allows other shapes for reasons).
  */
-const ProfileContextSchema = z.looseObject({
-  verdict: z.enum(VERDICTS).optional(),
-  permitId: z.string().min(1).optional(),
-  transformedContent: z.string().optional(),
-  transformedArgs: JsonObjectSchema.optional(),
-  escalationId: z.string().optional(),
-  decisionId: z.string().optional(),
-  requestId: z.string().optional(),
-  sessionLabels: z.array(z.string()).optional(),
+const checkProfileContext: Check = looseObject({
+  verdict: optional(oneOf(VERDICTS)),
+  permitId: optional(nonEmptyString),
+  transformedContent: optional(string),
+  transformedArgs: optional(jsonObject),
+  escalationId: optional(string),
+  decisionId: optional(string),
+  requestId: optional(string),
+  sessionLabels: optional(arrayOf(string)),
 });
 
+/** `context` once it passed {@link checkProfileContext}. */
+interface ProfileContext {
+  verdict?: Verdict;
+  permitId?: string;
+  transformedContent?: string;
+  transformedArgs?: Record<string, unknown>;
+  escalationId?: string;
+  decisionId?: string;
+  requestId?: string;
+  sessionLabels?: string[];
+  [member: string]: unknown;
+}
+
 /** An evaluation answer (AuthZEN 1.0 section 6.2): `decision` must be a boolean. */
-export const EvaluationResponseSchema = z.looseObject({
-  decision: z.boolean(),
-  context: ProfileContextSchema.optional(),
+export const checkEvaluationResponse: Check = looseObject({
+  decision: boolean,
+  context: optional(checkProfileContext),
 });
 
 /** An `evaluations` answer (AuthZEN 1.0 section 7.2): the items are checked one by one. */
-const EvaluationsResponseSchema = z.looseObject({ evaluations: z.array(z.unknown()) });
+const checkEvaluationsResponse: Check = looseObject({ evaluations: arrayOf() });
 
-function schemaFailure(issues: readonly { path: readonly PropertyKey[] }[], prefix: string): AttemptFailure {
-  const where = issues[0]?.path.map(String).join('.') || '(root)';
-  return new AttemptFailure('invalid_response', `PDP response fails the AuthZEN schema at ${prefix}${where}`);
+/** The discovery document (AuthZEN 1.0 section 9): the members read. */
+const checkConfiguration: Check = looseObject({
+  policy_decision_point: string,
+  access_evaluation_endpoint: string,
+  access_evaluations_endpoint: optional(string),
+});
+
+function schemaFailure(path: ShapePath, prefix: string): AttemptFailure {
+  return new AttemptFailure('invalid_response', `PDP response fails the AuthZEN schema at ${prefix}${pathText(path)}`);
 }
 
 function ambiguous(what: string): AttemptFailure {
@@ -167,9 +193,9 @@ function reportsErrors(e: unknown): boolean {
  * @throws AttemptFailure `invalid_response` (schema), `ambiguous_decision` (a contradicting verdict)
  */
 export function mapAnswer(value: unknown, where = ''): MappedAnswer {
-  const result = EvaluationResponseSchema.safeParse(value);
-  if (!result.success) throw schemaFailure(result.error.issues, where);
-  const { decision, context = {} } = result.data;
+  const failed = checkEvaluationResponse(value);
+  if (failed !== undefined) throw schemaFailure(failed, where);
+  const { decision, context = {} } = value as { decision: boolean; context?: ProfileContext };
   const given = context.verdict;
   let verdict: AuthorizeResponse['verdict'];
   if (decision) {
@@ -224,15 +250,15 @@ export function parseEvaluation(body: Uint8Array): MappedAnswer {
  */
 export function parseEvaluations(body: Uint8Array, expected: number): (MappedAnswer | AttemptFailure)[] {
   const parsed = decodeJsonObject(body);
-  const result = EvaluationsResponseSchema.safeParse(parsed);
-  if (!result.success) throw schemaFailure(result.error.issues, '');
+  const failed = checkEvaluationsResponse(parsed);
+  if (failed !== undefined) throw schemaFailure(failed, '');
   // Section 3, rule 4, for the answer as a whole: a PDP that reports an error beside its evaluations
   // has not decided any of them (its own members, or its `context`'s, as for one item).
   const context = parsed.context;
   const top = typeof context === 'object' && context !== null ? (context as Record<string, unknown>) : {};
   if (Object.hasOwn(parsed, 'error') || Object.hasOwn(top, 'error')) throw ambiguous('the PDP reported an error');
   if (reportsErrors(parsed.errors) || reportsErrors(top.errors)) throw ambiguous('the PDP reported errors');
-  const items = result.data.evaluations;
+  const items = parsed.evaluations as unknown[];
   if (items.length !== expected) {
     throw ambiguous(`${items.length} evaluations answered for ${expected} asked`);
   }
@@ -261,12 +287,6 @@ export function defaultEndpoints(base: string): Endpoints {
 function identifier(url: URL): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
-
-const ConfigurationSchema = z.looseObject({
-  policy_decision_point: z.string(),
-  access_evaluation_endpoint: z.string(),
-  access_evaluations_endpoint: z.string().optional(),
-});
 
 /** Why a discovery document was discarded for good (every decision is then `pdp_unreachable`). */
 export class DiscardedConfiguration extends Error {
@@ -297,9 +317,14 @@ function endpointPath(value: string, pdp: URL): string {
  * @throws DiscardedConfiguration (a document for another PDP, or endpoints elsewhere)
  */
 export function parseConfiguration(body: Uint8Array, pdp: URL): Endpoints {
-  const result = ConfigurationSchema.safeParse(decodeJsonObject(body));
-  if (!result.success) throw schemaFailure(result.error.issues, '');
-  const doc = result.data;
+  const parsed = decodeJsonObject(body);
+  const failed = checkConfiguration(parsed);
+  if (failed !== undefined) throw schemaFailure(failed, '');
+  const doc = parsed as {
+    policy_decision_point: string;
+    access_evaluation_endpoint: string;
+    access_evaluations_endpoint?: string;
+  };
   let named: URL;
   try {
     named = new URL(doc.policy_decision_point);

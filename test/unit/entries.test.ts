@@ -1,7 +1,8 @@
 /**
  * What each package entry loads at run time (its static import closure in src/, `import type` left
  * out, as TypeScript erases it): `agent-pep/ai` checks a session id without loading jose, which only
- * the permit checks need.
+ * the permit checks need; the main entry loads neither zod, jose nor undici (each is loaded when first
+ * used: `src/permit/jose.ts`, `src/transport/pool.ts`).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -43,8 +44,16 @@ describe('agent-pep/ai', () => {
     expect(jose.map((p) => `${p} <- ${loaded.get(p)?.join(' <- ')}`)).toEqual([]);
   });
 
-  it('the walk does see jose where it is loaded (the main entry, for permits)', () => {
+  it('the walk does see a package where it is loaded (the main entry, p-retry for its retries)', () => {
     const loaded = packagesLoadedBy('src/index.ts');
-    expect([...loaded.keys()].some((p) => p.startsWith('jose'))).toBe(true);
+    expect([...loaded.keys()]).toContain('p-retry');
+  });
+});
+
+describe('agent-pep (issue 30: the import is light)', () => {
+  it('loads no schema library, no JOSE library and no HTTP client on import: each is loaded on first use', () => {
+    const loaded = packagesLoadedBy('src/index.ts');
+    const heavy = [...loaded.keys()].filter((p) => /^(zod|jose|undici)(\/|$)/.test(p));
+    expect(heavy.map((p) => `${p} <- ${loaded.get(p)?.join(' <- ')}`)).toEqual([]);
   });
 });

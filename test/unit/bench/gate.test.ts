@@ -127,6 +127,37 @@ describe('the floor rows (issue 30)', () => {
   });
 });
 
+describe('the startup rows (issue 30)', () => {
+  it('holds the targets: hook start at most 1.0x a node + fetch script, import at most 1.3x undici', () => {
+    const t = TARGETS as Record<string, { op: string; value: number }>;
+    expect(t.hook_start_vs_node_fetch).toEqual({ op: '<=', value: 1.0 });
+    expect(t.import_vs_undici).toEqual({ op: '<=', value: 1.3 });
+    expect(t.import_and_client_vs_undici?.op).toBe('info');
+  });
+
+  it('computes both ratios from the medians of the startup rows; a slower hook is a miss', () => {
+    const row = (client: string, p50: number) => ({ scenario: 'startup', client, concurrency: 1, p50_ms: p50 });
+    const rows = [
+      row('agent-pep hook claude-code (PreToolUse)', 110),
+      row('node + 15-line fetch script (same request)', 100),
+      row("import('agent-pep') in a fresh process", 12),
+      row("import('undici') in a fresh process", 20),
+    ];
+    const ratios = computeRatios(rows, null) as Ratios;
+    expect(ratios.hook_start_vs_node_fetch).toBe(1.1);
+    expect(ratios.import_vs_undici).toBe(0.6);
+    const startup = {
+      hook_start_vs_node_fetch: ratios.hook_start_vs_node_fetch,
+      import_vs_undici: ratios.import_vs_undici,
+    };
+    expect(missesOf({ ...passing(), ...startup }).map((m: { key: string }) => m.key)).toEqual([
+      'hook_start_vs_node_fetch',
+    ]);
+    expect((computeRatios([], null) as Ratios).hook_start_vs_node_fetch).toBeNull();
+    expect(SECTIONS).toContain('startup');
+  });
+});
+
 describe('where results go', () => {
   it('a full run writes bench/results.json; --out names another path', () => {
     expect(parseArgs([], '/r.json')).toEqual({ profile: PROFILES.full, out: '/r.json' });

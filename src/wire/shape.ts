@@ -1,0 +1,77 @@
+/**
+ * The shape checks of the PDP's answers (docs/fail-closed.md, rule 3): a handful of composable checks
+ * that say where a value first fails, written by hand so that the decision path loads no schema
+ * library (issue 30: zod alone was most of `import('agent-pep')`). They read a value the way the zod
+ * schemas they replace did (`z.looseObject`, `z.string()`, `z.enum`, `z.array`, `.optional()`), and
+ * name the same first failing path; test/unit/wire/shape.test.ts holds them to those schemas.
+ * @internal
+ */
+
+/** A path below the checked value: member names and array indexes. */
+export type ShapePath = readonly (string | number)[];
+
+/** A check: `undefined` when `value` passes, else the path (below `value`) where it first fails. */
+export type Check = (value: unknown) => ShapePath | undefined;
+
+const HERE: ShapePath = Object.freeze([]);
+
+/** Any string. */
+export const string: Check = (v) => (typeof v === 'string' ? undefined : HERE);
+
+/** A string of at least one UTF-16 code unit (`z.string().min(1)`). */
+export const nonEmptyString: Check = (v) => (typeof v === 'string' && v.length >= 1 ? undefined : HERE);
+
+/** `true` or `false`. */
+export const boolean: Check = (v) => (typeof v === 'boolean' ? undefined : HERE);
+
+/** One of `values` (`z.enum`). */
+export function oneOf(values: readonly string[]): Check {
+  return (v) => (typeof v === 'string' && values.includes(v) ? undefined : HERE);
+}
+
+/** A plain JSON object: not an array, not null. */
+export function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** {@link isJsonObject} as a check. */
+export const jsonObject: Check = (v) => (isJsonObject(v) ? undefined : HERE);
+
+/** Absent (`undefined`) or passing `check`. */
+export function optional(check: Check): Check {
+  return (v) => (v === undefined ? undefined : check(v));
+}
+
+/** An array, each item passing `item` when given (the first failing item is named by its index). */
+export function arrayOf(item?: Check): Check {
+  return (v) => {
+    if (!Array.isArray(v)) return HERE;
+    if (item === undefined) return undefined;
+    for (let i = 0; i < v.length; i++) {
+      const at = item(v[i]);
+      if (at !== undefined) return [i, ...at];
+    }
+    return undefined;
+  };
+}
+
+/**
+ * A JSON object whose named members pass their checks, in the order given; other members are not
+ * read (`z.looseObject`).
+ */
+export function looseObject(members: Readonly<Record<string, Check>>): Check {
+  const entries = Object.entries(members);
+  return (v) => {
+    if (!isJsonObject(v)) return HERE;
+    for (const [name, check] of entries) {
+      const at = check(v[name]);
+      if (at !== undefined) return [name, ...at];
+    }
+    return undefined;
+  };
+}
+
+/** A path as the `invalid_response` messages name it: `a.0.b`, or `(root)` for the value itself. */
+export function pathText(path: ShapePath): string {
+  return path.map(String).join('.') || '(root)';
+}
