@@ -359,7 +359,7 @@ export function createTelemetry(option: TelemetryOption, target: TelemetryTarget
     decisions.add(1, metricAttributes(d.stage, d.verdict, d.synthesized?.code));
   }
 
-  /** The decision's attributes (CONTRACT.md section 10) and, for a synthesized BLOCK, status ERROR. */
+  /** The decision's attributes (docs/telemetry.md) and, for a synthesized BLOCK, status ERROR. */
   function annotate(span: OtelApi.Span, d: PolicyDecision, attempts: number, tool: string | undefined) {
     const attrs: OtelApi.Attributes = {
       'pep.stage': d.stage,

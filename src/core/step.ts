@@ -67,7 +67,7 @@ export function prepareStep(
 }
 
 /**
- * The stage's `before` interceptors on a prepared call (section 7). Answers at once when every
+ * The stage's `before` interceptors on a prepared call (docs/interceptors.md). Answers at once when every
  * interceptor did (no promise on the path of synchronous pass-through interceptors); else resolves,
  * never rejects.
  */

@@ -1,5 +1,5 @@
 /**
- * The dev PDP's HTTP server (node:http), routing only: the native decision endpoint (docs/fail-closed.md), the AuthZEN 1.0 endpoints and discovery document (section 9), the JWKS, and the reviewer's
+ * The dev PDP's HTTP server (node:http), routing only: the native decision endpoint (docs/fail-closed.md), the AuthZEN 1.0 endpoints and discovery document (docs/authzen.md), the JWKS, and the reviewer's
  * escalation endpoint. Every refusal is answered `{ code, message }` and logged.
  * @packageDocumentation
  */

@@ -194,7 +194,7 @@ export class HttpTransport {
         const retryAfter = resHeaders['retry-after'];
         const named = code === undefined ? '' : ` (${code})`;
         // The URL tried (an origin and path: pdpUrl carries no credentials, query or fragment) tells
-        // a wrong path or agent id apart from an outage (CONTRACT.md section 6).
+        // a wrong path or agent id apart from an outage (docs/fail-closed.md).
         return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named} at ${this.#origin}${path}`, {
           status,
           retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
