@@ -226,7 +226,7 @@ export function parseEvaluations(body: Uint8Array, expected: number): (MappedAns
   const parsed = decodeJsonObject(body);
   const result = EvaluationsResponseSchema.safeParse(parsed);
   if (!result.success) throw schemaFailure(result.error.issues, '');
-  // Section 3, rule 4, for the answer as a whole: a PDP that reports an error beside its evaluations
+  // docs/fail-closed.md, for the answer as a whole: a PDP that reports an error beside its evaluations
   // has not decided any of them (its own members, or its `context`'s, as for one item).
   const context = parsed.context;
   const top = typeof context === 'object' && context !== null ? (context as Record<string, unknown>) : {};
