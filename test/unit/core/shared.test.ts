@@ -79,7 +79,9 @@ describe('createShared', () => {
   });
 
   it('a bad permits option is a TypeError at construction, its path under permits', () => {
-    expect(optionOf(() => shared({ permits: { ...PERMITS, algorithms: ['none'] as never } }))).toBe('permits.algorithms');
+    expect(optionOf(() => shared({ permits: { ...PERMITS, algorithms: ['none'] as never } }))).toBe(
+      'permits.algorithms',
+    );
     expect(optionOf(() => shared({ permits: { ...PERMITS, issuer: 7 as never } }))).toMatch(/^permits\b/);
   });
 });

@@ -78,7 +78,10 @@ describe('prepareStep without interceptors', () => {
   });
 
   it('callOptions reads the session and the client default for simulated', () => {
-    expect(callOptions(bound([], true), { session: 's-9' }, 'input')).toMatchObject({ session: 's-9', simulated: true });
+    expect(callOptions(bound([], true), { session: 's-9' }, 'input')).toMatchObject({
+      session: 's-9',
+      simulated: true,
+    });
   });
 });
 
@@ -119,7 +122,11 @@ describe('prepareStep with before interceptors', () => {
       },
     };
     const o = decided(await step(bound([bad]), 'input', { content: 'hi' }));
-    expect(o.decision).toMatchObject({ verdict: 'BLOCK', interceptor: 'boom', synthesized: { code: 'interceptor_failed' } });
+    expect(o.decision).toMatchObject({
+      verdict: 'BLOCK',
+      interceptor: 'boom',
+      synthesized: { code: 'interceptor_failed' },
+    });
   });
 
   it('an interceptor still pending at the deadline is BLOCK interceptor_failed', async () => {
