@@ -24,6 +24,8 @@ export const E2E = [
   'test/integration/cli/check.test.ts',
   'test/integration/cli/evidence.test.ts',
   'test/integration/cli/verify-permit.test.ts',
+  // A real MCP server process, pinned.
+  'test/integration/cli/pin.test.ts',
   // Examples that start processes (the bin's dev PDP, the hook, a service, `sh -c` settings commands).
   'test/integration/examples/quickstart.test.ts',
   'test/integration/examples/service.test.ts',

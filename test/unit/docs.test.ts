@@ -180,7 +180,8 @@ describe('docs/api.md', () => {
   ];
   /** docs/api.md (the index) and the pages TypeDoc generates under docs/api/ (`npm run docs:api`). */
   // Markdown escapes the underscores of a name (`FAIL\_CLOSED\_CODES`).
-  const apiPages = () => [read('docs/api.md'), ...filesUnder('docs/api', '.md').map(read)].join('\n').replace(/\\_/g, '_');
+  const apiPages = () =>
+    [read('docs/api.md'), ...filesUnder('docs/api', '.md').map(read)].join('\n').replace(/\\_/g, '_');
 
   it.each(ENTRIES)('names every export of %s', (file) => {
     const api = apiPages();

@@ -72,7 +72,13 @@ describe('runBefore', () => {
     let later = 0;
     const chain = compile([
       { name: 'no', before: () => ({ action: 'deny', reason: 'nope' }) },
-      { name: 'later', before: () => (later++, { action: 'proceed' }) },
+      {
+        name: 'later',
+        before: () => {
+          later++;
+          return { action: 'proceed' };
+        },
+      },
     ]);
     expect(await runBefore(chain, input(), far())).toEqual({ kind: 'deny', name: 'no', reason: 'nope' });
     expect(later).toBe(0);
@@ -98,7 +104,11 @@ describe('runBefore', () => {
     ['a deny without a reason', () => ({ action: 'deny' }), 'a deny without a string reason'],
     ['a proceed with extra keys', () => ({ action: 'proceed', args: {} }), 'a malformed proceed'],
   ])('%s is failed, naming the interceptor', async (_what, before, why) => {
-    const r = await runBefore(compile([{ name: 'bad', before: before as Interceptor['before'] }]), input(), far());
+    const r = await runBefore(
+      compile([{ name: 'bad', before: before as NonNullable<Interceptor['before']> }]),
+      input(),
+      far(),
+    );
     expect(r).toEqual({ kind: 'failed', name: 'bad', why: expect.stringContaining(why) });
   });
 

@@ -138,7 +138,13 @@ describe('prepareStep with before interceptors', () => {
 
   it("a caller's signal already aborted is BLOCK aborted, and no interceptor runs", async () => {
     let ran = 0;
-    const count: Interceptor = { name: 'count', before: () => (ran++, { action: 'proceed' }) };
+    const count: Interceptor = {
+      name: 'count',
+      before: () => {
+        ran++;
+        return { action: 'proceed' };
+      },
+    };
     const o = decided(await step(bound([count]), 'input', { content: 'hi' }, { signal: AbortSignal.abort() }));
     expect(o.decision.synthesized?.code).toBe('aborted');
     expect(ran).toBe(0);
@@ -160,7 +166,14 @@ describe('prepareStep with before interceptors', () => {
 
   it('interceptors of another stage do not run', async () => {
     let ran = 0;
-    const onAction: Interceptor = { name: 'a', stages: ['action'], before: () => (ran++, { action: 'proceed' }) };
+    const onAction: Interceptor = {
+      name: 'a',
+      stages: ['action'],
+      before: () => {
+        ran++;
+        return { action: 'proceed' };
+      },
+    };
     expect((await step(bound([onAction]), 'input', { content: 'hi' })).kind).toBe('ready');
     expect(ran).toBe(0);
   });
