@@ -7,16 +7,16 @@
 
 import { type CoreClient, createClient } from './core/client.js';
 import type { VisibleToolsOptions } from './core/visibility.js';
-import type { PolicyDecision, TextStage } from './decision.js';
-import { type GuardedTool, type GuardToolOptions, makeGuards, type ToolExecutionContext } from './enforce/guard.js';
+import type { PolicyDecision } from './decision.js';
+import { type Guards, makeGuards } from './enforce/guard.js';
 import { makeKernel } from './enforce/kernel.js';
 import { registerKernel } from './enforce/registry.js';
 import type { ActionCall, CallOptions, EgressCallOptions, PepOptions } from './options/pep.js';
 
-export type { GuardedTool, GuardToolOptions, ToolExecutionContext } from './enforce/guard.js';
+export type { GuardedTool, Guards, GuardToolOptions, ToolExecutionContext } from './enforce/guard.js';
 
 /** The PEP client returned by {@link createPep}. */
-export interface Pep {
+export interface Pep extends Guards {
   /**
    * Asks the PDP whether the tool call may run. Never rejects.
    * @param tool - the tool name as the agent proposed it (sent as is; the PDP normalizes); at most 256 characters
@@ -77,28 +77,6 @@ export interface Pep {
   checkOutput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
   /** Checks the final message before it is delivered (stage `delivery`). Never rejects. */
   checkDelivery(content: string, opts?: CallOptions): Promise<PolicyDecision>;
-  /**
-   * Wraps a tool so that it runs only after an ALLOW or WARN whose permit verifies (docs/api.md).
-   * An interceptor's `substitute` result is returned without running the tool; `after` interceptors and
-   * `checkResult` see the result before it is returned (docs/interceptors.md).
-   * @param name - the tool name (at most 256 characters; must normalize to something)
-   * @param execute - the side effect; receives the effective args (`transformedArgs` or the snapshot)
-   * @param options - `{ checkResult }`
-   * @returns `(args, opts?) => Promise<R>`, which throws `PolicyBlockedError` (BLOCK, a failed permit, a
-   *   simulated decision, an `after` deny) or `PolicyEscalatedError` (ESCALATE)
-   * @throws TypeError at creation when `permits` is not configured (unless `permits: false`), or `name` is bad
-   */
-  guardTool<R>(
-    name: string,
-    execute: (args: Record<string, unknown>, ctx: ToolExecutionContext) => R | Promise<R>,
-    options?: GuardToolOptions<R>,
-  ): GuardedTool<R>;
-  /**
-   * Checks text at a stage and resolves with the text to use (original on ALLOW, transformed on WARN).
-   * @throws PolicyBlockedError on BLOCK (PDP, interceptor or synthesized) or a simulated decision
-   * @throws PolicyEscalatedError on ESCALATE
-   */
-  guardText(stage: TextStage, content: string, opts?: CallOptions): Promise<string>;
   /** A client bound to another session, sharing this client's connection pool. @throws TypeError on an empty id */
   withSession(session: string): Pep;
   /** Releases the connection pool; in-flight and later decisions resolve BLOCK `pdp_unreachable`. */

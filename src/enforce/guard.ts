@@ -67,18 +67,37 @@ function checkGuardToolArgs(name: unknown, execute: unknown, options: unknown): 
   }
 }
 
-/**
- * Builds `guardTool` and `guardText` over one client's enforcement layer.
- * @internal
- */
-export function makeGuards(kernel: Kernel): {
+/** The guard helpers of a client (`pep.guardTool`, `pep.guardText`): the enforcement layer as exceptions. */
+export interface Guards {
+  /**
+   * Wraps a tool so that it runs only after an ALLOW or WARN whose permit verifies (docs/permits.md).
+   * An interceptor's `substitute` result is returned without running the tool; `after` interceptors and
+   * `checkResult` see the result before it is returned (docs/interceptors.md).
+   * @param name - the tool name (at most 256 characters; must normalize to something)
+   * @param execute - the side effect; receives the effective args (`transformedArgs` or the snapshot)
+   * @param options - `{ checkResult }`
+   * @returns `(args, opts?) => Promise<R>`, which throws `PolicyBlockedError` (BLOCK, a failed permit, a
+   *   simulated decision, an `after` deny) or `PolicyEscalatedError` (ESCALATE)
+   * @throws TypeError at creation when `permits` is not configured (unless `permits: false`), or `name` is bad
+   */
   guardTool<R>(
     name: string,
     execute: (args: Record<string, unknown>, ctx: ToolExecutionContext) => R | Promise<R>,
     options?: GuardToolOptions<R>,
   ): GuardedTool<R>;
+  /**
+   * Checks text at a stage and resolves with the text to use (original on ALLOW, transformed on WARN).
+   * @throws PolicyBlockedError on BLOCK (PDP, interceptor or synthesized) or a simulated decision
+   * @throws PolicyEscalatedError on ESCALATE
+   */
   guardText(stage: TextStage, content: string, opts?: CallOptions): Promise<string>;
-} {
+}
+
+/**
+ * Builds `guardTool` and `guardText` over one client's enforcement layer.
+ * @internal
+ */
+export function makeGuards(kernel: Kernel): Guards {
   return {
     guardTool(name, execute, options) {
       checkGuardToolArgs(name, execute, options);

@@ -47,3 +47,16 @@ export const SESSION_POLICY = {
     { id: 'tenth', stage: 'action', tool: 'step_*', session: { count: { latch: 'step' }, gte: 10 }, verdict: 'BLOCK' },
   ],
 };
+
+/** The tool-surface tests' latches (docs/visibility.md): one tool group always refused, one refused on its args. */
+export const TOOL_SURFACE_LATCHES = [
+  { id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' },
+  {
+    id: 'big-refunds',
+    stage: 'action',
+    tool: 'refund_payment',
+    when: { 'args.amount': { gt: 500 } },
+    verdict: 'BLOCK',
+    reason: 'refunds over 500 are refused',
+  },
+] as const;

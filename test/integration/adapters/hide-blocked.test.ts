@@ -9,51 +9,24 @@ import { assistantMessage, ScriptedModel } from '@openai/agents/testing';
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { createAgent, fakeModel, tool as lcTool } from 'langchain';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardTools, pepPrepareStep } from '../../../src/adapters/ai.js';
 import { pepMiddleware } from '../../../src/adapters/langchain.js';
 import { guardTools as guardAgentTools } from '../../../src/adapters/openai-agents.js';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { createPep, type Pep } from '../../../src/index.js';
+import type { Pep } from '../../../src/index.js';
+import { useDevPdp } from '../../support/dev-pdp-suite.js';
+import { TOOL_SURFACE_LATCHES } from '../../support/policies.js';
 
-const policy = {
-  agents: ['support-ai'],
-  latches: [
-    { id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' },
-    {
-      id: 'big-refunds',
-      stage: 'action',
-      tool: 'refund_payment',
-      when: { 'args.amount': { gt: 500 } },
-      verdict: 'BLOCK',
-    },
-  ],
-};
-
-let pdp: DevPdp;
-const peps: Pep[] = [];
-beforeAll(async () => {
-  pdp = await startDevPdp({ policy, log: false });
-});
-afterEach(async () => {
-  await Promise.all(peps.splice(0).map((p) => p.close()));
-});
-afterAll(async () => {
-  await pdp.close();
-});
+const dev = useDevPdp(
+  { policy: { agents: ['support-ai'], latches: [...TOOL_SURFACE_LATCHES] } },
+  { session: 'sess_hide' },
+);
 function makePep(): Pep {
-  const pep = createPep({
-    pdpUrl: pdp.url,
-    agentId: 'support-ai',
-    session: 'sess_hide',
-    permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
-  });
-  peps.push(pep);
-  return pep;
+  return dev.clients.client();
 }
 const visibilityRecords = (from: number) =>
-  pdp
+  dev.pdp
     .evidence()
     .slice(from)
     .filter((r) => r.visibility !== undefined);
@@ -71,7 +44,7 @@ describe('agent-pep/ai: guardTools(..., { hideBlocked: true }) with pepPrepareSt
       doGenerate: [{ ...finish, content: [{ type: 'text', text: 'done' }] }] as never,
     });
     const tools = guardTools(makePep(), aiTools(), { hideBlocked: true, approval: false });
-    const before = pdp.evidence().length;
+    const before = dev.pdp.evidence().length;
     await generateText({ model, tools, prepareStep: pepPrepareStep(tools), stopWhen: stepCountIs(3), prompt: 'hi' });
     expect(model.doGenerateCalls).toHaveLength(1);
     for (const call of model.doGenerateCalls) {
@@ -131,7 +104,7 @@ describe('agent-pep/openai-agents: guardTools(pep, tools, { hideBlocked: true })
       hideBlocked: true,
     });
     const agent = new Agent({ name: 'support', instructions: 'Help.', model, tools });
-    const before = pdp.evidence().length;
+    const before = dev.pdp.evidence().length;
     await run(agent, 'hi');
     const names = (model.calls[0]?.request.tools ?? []).map((t) => (t as { name: string }).name);
     expect(names).toEqual(['lookup_order', 'refund_payment']);

@@ -9,49 +9,19 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, type McpPinSet } from '../../../src/adapters/mcp.js';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { createPep, type Pep, type PepOptions, type PolicyDecision } from '../../../src/index.js';
+import type { Pep, PepOptions, PolicyDecision } from '../../../src/index.js';
+import { useDevPdp } from '../../support/dev-pdp-suite.js';
+import { TOOL_SURFACE_LATCHES } from '../../support/policies.js';
 
-const policy = {
-  agents: ['support-ai'],
-  latches: [
-    { id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' },
-    {
-      id: 'big-refunds',
-      stage: 'action',
-      tool: 'refund_payment',
-      when: { 'args.amount': { gt: 500 } },
-      verdict: 'BLOCK',
-      reason: 'refunds over 500 are refused',
-    },
-  ],
-};
-
-let pdp: DevPdp;
-const peps: Pep[] = [];
-beforeAll(async () => {
-  pdp = await startDevPdp({ policy, log: false });
-});
-afterEach(async () => {
-  await Promise.all(peps.splice(0).map((p) => p.close()));
-});
-afterAll(async () => {
-  await pdp.close();
-});
-
+const dev = useDevPdp(
+  { policy: { agents: ['support-ai'], latches: [...TOOL_SURFACE_LATCHES] } },
+  { session: 'sess_surface' },
+);
 function makePep(extra: Partial<PepOptions> = {}): Pep {
-  const pep = createPep({
-    pdpUrl: pdp.url,
-    agentId: 'support-ai',
-    session: 'sess_surface',
-    permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
-    ...extra,
-  });
-  peps.push(pep);
-  return pep;
+  return dev.clients.client(extra);
 }
 
 const text = (r: unknown): string | undefined => (r as { content: { text?: string }[] }).content[0]?.text;
@@ -84,9 +54,9 @@ describe('guardMcpServer: tools/list answers the visible tools for the session',
 
   it('one visibility batch per list: one evidence record naming the tools hidden', async () => {
     const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s)));
-    const before = pdp.evidence().length;
+    const before = dev.pdp.evidence().length;
     await client.listTools();
-    const added = pdp.evidence().slice(before);
+    const added = dev.pdp.evidence().slice(before);
     expect(added).toHaveLength(1);
     expect(added[0]?.visibility?.hidden).toEqual(['bank_transfer']);
   });
@@ -105,13 +75,13 @@ describe('guardMcpServer: tools/list answers the visible tools for the session',
 
   it('a PDP that hangs during the visibility batch hides every tool, within the deadline', async () => {
     const client = await connect(paymentsServer((s) => guardMcpServer(makePep({ timeoutMs: 300, retries: 0 }), s)));
-    pdp.setFault({ kind: 'hang' });
+    dev.pdp.setFault({ kind: 'hang' });
     try {
       const started = Date.now();
       expect(await namesOf(client)).toEqual([]);
       expect(Date.now() - started).toBeLessThan(5000);
     } finally {
-      pdp.setFault(null);
+      dev.pdp.setFault(null);
     }
   });
 });

@@ -6,42 +6,23 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardMcpServer } from '../../../src/adapters/mcp.js';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { createPep, createPermitVerifier, type Pep, type PepOptions } from '../../../src/index.js';
+import { createPermitVerifier, type Pep, type PepOptions } from '../../../src/index.js';
+import { useDevPdp } from '../../support/dev-pdp-suite.js';
 
 const policy = {
   agents: ['support-ai'],
   latches: [{ id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' }],
 };
 
-let pdp: DevPdp;
-const peps: Pep[] = [];
-beforeAll(async () => {
-  pdp = await startDevPdp({ policy, port: 0, log: false });
-});
-afterEach(async () => {
-  await Promise.all(peps.splice(0).map((p) => p.close()));
-});
-afterAll(() => pdp?.close());
-
+const dev = useDevPdp({ policy }, { session: 'sess_transport', timeoutMs: 1000, retries: 0 });
 function makePep(extra: Partial<PepOptions> = {}): Pep {
-  const pep = createPep({
-    pdpUrl: pdp.url,
-    agentId: 'support-ai',
-    session: 'sess_transport',
-    permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
-    timeoutMs: 1000,
-    retries: 0,
-    ...extra,
-  });
-  peps.push(pep);
-  return pep;
+  return dev.clients.client(extra);
 }
 
-const decisions = (): number => pdp.evidence().filter((r) => r.stage === 'action').length;
+const decisions = (): number => dev.pdp.evidence().filter((r) => r.stage === 'action').length;
 const text = (r: unknown): string | undefined => (r as { content: { text?: string }[] }).content[0]?.text;
 const DENIED = "ERROR: Tool 'bank_transfer' denied by policy: no money transfers";
 
@@ -130,9 +111,13 @@ describe('guardMcpServer: tools registered before it', () => {
     const ran: string[] = [];
     const server = preRegistered(ran);
     const client = await clientOf(server);
-    const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience });
+    const verifier = createPermitVerifier({
+      keys: dev.pdp.jwksUrl,
+      issuer: dev.pdp.issuer,
+      audience: dev.pdp.audience,
+    });
     guardMcpServer(makePep(), server, { verifier, hideBlocked: false });
-    const before = pdp.evidence().length;
+    const before = dev.pdp.evidence().length;
     const r = await client.callTool({
       name: 'lookup_order',
       arguments: { id: 'o1' },
@@ -140,7 +125,7 @@ describe('guardMcpServer: tools registered before it', () => {
     });
     expect(text(r)).toBe("ERROR: Tool 'lookup_order' was not run: the policy check failed (permit_invalid)");
     expect(ran).toEqual([]);
-    expect(pdp.evidence().length).toBe(before);
+    expect(dev.pdp.evidence().length).toBe(before);
     const permit = (await makePep().authorizeAction('lookup_order', { id: 'o1' })).permitId;
     const ok = await client.callTool({
       name: 'lookup_order',

@@ -8,11 +8,11 @@ import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, PERMIT_META_KEY } from '../../../src/adapters/mcp.js';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { createPep, createPermitVerifier, type Interceptor, type Pep, type PepOptions } from '../../../src/index.js';
+import { createPermitVerifier, type Interceptor, type Pep, type PepOptions } from '../../../src/index.js';
+import { useDevPdp } from '../../support/dev-pdp-suite.js';
 import { closedPort } from '../../support/fake-pdp.js';
 import { REFUND_REVIEW } from '../../support/policies.js';
 
@@ -42,34 +42,14 @@ const policy = {
   ],
 };
 
-let pdp: DevPdp;
-beforeAll(async () => {
-  pdp = await startDevPdp({ policy, port: 0, log: false });
-});
-afterAll(() => pdp?.close());
-afterEach(() => pdp.setFault(null));
-
-const peps: Pep[] = [];
-afterEach(async () => {
-  for (const p of peps.splice(0)) await p.close();
-});
-
+const dev = useDevPdp({ policy }, { session: 'sess_mcp', timeoutMs: 1000, retries: 0 });
+afterEach(() => dev.pdp.setFault(null));
 function makePep(extra: Partial<PepOptions> = {}): Pep {
-  const pep = createPep({
-    pdpUrl: pdp.url,
-    agentId: 'support-ai',
-    session: 'sess_mcp',
-    permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
-    timeoutMs: 1000,
-    retries: 0,
-    ...extra,
-  });
-  peps.push(pep);
-  return pep;
+  return dev.clients.client(extra);
 }
 
 /** How many decisions the dev PDP made at `stage` so far. */
-const decisions = (stage: string): number => pdp.evidence().filter((r) => r.stage === stage).length;
+const decisions = (stage: string): number => dev.pdp.evidence().filter((r) => r.stage === stage).length;
 
 /** What each tool body saw, in order. */
 interface Ran {
@@ -254,7 +234,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
   });
 
   it('fails closed when the PDP hangs: pdp_timeout, the body does not run', async () => {
-    pdp.setFault({ kind: 'hang' });
+    dev.pdp.setFault({ kind: 'hang' });
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(r.isError).toBe(true);
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_timeout)");
@@ -360,10 +340,10 @@ describe('the session is the MCP session id where the transport has one', () => 
     await server.connect(serverSide);
     await client.connect(clientSide);
     guardMcpClient(makePep(), client);
-    const before = pdp.evidence().length;
+    const before = dev.pdp.evidence().length;
     await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(ran).toHaveLength(1);
-    const sessions = pdp
+    const sessions = dev.pdp
       .evidence()
       .slice(before)
       .map((r) => [r.stage, r.session]);
@@ -592,7 +572,11 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     const meta = ran[0]?.meta as Record<string, unknown>;
     expect(typeof meta[PERMIT_META_KEY]).toBe('string');
     // The permit is the PDP's for exactly this call: a verifier for the dev PDP's audience accepts it.
-    const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience });
+    const verifier = createPermitVerifier({
+      keys: dev.pdp.jwksUrl,
+      issuer: dev.pdp.issuer,
+      audience: dev.pdp.audience,
+    });
     const claims = await verifier.verify(meta[PERMIT_META_KEY] as string, {
       tool: 'refund_payment',
       args: { orderId: 'ord_1', amount: 129 },
@@ -641,7 +625,7 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     const call = { name: 'refund_payment', arguments: { orderId: 'ord_9', amount: 900 } };
     expect((await c.callTool(call)).isError).toBe(true);
     expect(held).toHaveLength(1);
-    pdp.resolveEscalation(held[0] as string, 'approve');
+    dev.pdp.resolveEscalation(held[0] as string, 'approve');
     expect(textOf(await c.callTool(call))).toBe('refunded 900');
     expect(ran).toHaveLength(1);
   });
@@ -684,10 +668,10 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
   });
 
   it('fails closed when the PDP hangs or is down: nothing reaches the server', async () => {
-    pdp.setFault({ kind: 'hang' });
+    dev.pdp.setFault({ kind: 'hang' });
     const hung = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(textOf(hung)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_timeout)");
-    pdp.setFault(null);
+    dev.pdp.setFault(null);
     const down = await connect(makeServer(ran));
     guardMcpClient(makePep({ pdpUrl: await closedPort() }), down);
     const r = await down.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
@@ -708,7 +692,7 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     });
     // Both calls reached the server; the results were checked, with the tool's name.
     expect(ran).toHaveLength(2);
-    const egress = pdp.evidence().filter((r) => r.stage === 'context_egress');
+    const egress = dev.pdp.evidence().filter((r) => r.stage === 'context_egress');
     expect(egress.length).toBe(before + 2);
     expect(egress.slice(-2).map((r) => r.tool)).toEqual(['customer_contact', 'customer_contact']);
   });
@@ -779,11 +763,11 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
   });
 
   it('args that are not a JSON object are refused without a PDP request, and nothing is sent', async () => {
-    const before = pdp.evidence().length;
+    const before = dev.pdp.evidence().length;
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'o', amount: Number.NaN } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
     expect(ran).toHaveLength(0);
-    expect(pdp.evidence().length).toBe(before);
+    expect(dev.pdp.evidence().length).toBe(before);
   });
 
   it.each([true, false])(
@@ -837,7 +821,11 @@ describe('end to end: the server verifies the permit from _meta and never asks t
   beforeEach(() => {
     ran = [];
     server = makeServer(ran);
-    const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience });
+    const verifier = createPermitVerifier({
+      keys: dev.pdp.jwksUrl,
+      issuer: dev.pdp.issuer,
+      audience: dev.pdp.audience,
+    });
     guardMcpServer(makePep(), server, { verifier });
   });
 
@@ -864,7 +852,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
     early.registerTool('bank.transfer', {}, body);
     early.registerTool('bank_transfer', {}, body);
     guardMcpServer(makePep(), early, {
-      verifier: createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience }),
+      verifier: createPermitVerifier({ keys: dev.pdp.jwksUrl, issuer: dev.pdp.issuer, audience: dev.pdp.audience }),
     });
     const earlyClient = await connect(early);
     guardMcpClient(makePep({ agentId: 'support-ai' }), earlyClient);
@@ -976,20 +964,20 @@ describe('end to end: the server verifies the permit from _meta and never asks t
     // The identical request again (same params, same permit), from a client without a PEP.
     await client.close();
     const plain = await connect(server);
-    const before = pdp.evidence().length;
+    const before = dev.pdp.evidence().length;
     const again = await plain.request({ method: 'tools/call', params: call.params }, CallToolResultSchema);
     expect(again).toEqual({ isError: true, content: [{ type: 'text', text: PERMIT_INVALID }] });
     expect(ran).toHaveLength(1);
-    expect(pdp.evidence().length).toBe(before);
+    expect(dev.pdp.evidence().length).toBe(before);
   });
 
   it('refuses a call without a permit: permit_invalid, the body does not run, the PDP is not asked', async () => {
     const plain = await connect(server);
-    const before = pdp.evidence().length;
+    const before = dev.pdp.evidence().length;
     const r = await plain.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 129 } });
     expect(r).toEqual({ isError: true, content: [{ type: 'text', text: PERMIT_INVALID }] });
     expect(ran).toHaveLength(0);
-    expect(pdp.evidence().length).toBe(before);
+    expect(dev.pdp.evidence().length).toBe(before);
   });
 
   it('refuses a permit for other args or another tool: the body does not run, the PDP is not asked', async () => {
@@ -998,7 +986,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
     const lookup = await agent.authorizeAction('lookup_order', { orderId: 'ord_1', amount: 129 });
     expect([refund.verdict, lookup.verdict]).toEqual(['ALLOW', 'ALLOW']);
     const plain = await connect(server);
-    const before = pdp.evidence().length;
+    const before = dev.pdp.evidence().length;
     const changed = await plain.callTool({
       name: 'refund_payment',
       arguments: { orderId: 'ord_1', amount: 5000 },
@@ -1011,7 +999,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
     });
     expect([textOf(changed), textOf(otherTool)]).toEqual([PERMIT_INVALID, PERMIT_INVALID]);
     expect(ran).toHaveLength(0);
-    expect(pdp.evidence().length).toBe(before);
+    expect(dev.pdp.evidence().length).toBe(before);
     // The untouched permit still works once: the refusals did not use it up.
     const ok = await plain.callTool({
       name: 'refund_payment',
@@ -1023,7 +1011,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
   });
 
   it('refuses every call while the PDP is down only on the client: the server needs no PDP', async () => {
-    pdp.setFault({ kind: 'hang' });
+    dev.pdp.setFault({ kind: 'hang' });
     const client = await connect(server);
     guardMcpClient(makePep({ timeoutMs: 300 }), client);
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });

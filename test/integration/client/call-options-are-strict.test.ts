@@ -3,23 +3,11 @@
  * argument resolves a synthesized BLOCK `invalid_request` naming the key, with no network call. A
  * misspelt `tool` must never skip the tool's rules.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createClients } from '../../support/clients.js';
-import { allowEcho, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
+import { describe, expect, it } from 'vitest';
+import { useFakePdp } from '../../support/fake-pdp-suite.js';
 
-let pdp: FakePdp;
-beforeAll(async () => {
-  pdp = await startFakePdp();
-});
-afterAll(async () => {
-  await pdp.close();
-});
-afterEach(async () => {
-  await clients.closeAll();
-  pdp.handler = allowEcho;
-  pdp.received.length = 0;
-});
-const clients = createClients(() => ({ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1' }));
+const fake = useFakePdp();
+const { clients } = fake;
 
 describe('unknown per-call option keys', () => {
   it("checkContextEgress('x', { tol: 1 }) is BLOCK invalid_request naming 'tol', and nothing is sent", async () => {
@@ -27,7 +15,7 @@ describe('unknown per-call option keys', () => {
     expect(d.verdict).toBe('BLOCK');
     expect(d.synthesized?.code).toBe('invalid_request');
     expect(d.synthesized?.message).toContain('"tol"');
-    expect(pdp.received).toHaveLength(0);
+    expect(fake.pdp.received).toHaveLength(0);
   });
 
   it.each([
@@ -41,7 +29,7 @@ describe('unknown per-call option keys', () => {
   ])('%s refuses an unknown key without a network call', async (_name, call) => {
     const d = await call(clients.client());
     expect(d.synthesized?.code).toBe('invalid_request');
-    expect(pdp.received).toHaveLength(0);
+    expect(fake.pdp.received).toHaveLength(0);
   });
 
   it('authorizeActions refuses every call when its options carry an unknown key', async () => {
@@ -55,7 +43,7 @@ describe('unknown per-call option keys', () => {
       } as never,
     );
     expect(ds.map((d) => d.synthesized?.code)).toEqual(['invalid_request', 'invalid_request']);
-    expect(pdp.received).toHaveLength(0);
+    expect(fake.pdp.received).toHaveLength(0);
   });
 
   it('a key name is named at most 64 characters long (never a long caller string)', async () => {
@@ -70,6 +58,6 @@ describe('unknown per-call option keys', () => {
       .client()
       .checkContextEgress('x', { tool: 'lookup', session: 's2', simulated: undefined, signal: undefined });
     expect(d.verdict).toBe('ALLOW');
-    expect(pdp.received[0]?.body).toMatchObject({ tool: 'lookup', session: 's2' });
+    expect(fake.pdp.received[0]?.body).toMatchObject({ tool: 'lookup', session: 's2' });
   });
 });

@@ -2,26 +2,13 @@
  * Every fail-closed rule of CONTRACT.md section 3 and every FailClosedCode, on the action stage and
  * on a text stage, against a scripted fake PDP over real HTTP.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPep, type Pep, type PolicyDecision } from '../../../src/index.js';
-import { createClients } from '../../support/clients.js';
-import { allowEcho, answer, closedPort, type FakePdp, type Handler, startFakePdp } from '../../support/fake-pdp.js';
+import { answer, closedPort, type Handler } from '../../support/fake-pdp.js';
+import { useFakePdp } from '../../support/fake-pdp-suite.js';
 
-let pdp: FakePdp;
-
-beforeAll(async () => {
-  pdp = await startFakePdp();
-});
-afterAll(async () => {
-  await pdp.close();
-});
-afterEach(async () => {
-  await clients.closeAll();
-  pdp.handler = allowEcho;
-  pdp.received.length = 0;
-});
-
-const clients = createClients(() => ({ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1', timeoutMs: 1500 }));
+const fake = useFakePdp({ timeoutMs: 1500 });
+const { clients } = fake;
 const client = clients.client.bind(clients);
 
 type StageCase = { name: 'action' | 'input'; call: (pep: Pep) => Promise<PolicyDecision> };
@@ -46,7 +33,7 @@ function expectSynth(d: PolicyDecision, code: string): void {
 
 describe.each(STAGES)('stage $name', ({ name, call }) => {
   it('returns a valid ALLOW as the PDP sent it', async () => {
-    pdp.handler = (req, res) => answer(res, { ...validAllow(req.body), decisionId: 'dec_1', latches: [] });
+    fake.pdp.handler = (req, res) => answer(res, { ...validAllow(req.body), decisionId: 'dec_1', latches: [] });
     const d = await call(client());
     expect(d.verdict).toBe('ALLOW');
     expect(d.synthesized).toBeUndefined();
@@ -56,7 +43,7 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
   });
 
   it('returns a PDP BLOCK as a BLOCK without synthesized', async () => {
-    pdp.handler = (req, res) => answer(res, { verdict: 'BLOCK', reason: 'no', requestId: req.body.requestId });
+    fake.pdp.handler = (req, res) => answer(res, { verdict: 'BLOCK', reason: 'no', requestId: req.body.requestId });
     const d = await call(client());
     expect(d.verdict).toBe('BLOCK');
     expect(d.synthesized).toBeUndefined();
@@ -64,7 +51,7 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
   });
 
   it('returns ESCALATE with its escalationId', async () => {
-    pdp.handler = (_req, res) => answer(res, { verdict: 'ESCALATE', escalationId: 'esc_1' });
+    fake.pdp.handler = (_req, res) => answer(res, { verdict: 'ESCALATE', escalationId: 'esc_1' });
     const d = await call(client());
     expect(d.verdict).toBe('ESCALATE');
     expect(d.escalationId).toBe('esc_1');
@@ -80,15 +67,15 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
   });
 
   it('pdp_unreachable: the socket is reset before a response, on every attempt', async () => {
-    pdp.handler = (_req, res) => res.socket?.destroy();
+    fake.pdp.handler = (_req, res) => res.socket?.destroy();
     const d = await call(client({ retries: 1 }));
     expectSynth(d, 'pdp_unreachable');
-    expect(pdp.received).toHaveLength(2);
+    expect(fake.pdp.received).toHaveLength(2);
   });
 
   it('retries a reset in the middle of the body, then succeeds', async () => {
     let n = 0;
-    pdp.handler = (req, res) => {
+    fake.pdp.handler = (req, res) => {
       if (n++ > 0) return answer(res, validAllow(req.body));
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '200' });
       res.write('{"verdict":"ALL');
@@ -96,16 +83,16 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
     };
     const d = await call(client());
     expect(d.verdict).toBe('ALLOW');
-    expect(pdp.received).toHaveLength(2);
+    expect(fake.pdp.received).toHaveLength(2);
   });
 
   it('retries a reset and succeeds on the next attempt with the same requestId', async () => {
     let n = 0;
-    pdp.handler = (req, res) => (n++ === 0 ? res.socket?.destroy() : answer(res, validAllow(req.body)));
+    fake.pdp.handler = (req, res) => (n++ === 0 ? res.socket?.destroy() : answer(res, validAllow(req.body)));
     const d = await call(client());
     expect(d.verdict).toBe('ALLOW');
-    expect(pdp.received).toHaveLength(2);
-    const [a, b] = pdp.received;
+    expect(fake.pdp.received).toHaveLength(2);
+    const [a, b] = fake.pdp.received;
     expect(a?.body.requestId).toBe(d.requestId);
     expect(b?.body.requestId).toBe(d.requestId);
     expect(a?.headers['x-request-id']).toBe(d.requestId);
@@ -113,7 +100,7 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
   });
 
   it('pdp_timeout: a server that accepts and never answers', async () => {
-    pdp.handler = () => undefined;
+    fake.pdp.handler = () => undefined;
     const t0 = performance.now();
     const d = await call(client({ timeoutMs: 300 }));
     expectSynth(d, 'pdp_timeout');
@@ -121,7 +108,7 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
   });
 
   it('pdp_timeout: headers then a trickling body', async () => {
-    pdp.handler = (_req, res) => {
+    fake.pdp.handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"verdict":');
       const t = setInterval(() => res.write(' '), 50);
@@ -135,54 +122,54 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
 
   it('pdp_timeout: per-attempt timeout is retried inside the deadline', async () => {
     let n = 0;
-    pdp.handler = (req, res) => {
+    fake.pdp.handler = (req, res) => {
       if (n++ === 0) return; // first attempt hangs
       answer(res, validAllow(req.body));
     };
     const d = await call(client({ timeoutMs: 1500, attemptTimeoutMs: 200 }));
     expect(d.verdict).toBe('ALLOW');
-    expect(pdp.received).toHaveLength(2);
+    expect(fake.pdp.received).toHaveLength(2);
   });
 
   // Rule 2: status exactly 200, no redirects.
   it.each([500, 400, 401, 404])('pdp_status: %i is not retried', async (status) => {
-    pdp.handler = (_req, res) => answer(res, { error: 'x' }, status);
+    fake.pdp.handler = (_req, res) => answer(res, { error: 'x' }, status);
     const d = await call(client());
     expectSynth(d, 'pdp_status');
     expect(d.synthesized?.status).toBe(status);
-    expect(pdp.received).toHaveLength(1);
+    expect(fake.pdp.received).toHaveLength(1);
   });
 
   it.each([408, 429, 502, 503, 504])('pdp_status: %i is retried up to `retries` times', async (status) => {
-    pdp.handler = (_req, res) => answer(res, { error: 'x' }, status);
+    fake.pdp.handler = (_req, res) => answer(res, { error: 'x' }, status);
     const d = await call(client({ retries: 2 }));
     expectSynth(d, 'pdp_status');
     expect(d.synthesized?.status).toBe(status);
     expect(d.synthesized?.attempts).toBe(3);
-    expect(pdp.received).toHaveLength(3);
+    expect(fake.pdp.received).toHaveLength(3);
   });
 
   it('a 503 followed by a valid answer is an ALLOW', async () => {
     let n = 0;
-    pdp.handler = (req, res) => (n++ === 0 ? answer(res, {}, 503) : answer(res, validAllow(req.body)));
+    fake.pdp.handler = (req, res) => (n++ === 0 ? answer(res, {}, 503) : answer(res, validAllow(req.body)));
     const d = await call(client());
     expect(d.verdict).toBe('ALLOW');
   });
 
   it('pdp_status: a redirect is not followed', async () => {
-    pdp.handler = (req, res) => {
+    fake.pdp.handler = (req, res) => {
       if (req.headers['x-followed']) return answer(res, validAllow(req.body));
-      res.writeHead(307, { location: `${pdp.url}/api/policy/authorize` });
+      res.writeHead(307, { location: `${fake.pdp.url}/api/policy/authorize` });
       res.end();
     };
     const d = await call(client());
     expectSynth(d, 'pdp_status');
     expect(d.synthesized?.status).toBe(307);
-    expect(pdp.received).toHaveLength(1);
+    expect(fake.pdp.received).toHaveLength(1);
   });
 
   it('a Retry-After that would end past the deadline ends the decision at once', async () => {
-    pdp.handler = (_req, res) => answer(res, {}, 503, { 'retry-after': '5' });
+    fake.pdp.handler = (_req, res) => answer(res, {}, 503, { 'retry-after': '5' });
     const t0 = performance.now();
     const d = await call(client({ timeoutMs: 1000 }));
     expectSynth(d, 'pdp_status');
@@ -192,7 +179,7 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
 
   it('honours a Retry-After longer than the backoff when it fits the deadline', async () => {
     let n = 0;
-    pdp.handler = (req, res) =>
+    fake.pdp.handler = (req, res) =>
       n++ === 0 ? answer(res, {}, 429, { 'retry-after': '1' }) : answer(res, validAllow(req.body));
     const t0 = performance.now();
     const d = await call(client({ timeoutMs: 3000 }));
@@ -262,14 +249,14 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
     ],
   ];
   it.each(badBodies)('invalid_response: %s', async (_label, make) => {
-    pdp.handler = (req, res, socket) => make(req.body)(req, res, socket);
+    fake.pdp.handler = (req, res, socket) => make(req.body)(req, res, socket);
     const d = await call(client());
     expectSynth(d, 'invalid_response');
-    expect(pdp.received).toHaveLength(1);
+    expect(fake.pdp.received).toHaveLength(1);
   });
 
   it('invalid_response: a chunked body that grows past maxResponseBytes is cut off', async () => {
-    pdp.handler = (_req, res) => {
+    fake.pdp.handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"verdict":"ALLOW","pad":"');
       const t = setInterval(() => res.write('x'.repeat(8192)), 1);
@@ -280,7 +267,7 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
   });
 
   it('ignores unknown members and accepts a charset=utf-8 parameter', async () => {
-    pdp.handler = (req, res) => {
+    fake.pdp.handler = (req, res) => {
       res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
       res.end(JSON.stringify({ ...validAllow(req.body), somethingNew: { a: 1 } }));
     };
@@ -307,19 +294,19 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
     ['transformedContent on an ESCALATE', () => ({ verdict: 'ESCALATE', transformedContent: 'x' })],
   ];
   it.each(ambiguous)('ambiguous_decision: %s', async (_label, make) => {
-    pdp.handler = (req, res) => answer(res, make(req.body));
+    fake.pdp.handler = (req, res) => answer(res, make(req.body));
     const d = await call(client());
     expectSynth(d, 'ambiguous_decision');
-    expect(pdp.received).toHaveLength(1);
+    expect(fake.pdp.received).toHaveLength(1);
   });
 
   it('ambiguous_decision: an x-request-id response header that differs', async () => {
-    pdp.handler = (req, res) => answer(res, validAllow(req.body), 200, { 'x-request-id': 'someone-else' });
+    fake.pdp.handler = (req, res) => answer(res, validAllow(req.body), 200, { 'x-request-id': 'someone-else' });
     expectSynth(await call(client()), 'ambiguous_decision');
   });
 
   it('accepts an empty errors array and empty obligations', async () => {
-    pdp.handler = (req, res) => answer(res, { ...validAllow(req.body), errors: [], obligations: [] });
+    fake.pdp.handler = (req, res) => answer(res, { ...validAllow(req.body), errors: [], obligations: [] });
     expect((await call(client())).verdict).toBe('ALLOW');
   });
 
@@ -331,11 +318,11 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
         : await pep.checkInput('x', { signal: AbortSignal.abort() });
     expectSynth(d, 'aborted');
     expect(d.synthesized?.attempts).toBe(0);
-    expect(pdp.received).toHaveLength(0);
+    expect(fake.pdp.received).toHaveLength(0);
   });
 
   it('aborted: a signal firing mid-flight ends the decision at once', async () => {
-    pdp.handler = () => undefined;
+    fake.pdp.handler = () => undefined;
     const pep = client({ timeoutMs: 5000 });
     const ctrl = new AbortController();
     setTimeout(() => ctrl.abort(), 100);
@@ -352,11 +339,11 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
     const pep = client();
     await pep.close();
     expectSynth(await call(pep), 'pdp_unreachable');
-    expect(pdp.received).toHaveLength(0);
+    expect(fake.pdp.received).toHaveLength(0);
   });
 
   it('in-flight decisions resolve BLOCK pdp_unreachable when the client closes', async () => {
-    pdp.handler = () => undefined;
+    fake.pdp.handler = () => undefined;
     const pep = client({ timeoutMs: 5000 });
     const pending = call(pep);
     await new Promise((r) => setTimeout(r, 100));
@@ -368,18 +355,18 @@ describe.each(STAGES)('stage $name', ({ name, call }) => {
 describe('action-only and text-only rules', () => {
   it('ambiguous_decision: an action ALLOW or WARN without a permit', async () => {
     for (const verdict of ['ALLOW', 'WARN']) {
-      pdp.handler = (req, res) => answer(res, { verdict, requestId: req.body.requestId });
+      fake.pdp.handler = (req, res) => answer(res, { verdict, requestId: req.body.requestId });
       expectSynth(await client().authorizeAction('t', { a: 1 }), 'ambiguous_decision');
     }
   });
 
   it('ambiguous_decision: transformedContent or no permit on an action WARN', async () => {
-    pdp.handler = (_req, res) => answer(res, { verdict: 'WARN', permitId: 'p', transformedContent: 'x' });
+    fake.pdp.handler = (_req, res) => answer(res, { verdict: 'WARN', permitId: 'p', transformedContent: 'x' });
     expectSynth(await client().authorizeAction('t', { a: 1 }), 'ambiguous_decision');
   });
 
   it('an action WARN carries transformedArgs and the permit', async () => {
-    pdp.handler = (_req, res) => answer(res, { verdict: 'WARN', permitId: 'p', transformedArgs: { amount: 10 } });
+    fake.pdp.handler = (_req, res) => answer(res, { verdict: 'WARN', permitId: 'p', transformedArgs: { amount: 10 } });
     const d = await client().authorizeAction('t', { amount: 1000 });
     expect(d.verdict).toBe('WARN');
     expect(d.transformedArgs).toEqual({ amount: 10 });
@@ -387,45 +374,45 @@ describe('action-only and text-only rules', () => {
   });
 
   it('ambiguous_decision: transformedArgs that is an array', async () => {
-    pdp.handler = (_req, res) => answer(res, { verdict: 'WARN', permitId: 'p', transformedArgs: [1] });
+    fake.pdp.handler = (_req, res) => answer(res, { verdict: 'WARN', permitId: 'p', transformedArgs: [1] });
     expectSynth(await client().authorizeAction('t', { a: 1 }), 'invalid_response');
   });
 
   it('ambiguous_decision: a text WARN without transformedContent', async () => {
-    pdp.handler = (_req, res) => answer(res, { verdict: 'WARN' });
+    fake.pdp.handler = (_req, res) => answer(res, { verdict: 'WARN' });
     expectSynth(await client().checkOutput('x'), 'ambiguous_decision');
   });
 
   it('ambiguous_decision: permitId or transformedArgs on a text stage', async () => {
-    pdp.handler = (_req, res) => answer(res, { verdict: 'ALLOW', permitId: 'p' });
+    fake.pdp.handler = (_req, res) => answer(res, { verdict: 'ALLOW', permitId: 'p' });
     expectSynth(await client().checkDelivery('x'), 'ambiguous_decision');
-    pdp.handler = (_req, res) => answer(res, { verdict: 'WARN', transformedContent: 'y', transformedArgs: {} });
+    fake.pdp.handler = (_req, res) => answer(res, { verdict: 'WARN', transformedContent: 'y', transformedArgs: {} });
     expectSynth(await client().checkContextEgress('x'), 'ambiguous_decision');
   });
 
   it('a text WARN carries transformedContent', async () => {
-    pdp.handler = (_req, res) => answer(res, { verdict: 'WARN', transformedContent: 'call [phone]' });
+    fake.pdp.handler = (_req, res) => answer(res, { verdict: 'WARN', transformedContent: 'call [phone]' });
     const d = await client().checkOutput('call 555-010-1234');
     expect(d.verdict).toBe('WARN');
     expect(d.transformedContent).toBe('call [phone]');
   });
 
   it('a simulated action gets no permit, even when the PDP sends one', async () => {
-    pdp.handler = (req, res) =>
+    fake.pdp.handler = (req, res) =>
       answer(res, { verdict: 'ALLOW', permitId: 'p', simulated: true, requestId: req.body.requestId });
     const d = await client().authorizeAction('t', { a: 1 }, { simulated: true });
     expect(d.verdict).toBe('ALLOW');
     expect(d.simulated).toBe(true);
     expect(d.permitId).toBeUndefined();
-    expect(pdp.received[0]?.body.simulated).toBe(true);
+    expect(fake.pdp.received[0]?.body.simulated).toBe(true);
   });
 
   it('sends simulated only when true, and the client-level simulated flag', async () => {
     await client().checkInput('x');
-    expect('simulated' in (pdp.received[0]?.body ?? {})).toBe(false);
-    pdp.handler = (_req, res) => answer(res, { verdict: 'ALLOW' });
+    expect('simulated' in (fake.pdp.received[0]?.body ?? {})).toBe(false);
+    fake.pdp.handler = (_req, res) => answer(res, { verdict: 'ALLOW' });
     const d = await client({ simulated: true }).checkInput('x');
-    expect(pdp.received[1]?.body.simulated).toBe(true);
+    expect(fake.pdp.received[1]?.body.simulated).toBe(true);
     expect(d.simulated).toBe(true);
   });
 });

@@ -3,24 +3,13 @@
  * decision carries the replacement as `transformedContent` (text) or `transformedArgs` (action), or the
  * PDP's WARN transform of it, even when the PDP answered ALLOW. BLOCK and ESCALATE carry neither.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Interceptor } from '../../../src/index.js';
-import { createClients } from '../../support/clients.js';
-import { allowEcho, answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
+import { answer } from '../../support/fake-pdp.js';
+import { useFakePdp } from '../../support/fake-pdp-suite.js';
 
-let pdp: FakePdp;
-beforeAll(async () => {
-  pdp = await startFakePdp();
-});
-afterAll(async () => {
-  await pdp.close();
-});
-afterEach(async () => {
-  await clients.closeAll();
-  pdp.handler = allowEcho;
-  pdp.received.length = 0;
-});
-const clients = createClients(() => ({ pdpUrl: pdp.url, agentId: 'support-ai', session: 'sess_1' }));
+const fake = useFakePdp();
+const { clients } = fake;
 
 const redactSsn: Interceptor = {
   name: 'redact-ssn',
@@ -38,19 +27,19 @@ describe('a text proceedWith', () => {
     const pep = clients.client({ interceptors: [redactSsn] });
     const d = await pep.checkInput('my ssn is 123-45-6789');
     expect(d.verdict).toBe('ALLOW');
-    expect(pdp.received[0]?.body.content).toBe('my ssn is [ssn]');
+    expect(fake.pdp.received[0]?.body.content).toBe('my ssn is [ssn]');
     expect(d.transformedContent).toBe('my ssn is [ssn]');
   });
 
   it("keeps the PDP's WARN transform of the replacement", async () => {
-    pdp.handler = (req, res) =>
+    fake.pdp.handler = (req, res) =>
       answer(res, { verdict: 'WARN', requestId: req.body.requestId, transformedContent: 'pdp said so' });
     const d = await clients.client({ interceptors: [redactSsn] }).checkOutput('123-45-6789');
     expect(d.transformedContent).toBe('pdp said so');
   });
 
   it('is not carried on a BLOCK', async () => {
-    pdp.handler = (req, res) => answer(res, { verdict: 'BLOCK', requestId: req.body.requestId, reason: 'no' });
+    fake.pdp.handler = (req, res) => answer(res, { verdict: 'BLOCK', requestId: req.body.requestId, reason: 'no' });
     const d = await clients.client({ interceptors: [redactSsn] }).checkDelivery('123-45-6789');
     expect(d.verdict).toBe('BLOCK');
     expect(d.transformedContent).toBeUndefined();
@@ -64,15 +53,15 @@ describe('a text proceedWith', () => {
 
 describe('an action proceedWith', () => {
   it('is the decision transformedArgs on a PDP ALLOW (plain authorizeAction)', async () => {
-    pdp.handler = (req, res) => answer(res, { verdict: 'ALLOW', requestId: req.body.requestId, permitId: 'p' });
+    fake.pdp.handler = (req, res) => answer(res, { verdict: 'ALLOW', requestId: req.body.requestId, permitId: 'p' });
     const d = await clients.client({ interceptors: [addTrace] }).authorizeAction('lookup', { id: 1 });
     expect(d.verdict).toBe('ALLOW');
-    expect(pdp.received[0]?.body.args).toEqual({ id: 1, traceId: 't-1' });
+    expect(fake.pdp.received[0]?.body.args).toEqual({ id: 1, traceId: 't-1' });
     expect(d.transformedArgs).toEqual({ id: 1, traceId: 't-1' });
   });
 
   it('is carried by each decision of authorizeActions', async () => {
-    pdp.handler = (req, res) => answer(res, { verdict: 'ALLOW', requestId: req.body.requestId, permitId: 'p' });
+    fake.pdp.handler = (req, res) => answer(res, { verdict: 'ALLOW', requestId: req.body.requestId, permitId: 'p' });
     const ds = await clients.client({ interceptors: [addTrace] }).authorizeActions([
       { tool: 'a', args: { n: 1 } },
       { tool: 'b', args: { n: 2 } },
@@ -84,7 +73,8 @@ describe('an action proceedWith', () => {
   });
 
   it('is not carried on an ESCALATE', async () => {
-    pdp.handler = (req, res) => answer(res, { verdict: 'ESCALATE', requestId: req.body.requestId, escalationId: 'e' });
+    fake.pdp.handler = (req, res) =>
+      answer(res, { verdict: 'ESCALATE', requestId: req.body.requestId, escalationId: 'e' });
     const d = await clients.client({ interceptors: [addTrace] }).authorizeAction('lookup', { id: 1 });
     expect(d.transformedArgs).toBeUndefined();
   });

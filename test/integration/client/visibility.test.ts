@@ -7,19 +7,12 @@ import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 import { createPep, type PolicyDecision } from '../../../src/index.js';
 import { createClients } from '../../support/clients.js';
 import { answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
+import { TOOL_SURFACE_LATCHES } from '../../support/policies.js';
 
 const policy = {
   agents: ['support-ai'],
   latches: [
-    { id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' },
-    {
-      id: 'big-refunds',
-      stage: 'action',
-      tool: 'refund_payment',
-      when: { 'args.amount': { gt: 500 } },
-      verdict: 'BLOCK',
-      reason: 'too large',
-    },
+    ...TOOL_SURFACE_LATCHES,
     { id: 'no-delete', stage: 'action', tool: 'delete_*', verdict: 'BLOCK', reason: 'never delete' },
     { id: 'review-email', stage: 'action', tool: 'send_email', verdict: 'ESCALATE', reason: 'emails need review' },
   ],
