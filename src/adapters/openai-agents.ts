@@ -18,7 +18,7 @@ import {
   type OutputGuardrail,
   type RunContext,
 } from '@openai/agents';
-import { type PolicyDecision, type Stage, synthesizeBlock } from '../decision.js';
+import type { PolicyDecision, Stage } from '../decision.js';
 import { PolicyEnforcementError, toolMessage } from '../errors.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { EgressCallOptions } from '../options/pep.js';
@@ -248,37 +248,32 @@ export function pepToolContext(details: unknown): ToolExecutionContext | undefin
   return typeof details === 'object' && details !== null ? contexts.get(details) : undefined;
 }
 
-/** Asks the PDP about text at a stage and says whether the guardrail trips (anything but a plain ALLOW). */
+/**
+ * Asks the PDP about text at a stage through the enforcement layer and says whether the guardrail trips:
+ * anything but a text that continues unchanged. A guardrail cannot rewrite the text, so a WARN (or an
+ * interceptor's replacement) that changes it trips, with the replacement kept off the info's JSON.
+ */
 async function checkStage(pep: Pep, stage: 'input' | 'output', text: string | undefined): Promise<GuardrailVerdict> {
-  let decision: PolicyDecision;
-  if (text === undefined) {
-    decision = adapterBlock(pep, stage, `the ${stage} could not be read as text`);
-  } else {
-    const opts = sessionOption();
-    decision = stage === 'input' ? await pep.checkInput(text, opts) : await pep.checkOutput(text, opts);
-  }
+  const enforcement = enforcementOf(pep, 'agent-pep/openai-agents');
+  const result =
+    text === undefined
+      ? enforcement.refuse({ stage }, 'invalid_request', `the ${stage} could not be read as text`)
+      : await enforcement.decideText(stage, text, sessionOption());
+  const { decision } = result;
   const info: PepGuardrailInfo = { verdict: decision.verdict, stage, requestId: decision.requestId };
   if (decision.decisionId !== undefined) info.decisionId = decision.decisionId;
-  if (decision.simulated && (decision.verdict === 'ALLOW' || decision.verdict === 'WARN')) {
-    // A simulated decision can never be enforced (docs/api.md, code `simulated`).
-    info.verdict = 'BLOCK';
-    info.code = 'simulated';
-    info.message = toolMessage(synthesizeBlock(stage, decision.requestId, 'simulated', 'simulated', 0));
+  if (result.kind === 'refused') {
+    info.code = result.code;
+    info.message = result.toolMessage;
+    if (decision.escalationId !== undefined) info.escalationId = decision.escalationId;
     return { tripwireTriggered: true, outputInfo: info };
   }
-  if (decision.verdict === 'ALLOW') return { tripwireTriggered: false, outputInfo: info };
-  if (decision.verdict === 'WARN') {
-    const transformed = decision.transformedContent;
-    if (transformed === text) return { tripwireTriggered: false, outputInfo: info };
-    // Not enumerable: the SDK serializes outputInfo into the tripwire error's message, which must carry no content.
-    if (transformed !== undefined) {
-      Object.defineProperty(info, 'transformedContent', { value: transformed, enumerable: false });
-    }
-    return { tripwireTriggered: true, outputInfo: info };
-  }
-  info.code = decision.synthesized?.code ?? (decision.verdict === 'ESCALATE' ? 'escalated' : 'blocked');
-  info.message = toolMessage(decision);
-  if (decision.escalationId !== undefined) info.escalationId = decision.escalationId;
+  // A WARN without a replacement still trips: the PDP asked for a change the guardrail cannot make.
+  const unchanged = result.text === text && !(decision.verdict === 'WARN' && decision.transformedContent === undefined);
+  if (unchanged) return { tripwireTriggered: false, outputInfo: info };
+  // Not enumerable: the SDK serializes outputInfo into the tripwire error's message, which must carry no content.
+  if (result.text !== text)
+    Object.defineProperty(info, 'transformedContent', { value: result.text, enumerable: false });
   return { tripwireTriggered: true, outputInfo: info };
 }
 
@@ -490,16 +485,8 @@ async function egressReplacement(
   text: string,
   opts: EgressCallOptions,
 ): Promise<{ replacement: string | null; decided: boolean }> {
-  const decision = await pep.checkContextEgress(text, opts);
-  const decided = decision.synthesized === undefined;
-  if (decision.simulated && (decision.verdict === 'ALLOW' || decision.verdict === 'WARN')) {
-    const replacement = toolMessage(synthesizeBlock('context_egress', decision.requestId, 'simulated', 'simulated', 0));
-    return { replacement, decided: false };
-  }
-  if (decision.verdict === 'ALLOW') return { replacement: null, decided };
-  if (decision.verdict === 'WARN') {
-    const transformed = decision.transformedContent;
-    return { replacement: transformed === undefined || transformed === text ? null : transformed, decided };
-  }
-  return { replacement: toolMessage(decision), decided };
+  const result = await enforcementOf(pep, 'agent-pep/openai-agents').decideText('context_egress', text, opts);
+  const decided = result.decision.synthesized === undefined;
+  if (result.kind === 'refused') return { replacement: result.toolMessage, decided };
+  return { replacement: result.text === text ? null : result.text, decided };
 }

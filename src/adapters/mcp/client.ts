@@ -9,6 +9,7 @@ import { PolicyEnforcementError } from '../../errors.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
+import { argsBySchema, enforcementOf } from '../kit.js';
 import {
   assertGuardable,
   assertPep,
@@ -18,10 +19,11 @@ import {
   PERMIT_META_KEY,
   refusal,
   sessionOf,
+  type ToolResult,
 } from './common.js';
 import { type McpPinSet, readPinSet } from './pins.js';
 import { resultText, withText } from './result.js';
-import { makeToolSurface } from './surface.js';
+import { makeToolSurface, type ToolSurface } from './surface.js';
 
 /** Options of {@link guardMcpClient}. */
 export interface GuardMcpClientOptions {
@@ -140,6 +142,11 @@ export function guardMcpClient<C extends Client>(
     }
     const changed = await surface.refuseCall(name, options);
     if (changed !== undefined) return changed;
+    // The args the server's tool will run: its listed schema's defaults filled in, a value its parser
+    // would coerce refused (docs/adapters.md "Schemas"), so that the PDP decides on what runs.
+    const planned = await argsByListedSchema(pep, surface, name, params.arguments, options);
+    if (planned.kind === 'refused') return planned.result;
+    params.arguments = planned.args;
     let sent = false;
     let raw: unknown;
     try {
@@ -215,6 +222,35 @@ export function guardMcpClient<C extends Client>(
   Object.defineProperty(client, 'pepPins', { value: () => surface.pins(), writable: false, configurable: false });
   guardedClients.add(client);
   return client as unknown as C & GuardedMcpClient;
+}
+
+/**
+ * The args of a `tools/call` as the server's tool will run them (docs/adapters.md "Schemas"): by the
+ * `inputSchema` it lists, or as sent when it lists none. A schema that cannot be read, or args that do
+ * not fit it, are an `invalid_request` refusal, observed like the PDP's decisions.
+ */
+async function argsByListedSchema(
+  pep: Pep,
+  surface: ToolSurface,
+  name: string,
+  given: unknown,
+  options: unknown,
+): Promise<{ kind: 'args'; args: unknown } | { kind: 'refused'; result: ToolResult }> {
+  if (!isObject(given)) return { kind: 'args', args: given };
+  const refuse = (why: string) => ({
+    kind: 'refused' as const,
+    result: refusal(
+      enforcementOf(pep, 'guardMcpClient').refuse({ stage: 'action', tool: name }, 'invalid_request', why).toolMessage,
+    ),
+  });
+  let schema: unknown;
+  try {
+    schema = await surface.inputSchemaOf(name, options);
+  } catch {
+    return refuse("the server's tool list could not be read to apply the tool's input schema");
+  }
+  const planned = argsBySchema(schema, given);
+  return planned.kind === 'args' ? planned : refuse(planned.why);
 }
 
 /** `hideBlocked`, `pin` and `allowNew`, checked. @throws TypeError with `err.option` */

@@ -26,6 +26,12 @@ export interface ToolSurface {
   refuseCall(name: string, options: unknown): Promise<ToolResult | undefined>;
   /** The pin set (`pepPins()`), or undefined without `pin`. */
   pins(): McpPinSet | undefined;
+  /**
+   * The `inputSchema` the server lists for `name`: from the last `tools/list` seen, else the whole list
+   * read once now (every page). Undefined for a tool the server does not list.
+   * @throws what the SDK throws when the list cannot be read
+   */
+  inputSchemaOf(name: string, options: unknown): Promise<unknown>;
 }
 
 /** What the surface needs of the guarded client. */
@@ -82,6 +88,14 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
     });
   }
 
+  /** Each listed tool's `inputSchema`, from every list read (the host's and our own). */
+  const schemas = new Map<string, unknown>();
+  /** Whether a whole list (every page) was read. */
+  let listedWhole = false;
+  const remember = (result: unknown): void => {
+    for (const t of toolsOf(result) ?? []) schemas.set(t.name as string, t.inputSchema);
+  };
+
   let refreshing: Promise<void> | undefined;
   /** Reads the whole list (every page) through the SDK's own request and checks it against the pins. */
   function refresh(options: unknown): Promise<void> {
@@ -92,8 +106,12 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
           const params = typeof cursor === 'string' ? { cursor } : undefined;
           const result = await request.call(client, { method: 'tools/list', params }, ListToolsResultSchema, options);
           checkPage(result, page > 0);
+          remember(result);
           cursor = isObject(result) ? result.nextCursor : undefined;
-          if (typeof cursor !== 'string') return;
+          if (typeof cursor !== 'string') {
+            listedWhole = true;
+            return;
+          }
         }
         book?.invalidate();
       } finally {
@@ -109,6 +127,7 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
   return {
     async list(req, resultSchema, options) {
       const result = await request.call(client, req, resultSchema, options);
+      remember(result);
       let tools = toolsOf(result);
       if (tools === undefined || !isObject(result)) return result;
       if (book) {
@@ -143,6 +162,11 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
     },
 
     pins: () => book?.toJSON(),
+
+    async inputSchemaOf(name, options) {
+      if (!schemas.has(name) && !listedWhole) await refresh(options);
+      return schemas.get(name);
+    },
   };
 }
 

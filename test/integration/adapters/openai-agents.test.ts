@@ -27,7 +27,7 @@ import {
   pepToolContext,
 } from '../../../src/adapters/openai-agents.js';
 import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
-import { createPep, createPermitVerifier, type DecisionEvent, type Pep } from '../../../src/index.js';
+import { createPep, createPermitVerifier, type DecisionEvent, type Interceptor, type Pep } from '../../../src/index.js';
 import { PHONE_REDACTION, REFUND_REVIEW } from '../../support/policies.js';
 
 const POLICY = {
@@ -91,7 +91,16 @@ afterAll(async () => {
 });
 
 /** A client of `target` on a fresh session, recording every decision. */
-function client(target: DevPdp = pdp, extra: { timeoutMs?: number; retries?: number; issuer?: string } = {}) {
+function client(
+  target: DevPdp = pdp,
+  extra: {
+    timeoutMs?: number;
+    retries?: number;
+    issuer?: string;
+    simulated?: boolean;
+    interceptors?: Interceptor[];
+  } = {},
+) {
   const events: DecisionEvent[] = [];
   const session = `sess_oa_${++sessions}`;
   const pep = createPep({
@@ -102,6 +111,8 @@ function client(target: DevPdp = pdp, extra: { timeoutMs?: number; retries?: num
     retries: extra.retries ?? 0,
     permits: { keys: target.jwksUrl, issuer: extra.issuer ?? target.issuer },
     onDecision: (e) => events.push(e),
+    ...(extra.simulated === undefined ? {} : { simulated: extra.simulated }),
+    ...(extra.interceptors === undefined ? {} : { interceptors: extra.interceptors }),
   });
   clients.push(pep);
   return { pep, events, session };
@@ -540,6 +551,39 @@ describe('pepInputGuardrail: input', () => {
     expect(model.calls).toHaveLength(0);
   });
 
+  it("a simulated client: the wire trips with code simulated, and that refusal reaches onDecision (the adapter's own refusal is audited)", async () => {
+    const { pep, events } = client(pdp, { simulated: true });
+    const model = new ScriptedModel([[assistantMessage('never')]]);
+    const { agent } = agentWith(pep, model, { inputGuardrails: [pepInputGuardrail(pep)] });
+    const error = await run(agent, 'Hello').catch((e) => e);
+    expect((error as InputGuardrailTripwireTriggered).result.output.outputInfo).toMatchObject({
+      verdict: 'BLOCK',
+      code: 'simulated',
+    });
+    expect(events.map((e) => [e.decision.verdict, e.decision.synthesized?.code])).toEqual([
+      ['ALLOW', undefined],
+      ['BLOCK', 'simulated'],
+    ]);
+    expect(model.calls).toHaveLength(0);
+  });
+
+  it("an interceptor's replacement of the input trips the wire (the guardrail cannot run the replaced text)", async () => {
+    const shorten: Interceptor = {
+      name: 'shorten',
+      stages: ['input'],
+      before: (step) => ({ action: 'proceedWith', content: String(step.content).replace('Hello there', 'Hi') }),
+    };
+    const { pep } = client(pdp, { interceptors: [shorten] });
+    const model = new ScriptedModel([[assistantMessage('never')]]);
+    const { agent } = agentWith(pep, model, { inputGuardrails: [pepInputGuardrail(pep)] });
+    const error = await run(agent, 'Hello there').catch((e) => e);
+    expect(error).toBeInstanceOf(InputGuardrailTripwireTriggered);
+    const info = (error as InputGuardrailTripwireTriggered).result.output.outputInfo;
+    expect(info).toMatchObject({ verdict: 'ALLOW', stage: 'input' });
+    expect(info.transformedContent).toBe('Hi');
+    expect(model.calls).toHaveLength(0);
+  });
+
   it('ALLOW lets the run go on', async () => {
     const { pep } = client();
     const model = new ScriptedModel([[assistantMessage('Hi!')]]);
@@ -624,6 +668,19 @@ describe('pepModelInputFilter: context egress', () => {
       ['lookup_customer', 'WARN'],
       ['refund_payment', 'ALLOW'],
     ]);
+  });
+
+  it('a simulated client: each tool output is withheld, and the refusal reaches onDecision', async () => {
+    const { pep, events } = client(pdp, { simulated: true });
+    const model = new ScriptedModel([
+      [functionCall('lookup_customer', { customerId: 'c_1' }, { callId: 'call_sim' })],
+      [assistantMessage('Done.')],
+    ]);
+    const { agent } = agentWith(pep, model);
+    await run(agent, 'Who is c_1?', { callModelInputFilter: pepModelInputFilter(pep) }).catch(() => undefined);
+    const egress = events.filter((e) => e.stage === 'context_egress').map((e) => e.decision.synthesized?.code);
+    expect(egress).toContain('simulated');
+    if (model.calls[1] !== undefined) expect(resultText(model.calls[1], 'call_sim')).toMatch(/^ERROR: /);
   });
 
   it('BLOCK withholds the tool output: the model sees the denial in its place', async () => {
