@@ -4,10 +4,47 @@ import { defineConfig } from 'vitest/config';
  * Files that change what other files would see if they shared a module graph: module mocks
  * (`vi.mock('agent-pep')`) and the OpenTelemetry globals. Each runs in a fresh worker of its own.
  */
-const ISOLATED = [
+const ISOLATED = ['test/integration/telemetry/decision-spans.test.ts'];
+
+/**
+ * End-to-end files: they start processes (the built bin, compiled examples, Node to load the package,
+ * redis-server, Cerbos, the Claude Code binary, Chromium) or run a soak-like corpus, and several bound
+ * a deadline that a loaded machine can starve. `npm run test:e2e` runs them in the `e2e` project with
+ * two workers; `npm test` runs the others (projects `shared` and `isolated`); `npm run test:all` both.
+ */
+export const E2E = [
+  // Chromium, driving the reviewer console.
+  'test/integration/dev-pdp/console/browser.test.ts',
+  // The demo's CLI as a process, and its session corpus (soak-like); both mock modules (vi.mock).
   'test/integration/demo/**/*.test.ts',
+  // The built `agent-pep` bin as a process.
+  'test/integration/cli/hook.test.ts',
+  'test/integration/cli/closed-stdout.test.ts',
+  'test/integration/cli/dev-pdp.test.ts',
+  'test/integration/cli/check.test.ts',
+  'test/integration/cli/evidence.test.ts',
+  'test/integration/cli/verify-permit.test.ts',
+  // A real MCP server process, pinned.
+  'test/integration/cli/pin.test.ts',
+  // Examples that start processes (the bin's dev PDP, the hook, a service, `sh -c` settings commands).
+  'test/integration/examples/quickstart.test.ts',
+  'test/integration/examples/service.test.ts',
+  'test/integration/examples/otel.test.ts',
   'test/integration/examples/payments-service.test.ts',
-  'test/integration/telemetry/decision-spans.test.ts',
+  'test/integration/examples/claude-code-hook.test.ts',
+  'test/integration/examples/hook-settings-fail-closed.test.ts',
+  // Node processes loading the package as a user's project would.
+  'test/integration/package/**/*.test.ts',
+  'test/integration/telemetry/loading.test.ts',
+  'test/integration/adapters/ai-peer.test.ts',
+  'test/integration/adapters/mcp-peer.test.ts',
+  'test/unit/scripts/prepare.test.ts',
+  // The Claude Code binary the Claude Agent SDK ships, run offline.
+  'test/integration/adapters/claude-agent-sdk.test.ts',
+  // redis-server processes of their own (restarted, stopped), and Cerbos.
+  'test/integration/replay/redis*.test.ts',
+  'test/integration/dev-pdp/sessions-redis.test.ts',
+  'test/integration/cerbos/**/*.test.ts',
 ];
 
 export default defineConfig({
@@ -35,7 +72,7 @@ export default defineConfig({
         test: {
           name: 'shared',
           include: ['test/**/*.test.ts'],
-          exclude: ISOLATED,
+          exclude: [...ISOLATED, ...E2E],
           // The files of a worker share its module graph instead of loading the package and the
           // frameworks again per file (most of the suite's time). Each file restores what it changes
           // (spies, fake timers, listeners) and closes its servers; the others are in ISOLATED.
@@ -45,6 +82,11 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'isolated', include: ISOLATED, isolate: true },
+      },
+      {
+        extends: true,
+        // Each file in a fresh worker: the demo files mock modules, and none shares much with another.
+        test: { name: 'e2e', include: E2E, isolate: true },
       },
     ],
   },

@@ -5,6 +5,7 @@
  * sent to a remote policy decision point (PDP); its verdict is enforced, and anything ambiguous fails
  * closed as a synthesized BLOCK. Every export, with its shape: docs/api.md in the repository.
  * @packageDocumentation
+ * @module agent-pep
  */
 
 export type { AfterResult, BeforeResult, Interceptor, Step } from './core/interceptors.js';

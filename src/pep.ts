@@ -36,7 +36,7 @@ export interface Pep extends Guards {
    * @param opts - `{ signal, session, simulated }`, for every call
    * @returns one {@link PolicyDecision} per call, in the order of `calls`
    * @remarks Each call is decided on its own (docs/authzen.md): an answer that fails any rule of
-   * section 3 is BLOCK for its call while the others stand; a batch answer whose count differs from the
+   * docs/fail-closed.md is BLOCK for its call while the others stand; a batch answer whose count differs from the
    * request's, or an answer that cannot be tied to exactly one call, is BLOCK for every call it could
    * belong to. Calls to the same tool never share one `evaluations` request: a PDP may answer items that
    * look alike as one (Cerbos 0.55 does), so the second call to a tool goes in a second request, and so on,

@@ -360,7 +360,7 @@ function metricAttributeSets(): (stage: string, verdict: string, code: string | 
   };
 }
 
-/** The decision's attributes (CONTRACT.md section 10) and, for a synthesized BLOCK, status ERROR. */
+/** The decision's attributes (docs/telemetry.md) and, for a synthesized BLOCK, status ERROR. */
 function annotate(
   api: Api,
   server: Server,

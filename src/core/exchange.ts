@@ -2,7 +2,7 @@
  * One decision over the network: the deadline, the attempts (with `attemptTimeoutMs`), the caller's
  * abort, `close()`, and retries -> an outcome. Never rejects: every failure becomes a synthesized
  * BLOCK with its fail-closed code (docs/fail-closed.md). The same exchange carries one AuthZEN
- * evaluation, an `evaluations` batch (one outcome per call, section 9) and the discovery document.
+ * evaluation, an `evaluations` batch (one outcome per call, docs/authzen.md) and the discovery document.
  * @internal
  */
 import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from '../decision.js';
@@ -39,7 +39,7 @@ export interface DecisionContext {
   readonly retries: number;
   readonly attemptTimeoutMs: number;
   readonly enforce: EnforceOptions;
-  /** The wire: the agent-pep protocol (section 3) or AuthZEN 1.0 (section 9). */
+  /** The wire: the agent-pep protocol (docs/fail-closed.md) or AuthZEN 1.0 (docs/authzen.md). */
   readonly protocol: 'agent-pep' | 'authzen';
   closed: boolean;
 }
@@ -176,7 +176,7 @@ export function failedOutcome(sent: Prepared['sent'], r: Exchanged<unknown> & { 
 
 /**
  * Sends one prepared request and enforces the answer, within `deadlineAt` (a `performance.now()` value),
- * over the client's protocol: the agent-pep wire (section 3) or one AuthZEN evaluation (section 9) to
+ * over the client's protocol: the agent-pep wire (docs/fail-closed.md) or one AuthZEN evaluation (docs/authzen.md) to
  * `path`. Resolves, never rejects.
  */
 export async function decide(
@@ -204,7 +204,7 @@ export async function decide(
 /**
  * An outcome with what was sent (the args) and what rule 5 bound (the permit), for `guardTool`; after
  * an interceptor's `proceedWith`, an ALLOW or WARN carries the replacement as `transformedContent` or
- * `transformedArgs` unless the PDP transformed it further (CONTRACT.md section 7, v3: what continues is
+ * `transformedArgs` unless the PDP transformed it further (docs/interceptors.md: what continues is
  * exactly what was decided).
  */
 export function withSent(p: Prepared, outcome: Outcome): Outcome {

@@ -241,7 +241,7 @@ function judgeAnswer(
       }
       state.replaced = true;
       // The replacement is read once, here: what the later interceptors see is what the PDP is asked
-      // about and what a permit binds (section 7). A value that is not valid input ends the chain; the
+      // about and what a permit binds (docs/interceptors.md). A value that is not valid input ends the chain; the
       // request builder names it (invalid_request), from this one reading.
       if (hasArgs) {
         const taken = takeSnapshot(answer.args);

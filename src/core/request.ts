@@ -55,14 +55,14 @@ export interface CallContext {
 
 export { isAbortSignal, isSessionId };
 
-/** The keys of {@link CallOptions}; `checkContextEgress` also takes `tool` (CONTRACT.md section 2). */
+/** The keys of {@link CallOptions}; `checkContextEgress` also takes `tool` (docs/api.md, `CallOptions`). */
 const CALL_KEYS: ReadonlySet<string> = new Set(['signal', 'session', 'simulated']);
 const EGRESS_CALL_KEYS: ReadonlySet<string> = new Set([...CALL_KEYS, 'tool']);
 /** Most characters of an unknown key named in a message (the key is the caller's, but may be long). */
 const KEY_SHOWN = 64;
 
 /**
- * Refuses a per-call option key that is not known (CONTRACT.md section 2, v3): a misspelt `tool` must
+ * Refuses a per-call option key that is not known (docs/api.md, `CallOptions`): a misspelt `tool` must
  * never skip the tool's rules. @throws InvalidRequest naming the first unknown key (cut to 64 characters)
  */
 function refuseUnknownCallKeys(o: object, known: ReadonlySet<string>): void {

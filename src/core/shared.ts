@@ -51,7 +51,7 @@ function decisionContext(opts: ResolvedOptions): DecisionContext {
     enforce: {
       checkPermitBinding: typeof opts.permits === 'object',
       requireEcho: opts.requireEcho,
-      // Section 9: a PDP that mints no permits (AuthZEN with `permits: false`).
+      // docs/authzen.md: a PDP that mints no permits (AuthZEN with `permits: false`).
       allowWithoutPermit: opts.protocol === 'authzen' && opts.permits === false,
     },
     protocol: opts.protocol,

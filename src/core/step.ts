@@ -68,7 +68,7 @@ export function prepareStep(
 }
 
 /**
- * The stage's `before` interceptors on a prepared call (section 7). Answers at once when every
+ * The stage's `before` interceptors on a prepared call (docs/interceptors.md). Answers at once when every
  * interceptor did (no promise on the path of synchronous pass-through interceptors); else resolves,
  * never rejects.
  */
@@ -79,7 +79,7 @@ function beforeChain(b: Bound, p: Prepared, deadlineAt: number): PreparedStep | 
   let r: BeforeOutcome | Promise<BeforeOutcome>;
   try {
     const { sent } = p;
-    // The client's own snapshot is frozen in place for the interceptors (no copy, CONTRACT.md section 7);
+    // The client's own snapshot is frozen in place for the interceptors (no copy, docs/interceptors.md);
     // a guard helper's snapshot goes on to its tool, so they see a frozen copy of it.
     const argsFrozen = p.ownArgs === true;
     if (argsFrozen) deepFreeze(sent.args);

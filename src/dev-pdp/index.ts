@@ -1,6 +1,6 @@
 /**
  * `agent-pep/dev-pdp`: the local reference PDP (docs/dev-pdp.md). It speaks the wire protocol of
- * section 3, signs permits as in section 4, keeps a hash-chained signed evidence log, holds
+ * docs/fail-closed.md, signs permits as in docs/permits.md, keeps a hash-chained signed evidence log, holds
  * escalations for review and injects faults on demand, so agents and services can be developed and
  * their fail-closed paths tested without a production PDP.
  * @packageDocumentation

@@ -1,6 +1,6 @@
 /**
  * One decision request, whichever protocol carried it: the checks both the native protocol
- * (docs/fail-closed.md) and AuthZEN (section 9) apply before a decision.
+ * (docs/fail-closed.md) and AuthZEN (docs/authzen.md) apply before a decision.
  * @packageDocumentation
  */
 import { isTextStage, STAGES, type Stage } from '../decision.js';

@@ -31,7 +31,7 @@ export function fromAuthorizeBody(
   );
 }
 
-/** The section 3 answer: every field in its place, echoes of `requestId` and `stage`. @internal */
+/** The decision answer (docs/fail-closed.md): every field in its place, echoes of `requestId` and `stage`. @internal */
 export function toAuthorizeAnswer(decision: Decision): Record<string, unknown> {
   const out: Record<string, unknown> = {
     verdict: decision.verdict,

@@ -41,7 +41,7 @@ export interface PepOptions {
   pdpUrl: string | URL;
   /**
    * The wire: `'agent-pep'` (docs/fail-closed.md) or `'authzen'`, the OpenID AuthZEN Authorization
-   * API 1.0 that Cerbos, OpenFGA, Keycloak and others serve (section 9). @defaultValue 'agent-pep'
+   * API 1.0 that Cerbos, OpenFGA, Keycloak and others serve (docs/authzen.md). @defaultValue 'agent-pep'
    */
   protocol?: 'agent-pep' | 'authzen';
   /**

@@ -1,7 +1,7 @@
 /**
  * What binds a permit to one action: the normalized `tool` and the `act_hash` of the args
  * (docs/permits.md), and, on the client, the agent (`sub`) and session (`sid`) it was asked for
- * (section 3, rule 5).
+ * (docs/permits.md).
  * @internal
  */
 import { snapshotJsonObject } from '../internal/json.js';

@@ -133,7 +133,7 @@ export interface PermitChecker {
   check(permit: string, expected: PermitExpectation): Promise<PermitClaims>;
 }
 
-/** How the client checks permits it receives (rule 5 of section 3, and `guardTool`). */
+/** How the client checks permits it receives (docs/permits.md, and `guardTool`). */
 export interface PermitsOptions {
   /** The PDP's public keys: a JWKS URL (`https:` or `http:`), a JWKS object, or a KeyObject/CryptoKey. */
   keys: PermitKeySource;

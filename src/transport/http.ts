@@ -187,7 +187,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     const retryAfter = this.#headers['retry-after'];
     const named = code === undefined ? '' : ` (${code})`;
     // The URL tried (an origin and path: pdpUrl carries no credentials, query or fragment) tells
-    // a wrong path or agent id apart from an outage (CONTRACT.md section 6).
+    // a wrong path or agent id apart from an outage (docs/dev-pdp.md).
     return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named} at ${this.#origin}${this.#path}`, {
       status,
       retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,

@@ -235,7 +235,7 @@ export function mapAnswer(value: unknown, where = ''): MappedAnswer {
 }
 
 /**
- * Decodes and maps the answer of one evaluation (section 3, rule 3, then the mapping above).
+ * Decodes and maps the answer of one evaluation (docs/fail-closed.md, then the mapping above).
  * @throws AttemptFailure `invalid_response`, `ambiguous_decision`
  */
 export function parseEvaluation(body: Uint8Array): MappedAnswer {
@@ -245,14 +245,14 @@ export function parseEvaluation(body: Uint8Array): MappedAnswer {
 /**
  * Decodes an `evaluations` answer and maps each item on its own: an item that fails is that item's
  * failure while the others stand. A count that differs from `expected` ties no answer to any call, and
- * an `error` member or a non-empty `errors` beside the items (section 3, rule 4) decides none of them.
+ * an `error` member or a non-empty `errors` beside the items (docs/fail-closed.md) decides none of them.
  * @throws AttemptFailure `invalid_response` (the body), `ambiguous_decision` (the count, an error reported)
  */
 export function parseEvaluations(body: Uint8Array, expected: number): (MappedAnswer | AttemptFailure)[] {
   const parsed = decodeJsonObject(body);
   const failed = checkEvaluationsResponse(parsed);
   if (failed !== undefined) throw schemaFailure(failed, '');
-  // Section 3, rule 4, for the answer as a whole: a PDP that reports an error beside its evaluations
+  // docs/fail-closed.md, for the answer as a whole: a PDP that reports an error beside its evaluations
   // has not decided any of them (its own members, or its `context`'s, as for one item).
   const context = parsed.context;
   const top = typeof context === 'object' && context !== null ? (context as Record<string, unknown>) : {};
