@@ -71,14 +71,37 @@ function toolsOf(result: unknown): Record<string, unknown>[] | undefined {
   return result.tools.filter((t): t is Record<string, unknown> => isObject(t) && typeof t.name === 'string');
 }
 
+/** The server's `{ name, version }` as the client read it at `initialize`, else undefined. */
+function serverVersionOf(client: Record<string, unknown>): { name?: unknown; version?: unknown } | undefined {
+  const get = client.getServerVersion;
+  return typeof get === 'function'
+    ? (get as () => { name?: unknown; version?: unknown } | undefined).call(client)
+    : undefined;
+}
+
+/** Records each listed tool's `inputSchema` of a `tools/list` result. */
+function rememberSchemas(schemas: Map<string, unknown>, result: unknown): void {
+  for (const t of toolsOf(result) ?? []) schemas.set(t.name as string, t.inputSchema);
+}
+
+/** The tools `pep.visibleTools` shows for the client's session (docs/visibility.md). */
+async function visibleOnly(
+  pep: Pep,
+  client: Record<string, unknown>,
+  tools: Record<string, unknown>[],
+  options: unknown,
+): Promise<Record<string, unknown>[]> {
+  if (tools.length === 0) return tools;
+  const names = tools.map((t) => t.name as string);
+  const visible = new Set(await pep.visibleTools(names, callOptions(client, options)));
+  return tools.filter((t) => visible.has(t.name as string));
+}
+
 /** Makes the tool surface of a guarded client; installs the `list_changed` re-check when pinning. */
 export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
   const { scope, pep, client, request, hideBlocked, allowNew } = deps;
   const book = deps.pin === undefined ? undefined : new PinBook(deps.pin === true ? undefined : deps.pin, allowNew);
-  const serverOf = () =>
-    typeof client.getServerVersion === 'function'
-      ? (client.getServerVersion as () => { name?: unknown; version?: unknown } | undefined).call(client)
-      : undefined;
+  const serverOf = () => serverVersionOf(client);
   if (book) {
     book.checkServer(scope, serverOf());
     watchListChanged(client, () => {
@@ -88,14 +111,10 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
     });
   }
 
-  /** Each listed tool's `inputSchema`, from every list read (the host's and our own). */
+  /** Each listed tool's `inputSchema` from every list read (the host's and our own); whether a whole list was read. */
   const schemas = new Map<string, unknown>();
-  /** Whether a whole list (every page) was read. */
   let listedWhole = false;
-  const remember = (result: unknown): void => {
-    for (const t of toolsOf(result) ?? []) schemas.set(t.name as string, t.inputSchema);
-  };
-
+  const remember = (result: unknown): void => rememberSchemas(schemas, result);
   let refreshing: Promise<void> | undefined;
   /** Reads the whole list (every page) through the SDK's own request and checks it against the pins. */
   function refresh(options: unknown): Promise<void> {
@@ -135,18 +154,9 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
         checkPage(result, typeof params.cursor === 'string');
         tools = tools.filter((t) => book.statusOf(t.name as string).kind === 'ok');
       }
-      if (hideBlocked && tools.length > 0) {
-        const visible = new Set(
-          await pep.visibleTools(
-            tools.map((t) => t.name as string),
-            callOptions(client, options),
-          ),
-        );
-        tools = tools.filter((t) => visible.has(t.name as string));
-      }
+      if (hideBlocked) tools = await visibleOnly(pep, client, tools, options);
       return { ...result, tools };
     },
-
     async refuseCall(name, options) {
       if (!book) return undefined;
       if (!book.current) {
@@ -162,7 +172,6 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
     },
 
     pins: () => book?.toJSON(),
-
     async inputSchemaOf(name, options) {
       if (!schemas.has(name) && !listedWhole) await refresh(options);
       return schemas.get(name);
