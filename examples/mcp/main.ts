@@ -83,7 +83,7 @@ const bareResult = await bare.callTool({ name: 'refund_payment', arguments: { or
 console.log(`client without a PEP, refund of 5: ${textOf(bareResult)}`);
 await bare.close();
 
-const actions = pdp.evidence().filter((r) => r.stage === 'action').length;
+const actions = pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
 console.log(`refunds run: ${refunds}; action decisions at the PDP: ${actions}`);
 
 // #region mcp-visibility
