@@ -35,7 +35,8 @@ function hook(pdpUrl: string, event: object): Promise<{ code: number | null; ans
       out += c.toString();
     });
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, answer: JSON.parse(out || '{}') as Record<string, unknown> }));
+    // 'close', not 'exit': the answer is read to the end of stdout (after 'exit' some of it may be unread).
+    child.once('close', (code) => resolve({ code, answer: JSON.parse(out || '{}') as Record<string, unknown> }));
     child.stdin.end(JSON.stringify(event));
   });
 }
