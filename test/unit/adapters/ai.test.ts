@@ -5,19 +5,10 @@ import { z } from 'zod';
 import { fitsInputSchema, wasSentForApproval } from '../../../src/adapters/ai/tools.js';
 import { guardTools, pepMiddleware, pepToolApproval } from '../../../src/adapters/ai.js';
 import { createPep } from '../../../src/index.js';
+import { optionOf } from '../../support/options.js';
 
 const pdpUrl = 'http://127.0.0.1:9';
 const pep = createPep({ pdpUrl, agentId: 'a', session: 's', permits: { keys: { keys: [] }, issuer: pdpUrl } });
-
-function optionOf(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(TypeError);
-    return (err as { option?: unknown }).option;
-  }
-  throw new Error('expected a TypeError');
-}
 
 const raw = {
   refund_payment: tool({

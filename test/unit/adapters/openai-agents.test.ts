@@ -13,6 +13,7 @@ import {
   pepToolContext,
 } from '../../../src/adapters/openai-agents.js';
 import { createPep } from '../../../src/index.js';
+import { optionOf } from '../../support/options.js';
 
 // No test here asks the PDP (nothing listens on port 9).
 const pep = createPep({ pdpUrl: 'http://127.0.0.1:9', agentId: 'a', session: 's', permits: false, retries: 0 });
@@ -23,16 +24,6 @@ const echo = tool({
   parameters: z.object({ text: z.string() }),
   execute: async ({ text }) => text,
 });
-
-function optionOf(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(TypeError);
-    return (err as TypeError & { option?: unknown }).option;
-  }
-  throw new Error('no TypeError');
-}
 
 describe('guardTools refuses what it cannot guard, when it is made', () => {
   it('an unknown option is a TypeError naming it', () => {

@@ -7,22 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../../src/core/client.js';
 import { type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
+import { optionOf } from '../../support/options.js';
 
 let pdp: FakePdp;
 beforeAll(async () => {
   pdp = await startFakePdp();
 });
 afterAll(() => pdp.close());
-
-function optionOf(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(TypeError);
-    return (err as TypeError & { option?: unknown }).option;
-  }
-  throw new Error('did not throw');
-}
 
 describe('createClient', () => {
   it('refuses a bad option, naming it in err.option', () => {

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createShared, permitChecker, type Shared } from '../../../src/core/shared.js';
 import { type PepOptions, resolveOptions } from '../../../src/options/pep.js';
 import { VERSION } from '../../../src/version.js';
+import { optionOf } from '../../support/options.js';
 
 const made: Shared[] = [];
 afterEach(async () => {
@@ -20,16 +21,6 @@ function shared(extra: Partial<PepOptions> = {}): Shared {
 }
 
 const PERMITS = { keys: 'http://127.0.0.1:9/.well-known/jwks.json', issuer: 'http://127.0.0.1:9' };
-
-function optionOf(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(TypeError);
-    return (err as TypeError & { option?: unknown }).option;
-  }
-  throw new Error('did not throw');
-}
 
 describe('createShared', () => {
   it('sends the user agent on every request, and the API key only when given', () => {
