@@ -3,7 +3,7 @@
  * hand, `shape.ts`: the decision path loads no schema library).
  * @internal
  */
-import { type Stage, VERDICTS, type Verdict } from '../decision.js';
+import { type PolicyDecision, type Stage, VERDICTS } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
 import type { BoundPermit } from '../permit/binding.js';
 import { decodeJsonBody, type JsonBodyProblem } from './json.js';
@@ -62,23 +62,26 @@ export const checkAuthorizeResponse: Check = looseObject({
   obligations: optional(arrayOf()),
 });
 
-/** A PDP answer that passed {@link checkAuthorizeResponse}. */
-export interface AuthorizeResponse {
-  verdict: Verdict;
-  decisionId?: string;
-  reason?: string;
-  latches?: string[];
-  sessionLabels?: string[];
-  permitId?: string;
-  transformedContent?: string;
-  transformedArgs?: Record<string, unknown>;
-  escalationId?: string;
-  simulated?: boolean;
-  requestId?: string;
-  stage?: string;
-  obligations?: unknown[];
-  [member: string]: unknown;
-}
+/**
+ * A PDP answer that passed {@link checkAuthorizeResponse}: the members a decision copies, typed as
+ * {@link PolicyDecision} types them, plus what the wire alone carries.
+ */
+export type AuthorizeResponse = Pick<PolicyDecision, 'verdict'> &
+  Partial<
+    Pick<
+      PolicyDecision,
+      | 'decisionId'
+      | 'reason'
+      | 'latches'
+      | 'sessionLabels'
+      | 'permitId'
+      | 'transformedContent'
+      | 'transformedArgs'
+      | 'escalationId'
+      | 'simulated'
+      | 'requestId'
+    >
+  > & { stage?: string; obligations?: unknown[]; [member: string]: unknown };
 
 /** Every member {@link encodeRequest} writes by hand: a member added to the request must be added there too. */
 type Written =

@@ -7,8 +7,13 @@
  */
 import { VERDICTS, type Verdict } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
-import type { SentRequest } from './agent-pep.js';
-import { type AuthorizeRequest, type AuthorizeResponse, decodeJsonObject, type VisibilityBatch } from './agent-pep.js';
+import {
+  type AuthorizeRequest,
+  type AuthorizeResponse,
+  decodeJsonObject,
+  type SentRequest,
+  type VisibilityBatch,
+} from './agent-pep.js';
 import {
   arrayOf,
   boolean,
