@@ -1019,3 +1019,41 @@ describe('end to end: the server verifies the permit from _meta and never asks t
     expect(ran).toHaveLength(0);
   });
 });
+
+describe("guardMcpClient: the args by the server's listed inputSchema (docs/adapters.md, Schemas)", () => {
+  /** A client whose tools/list requests are counted, and fail when `failList` is set (before guarding). */
+  function countingClient(failList: boolean): { client: Client; lists: () => number } {
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    const request = client.request.bind(client) as (...a: unknown[]) => Promise<unknown>;
+    let lists = 0;
+    (client as unknown as { request: unknown }).request = (req: { method?: string }, ...rest: unknown[]) => {
+      if (req.method === 'tools/list') {
+        lists++;
+        if (failList) return Promise.reject(new Error('tools/list is down'));
+      }
+      return request(req, ...rest);
+    };
+    return { client, lists: () => lists };
+  }
+
+  it('a tool list that cannot be read refuses the call invalid_request, and nothing is sent', async () => {
+    const ran: Ran[] = [];
+    const { client } = countingClient(true);
+    await connect(makeServer(ran), client);
+    guardMcpClient(makePep(), client, { hideBlocked: false });
+    const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+    expect(ran).toHaveLength(0);
+  });
+
+  it('the list the host read is used: no second tools/list for the call', async () => {
+    const ran: Ran[] = [];
+    const { client, lists } = countingClient(false);
+    await connect(makeServer(ran), client);
+    guardMcpClient(makePep(), client, { hideBlocked: false });
+    await client.listTools();
+    await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
+    expect(lists()).toBe(1);
+    expect(ran).toHaveLength(1);
+  });
+});
