@@ -7,6 +7,18 @@ import { defineConfig } from 'vitest/config';
 const ISOLATED = ['test/integration/telemetry/decision-spans.test.ts'];
 
 /**
+ * The transport's fail-closed suites, run a second time (project `node-http`) with every client on
+ * the hook's node:http dispatcher (test/support/node-http-transport.ts mocks `createPep` to use it).
+ */
+export const NODE_HTTP = [
+  'test/integration/client/fail-closed.test.ts',
+  'test/integration/client/deadline.test.ts',
+  'test/integration/client/informational-responses.test.ts',
+  // Not one-request-per-attempt.test.ts: its clients all send through a dispatcher of its own.
+  'test/integration/transport/{charset,content-coding-refused,error-body-code,http-framing,no-redirects,repeated-headers}.test.ts',
+];
+
+/**
  * End-to-end files: they start processes (the built bin, compiled examples, Node to load the package,
  * redis-server, Cerbos, the Claude Code binary, Chromium) or run a soak-like corpus, and several bound
  * a deadline that a loaded machine can starve. `npm run test:e2e` runs them in the `e2e` project with
@@ -82,6 +94,15 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'isolated', include: ISOLATED, isolate: true },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'node-http',
+          include: NODE_HTTP,
+          isolate: true,
+          setupFiles: ['test/support/node-http-transport.ts'],
+        },
       },
       {
         extends: true,

@@ -20,4 +20,8 @@ try {
 process.stdout.write('agent-pep prepare: building dist/ ...\n');
 const r = spawnSync(process.execPath, [tsc, '-b', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
+// The hook command as one module (scripts/bundle-hook.js): without it the hook runs unbundled, slower to start.
+const b = spawnSync(process.execPath, [join(root, 'scripts/bundle-hook.js')], { cwd: root, stdio: 'inherit' });
+if (b.status !== 0)
+  process.stdout.write('agent-pep prepare: the hook bundle was not built; dist/cli/hook.js is unbundled\n');
 chmodSync(join(root, 'dist/cli/main.js'), 0o755);

@@ -22,6 +22,7 @@ import {
 } from '../hooks/wire.js';
 import type { PepOptions } from '../options/pep.js';
 import { createPep, type Pep } from '../pep.js';
+import { NodeHttpDispatcher } from '../transport/node-http.js';
 import { decodeJsonBody } from '../wire/json.js';
 import { apiKeyFromEnv, protocolFlag } from './input.js';
 import type { CliIo } from './io.js';
@@ -109,6 +110,9 @@ function configure(argv: string[], io: CliIo): HookConfig | undefined {
       timeoutMs: Math.max(50, timeoutMs - Math.min(500, Math.floor(timeoutMs / 4))),
       permits: false,
       protocol,
+      // node:http rather than undici's pool: one request per process, and undici costs a hook
+      // process about a fifth of its start (issue 30). The same transport checks run on it.
+      dispatcher: new NodeHttpDispatcher() as unknown as NonNullable<PepOptions['dispatcher']>,
     };
     let pep: Pep;
     try {

@@ -11,6 +11,7 @@ import type { Dispatcher, Pool } from 'undici';
 import { ABORT_CAUSES, type AbortLike, abortCauseOf } from '../internal/abort.js';
 import { AttemptFailure } from '../internal/failure.js';
 import { checkContentType, checkNoContentCoding } from './headers.js';
+import { NodeHttpDispatcher } from './node-http.js';
 import { poolClass } from './pool.js';
 
 /** A whole, status-200, size-checked response. */
@@ -297,7 +298,8 @@ class Attempt implements Dispatcher.DispatchHandler {
 
 export class HttpTransport {
   readonly #dispatcher: Dispatcher;
-  readonly #owned: Pool | undefined;
+  /** The client's own dispatcher (sent a string body, destroyed by `close()`); a caller's is not. */
+  readonly #owned: Pick<Pool, 'destroy' | 'destroyed'> | undefined;
   readonly #origin: string;
   readonly #path: string;
   readonly #max: number;
@@ -306,7 +308,11 @@ export class HttpTransport {
     this.#origin = options.origin;
     this.#path = options.path;
     this.#max = options.maxResponseBytes;
-    if (options.dispatcher) {
+    if (options.dispatcher instanceof NodeHttpDispatcher) {
+      // The hook's (node-http.ts): no interceptor re-sends through it, and the client owns it.
+      this.#dispatcher = options.dispatcher as unknown as Dispatcher;
+      this.#owned = options.dispatcher;
+    } else if (options.dispatcher) {
       this.#dispatcher = options.dispatcher;
     } else {
       const pool = new (poolClass())(options.origin, {
