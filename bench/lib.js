@@ -7,7 +7,7 @@ export const HOST = '127.0.0.1';
 
 /** A latency histogram (nanoseconds) plus the op count and busy time that ops/s is computed from. */
 export function createCell() {
-  return { hist: createHistogram(), ops: 0, errors: 0, elapsedMs: 0, lastError: undefined };
+  return { hist: createHistogram(), ops: 0, errors: 0, elapsedMs: 0, lastError: undefined, batches: [] };
 }
 
 function recordMs(cell, ms) {
@@ -22,6 +22,8 @@ export async function runBatch(call, concurrency, durationMs, cell, maxOps = Num
   const t0 = performance.now();
   const end = t0 + durationMs;
   let started = 0;
+  // This batch alone too (cell.batches): the paired ratios of run.js compare a round's batches.
+  const batch = cell ? { hist: createHistogram(), ops: 0 } : undefined;
   const worker = async () => {
     while (started < maxOps && performance.now() < end) {
       started++;
@@ -33,14 +35,24 @@ export async function runBatch(call, concurrency, durationMs, cell, maxOps = Num
         if (cell) cell.lastError = err;
       }
       if (cell) {
-        recordMs(cell, performance.now() - s);
+        const ms = performance.now() - s;
+        recordMs(cell, ms);
+        recordMs(batch, ms);
         cell.ops++;
+        batch.ops++;
         if (!ok) cell.errors++;
       }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  if (cell) cell.elapsedMs += performance.now() - t0;
+  if (cell) {
+    const ms = performance.now() - t0;
+    cell.elapsedMs += ms;
+    cell.batches.push({
+      ops_per_s: batch.ops > 0 ? (batch.ops / ms) * 1000 : null,
+      p50_ms: batch.hist.count > 0 ? batch.hist.percentile(50) / 1e6 : null,
+    });
+  }
 }
 
 /**
@@ -103,6 +115,13 @@ export function rowOf(scenario, client, concurrency, cell, extra = {}) {
     ops_per_s: cell.elapsedMs > 0 && cell.ops > 0 ? Math.round((cell.ops / cell.elapsedMs) * 1000) : null,
     samples: cell.ops,
     errors: cell.errors,
+    // Per timed batch (one a round, in round order): what the paired ratios of run.js compare.
+    ...(cell.batches?.length > 1
+      ? {
+          batch_ops_per_s: cell.batches.map((b) => (b.ops_per_s === null ? null : Math.round(b.ops_per_s))),
+          batch_p50_ms: cell.batches.map((b) => round3(b.p50_ms)),
+        }
+      : {}),
     ...extra,
   };
 }

@@ -1092,6 +1092,36 @@ function find(rows, scenario, client, concurrency) {
 
 const div = (a, b) => (a == null || b == null || b === 0 ? null : Math.round((a / b) * 1000) / 1000);
 
+function medianOf(xs) {
+  const v = [...xs].sort((a, b) => a - b);
+  const n = v.length;
+  return n % 2 === 1 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/**
+ * A paired ratio: in each round, `a`'s batch over `b`'s (run in the same round, minutes apart at
+ * most), and the median of those per-round ratios. A spike that lands on one batch (a GC of the stub,
+ * another process) moves one round's ratio, not the figure. Both rows need one batch a round, the same
+ * number; else (and for rows of other sections) the ratio of the whole-run figures. `field` is
+ * `ops_per_s` or `p50_ms`; `terms` more rows, as `[c, d]`, for a ratio of ratios (a/b) / (c/d).
+ */
+export function paired(field, a, b, ...terms) {
+  const rows = [a, b, ...terms];
+  const series = rows.map((r) => r?.[`batch_${field}`]);
+  const n = series[0]?.length;
+  if (n > 1 && series.every((xs) => Array.isArray(xs) && xs.length === n)) {
+    const per = [];
+    for (let i = 0; i < n; i++) {
+      const v = series.map((xs) => xs[i]);
+      if (v.some((x) => x == null || x === 0)) continue;
+      per.push(terms.length === 0 ? v[0] / v[1] : v[0] / v[1] / (v[2] / v[3]));
+    }
+    return per.length === 0 ? null : Math.round(medianOf(per) * 1000) / 1000;
+  }
+  const whole = rows.map((r) => r?.[field]);
+  return terms.length === 0 ? div(whole[0], whole[1]) : div(div(whole[0], whole[1]), div(whole[2], whole[3]));
+}
+
 export function computeRatios(rows, memory) {
   const d = (client, n) => find(rows, 'decision', client, n) ?? {};
   const ci1 = d('agent-pep checkInput', 1);
@@ -1102,40 +1132,51 @@ export function computeRatios(rows, memory) {
   const bareErr = find(rows, 'refused', 'undici.request error', 1) ?? {};
   const hung = rows.find((r) => r.scenario === 'hung') ?? {};
   const pts = memory?.points ?? [];
-  const floor64 = d(FLOOR, 64).ops_per_s;
+  const floor64 = d(FLOOR, 64);
+  const ops = (client, n, base, baseN = n) => paired('ops_per_s', d(client, n), d(base, baseN));
+  /** A batch-section ratio of calls per second: the paired ops ratio times the calls an op makes on each side. */
+  const calls = (a, b) => {
+    const ra = find(rows, 'batch', a, BATCH_CONCURRENCY);
+    const rb = find(rows, 'batch', b, BATCH_CONCURRENCY);
+    const per = (r) => (r?.ops_per_s ? r.calls_per_s / r.ops_per_s : null);
+    const r = paired('ops_per_s', ra, rb);
+    return r === null || per(ra) === null || per(rb) === null
+      ? null
+      : Math.round(((r * per(ra)) / per(rb)) * 1000) / 1000;
+  };
   return {
-    checkInput_ops_c64_vs_floor: div(ci64.ops_per_s, floor64),
-    authorizeAction_ops_c64_vs_floor: div(d('agent-pep authorizeAction', 64).ops_per_s, d(FLOOR_ACTION, 64).ops_per_s),
-    checkInput_p50_c1_vs_floor: div(ci1.p50_ms, d(FLOOR, 1).p50_ms),
-    telemetry_vs_otel_undici_c64: div(
-      div(d('agent-pep checkInput (telemetry)', 64).ops_per_s, ci64.ops_per_s),
-      div(d(FLOOR_OTEL, 64).ops_per_s, floor64),
+    checkInput_ops_c64_vs_floor: ops('agent-pep checkInput', 64, FLOOR),
+    authorizeAction_ops_c64_vs_floor: ops('agent-pep authorizeAction', 64, FLOOR_ACTION),
+    checkInput_p50_c1_vs_floor: paired('p50_ms', ci1, d(FLOOR, 1)),
+    telemetry_vs_otel_undici_c64: paired(
+      'ops_per_s',
+      d('agent-pep checkInput (telemetry)', 64),
+      ci64,
+      d(FLOOR_OTEL, 64),
+      floor64,
     ),
-    otel_undici_floor_vs_floor_c64: div(d(FLOOR_OTEL, 64).ops_per_s, floor64),
-    checkInput_p50_c1_vs_undici: div(ci1.p50_ms, d('undici.request', 1).p50_ms),
-    checkInput_ops_c64_vs_undici: div(ci64.ops_per_s, d('undici.request', 64).ops_per_s),
-    checkInput_ops_c64_vs_opa: div(ci64.ops_per_s, d('opa evaluate', 64).ops_per_s),
-    checkInput_ops_c64_vs_cerbos: div(ci64.ops_per_s, d('cerbos checkResource', 64).ops_per_s),
-    authorizeAction_ops_c64_vs_undici: div(
-      d('agent-pep authorizeAction', 64).ops_per_s,
-      d('undici.request (action)', 64).ops_per_s,
+    otel_undici_floor_vs_floor_c64: ops(FLOOR_OTEL, 64, FLOOR),
+    checkInput_p50_c1_vs_undici: paired('p50_ms', ci1, d('undici.request', 1)),
+    checkInput_ops_c64_vs_undici: ops('agent-pep checkInput', 64, 'undici.request'),
+    checkInput_ops_c64_vs_opa: ops('agent-pep checkInput', 64, 'opa evaluate'),
+    checkInput_ops_c64_vs_cerbos: ops('agent-pep checkInput', 64, 'cerbos checkResource'),
+    authorizeAction_ops_c64_vs_undici: ops('agent-pep authorizeAction', 64, 'undici.request (action)'),
+    authorizeAction_3_interceptors_vs_none_c64: ops(
+      'agent-pep authorizeAction (3 interceptors)',
+      64,
+      'agent-pep authorizeAction',
     ),
-    authorizeAction_3_interceptors_vs_none_c64: div(
-      d('agent-pep authorizeAction (3 interceptors)', 64).ops_per_s,
-      d('agent-pep authorizeAction', 64).ops_per_s,
+    checkInput_3_interceptors_vs_none_c64: ops('agent-pep checkInput (3 interceptors)', 64, 'agent-pep checkInput'),
+    checkInput_telemetry_vs_none_c64: ops('agent-pep checkInput (telemetry)', 64, 'agent-pep checkInput'),
+    checkInput_telemetry_noop_vs_none_c64: ops(
+      'agent-pep checkInput (telemetry, API no-op)',
+      64,
+      'agent-pep checkInput',
     ),
-    checkInput_3_interceptors_vs_none_c64: div(
-      d('agent-pep checkInput (3 interceptors)', 64).ops_per_s,
-      ci64.ops_per_s,
-    ),
-    checkInput_telemetry_vs_none_c64: div(d('agent-pep checkInput (telemetry)', 64).ops_per_s, ci64.ops_per_s),
-    checkInput_telemetry_noop_vs_none_c64: div(
-      d('agent-pep checkInput (telemetry, API no-op)', 64).ops_per_s,
-      ci64.ops_per_s,
-    ),
-    checkInput_telemetry_sampled_vs_none_c64: div(
-      d('agent-pep checkInput (telemetry, 1% sampled)', 64).ops_per_s,
-      ci64.ops_per_s,
+    checkInput_telemetry_sampled_vs_none_c64: ops(
+      'agent-pep checkInput (telemetry, 1% sampled)',
+      64,
+      'agent-pep checkInput',
     ),
     verify_ops_vs_jose: div(verifyMem.ops_per_s, jose.ops_per_s),
     verify_redis_vs_jose_plus_setnx: div(
@@ -1143,23 +1184,24 @@ export function computeRatios(rows, memory) {
       (find(rows, 'verify', 'jose jwtVerify + redis SET NX by hand', 16) ?? {}).ops_per_s,
     ),
     refused_block_p99_vs_undici_error: div(refused.p99_ms, bareErr.p99_ms),
-    checkInput_authzen_ops_c64_vs_agent_pep: div(d('agent-pep checkInput (authzen)', 64).ops_per_s, ci64.ops_per_s),
-    authorizeAction_authzen_ops_c64_vs_agent_pep: div(
-      d('agent-pep authorizeAction (authzen)', 64).ops_per_s,
-      d('agent-pep authorizeAction', 64).ops_per_s,
+    checkInput_authzen_ops_c64_vs_agent_pep: ops('agent-pep checkInput (authzen)', 64, 'agent-pep checkInput'),
+    authorizeAction_authzen_ops_c64_vs_agent_pep: ops(
+      'agent-pep authorizeAction (authzen)',
+      64,
+      'agent-pep authorizeAction',
     ),
-    authorizeActions_8_calls_per_s_vs_8_singles_c16: div(
-      find(rows, 'batch', `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
-      find(rows, 'batch', `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
+    authorizeActions_8_calls_per_s_vs_8_singles_c16: calls(
+      `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`,
+      `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`,
     ),
-    visibleTools_50_vs_singles_c16: div(
-      find(rows, 'batch', `agent-pep visibleTools (${VISIBLE_SIZE} tools, authzen)`, BATCH_CONCURRENCY)?.calls_per_s,
-      find(rows, 'batch', `agent-pep ${VISIBLE_SIZE} x authorizeAction simulated (authzen)`, BATCH_CONCURRENCY)
-        ?.calls_per_s,
+    visibleTools_50_vs_singles_c16: calls(
+      `agent-pep visibleTools (${VISIBLE_SIZE} tools, authzen)`,
+      `agent-pep ${VISIBLE_SIZE} x authorizeAction simulated (authzen)`,
     ),
-    checkInput_authzen_vs_cerbos_http_real_cerbos_c16: div(
-      find(rows, 'cerbos', 'agent-pep checkInput (authzen, real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
-      find(rows, 'cerbos', '@cerbos/http checkResource (real Cerbos)', BATCH_CONCURRENCY)?.ops_per_s,
+    checkInput_authzen_vs_cerbos_http_real_cerbos_c16: paired(
+      'ops_per_s',
+      find(rows, 'cerbos', 'agent-pep checkInput (authzen, real Cerbos)', BATCH_CONCURRENCY),
+      find(rows, 'cerbos', '@cerbos/http checkResource (real Cerbos)', BATCH_CONCURRENCY),
     ),
     devpdp_session200_vs_empty: div(
       find(rows, 'sessions', SESSION_ROWS.full, SESSION_CONCURRENCY)?.ops_per_s,
@@ -1270,7 +1312,9 @@ export const TARGETS = {
   authorizeAction_ops_c64_vs_undici: { op: '>=', value: 0.85 },
   authorizeAction_3_interceptors_vs_none_c64: { op: '>=', value: 0.95 },
   checkInput_3_interceptors_vs_none_c64: { op: '>=', value: 0.95 },
-  checkInput_telemetry_vs_none_c64: { op: '>=', value: 0.9 },
+  // Round 2's target (0.9), priced against no telemetry at all: issue 30 replaced it with
+  // telemetry_vs_otel_undici_c64 (the OpenTelemetry SDK alone costs more than 10%); kept for information.
+  checkInput_telemetry_vs_none_c64: { op: 'info', value: 0.9 },
   checkInput_telemetry_noop_vs_none_c64: { op: 'info', value: 1 },
   checkInput_telemetry_sampled_vs_none_c64: { op: 'info', value: 1 },
   verify_ops_vs_jose: { op: '>=', value: 0.9 },
