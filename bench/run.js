@@ -735,6 +735,8 @@ async function benchVerify(ap, profile, rows, log, cleanups) {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   let pool;
   let warm;
+  // Before the first permit's `iat` (whole seconds): the epoch each Redis store starts with.
+  const mintedSince = (Math.floor(Date.now() / 1000) - 1) * 1000;
   try {
     log(`verify: minting ${profile.verifyPool} permits (outside the timed region)`);
     pool = await mintPermits(privateKey, profile.verifyPool, issuer, audience);
@@ -765,12 +767,17 @@ async function benchVerify(ap, profile, rows, log, cleanups) {
   }
 
   let batch = 0;
-  const makeVerifier = (kind) => {
+  const makeVerifier = async (kind) => {
     batch++;
+    const prefix = `bench:${process.pid}:${batch}:`;
+    // A fresh prefix (every jti new to it) is, to the store, a Redis that lost its data now: its epoch
+    // would be later than the pool's `iat` and every permit `permit_replay_unknown` (docs/permits.md).
+    // The epoch key says what is true of this server: up, with its data, since before the pool was minted.
+    if (kind === 'redis') await redisClient.set(`${prefix}epoch`, String(mintedSince));
     const replayStore =
       kind === 'memory'
         ? ap.pep.createMemoryReplayStore({ maxEntries: profile.verifyPool * 2 + 16 })
-        : ap.redis.createRedisReplayStore({ client: redisClient, prefix: `bench:${process.pid}:${batch}:` });
+        : ap.redis.createRedisReplayStore({ client: redisClient, prefix });
     return ap.pep.createPermitVerifier({ keys: publicKey, issuer, audience, replayStore });
   };
   const clients = [
@@ -783,7 +790,7 @@ async function benchVerify(ap, profile, rows, log, cleanups) {
       name: clientNames[1],
       skip: why,
       prepare: async () => {
-        const v = makeVerifier('memory');
+        const v = await makeVerifier('memory');
         await v.verify(warm[0], action);
         return (permit) => v.verify(permit, action).then((c) => c.jti !== undefined);
       },
@@ -792,7 +799,7 @@ async function benchVerify(ap, profile, rows, log, cleanups) {
       name: clientNames[2],
       skip: redisWhy,
       prepare: async () => {
-        const v = makeVerifier('redis');
+        const v = await makeVerifier('redis');
         await v.verify(warm[0], action);
         return (permit) => v.verify(permit, action).then((c) => c.jti !== undefined);
       },
