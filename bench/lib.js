@@ -1,9 +1,46 @@
 // Measurement helpers: interleaved, time-boxed batches recorded into perf_hooks histograms.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import net from 'node:net';
+import os from 'node:os';
 import { createHistogram, performance } from 'node:perf_hooks';
 
 export const HOST = '127.0.0.1';
+
+/**
+ * CPU pinning: on Linux with 2 or more CPUs and `taskset`, the bench process (the clients measured) runs
+ * on CPU 0 and the servers it talks to (the stub, redis-server, Cerbos) on the others, every thread of
+ * each (`taskset -a`). Unpinned, the scheduler moved client and stub between the two CPUs of the bench
+ * machine, and one client's 800 ms batches at c64 read anywhere from 10k to 25k ops/s in one run; pinned,
+ * within a few per cent. The same for every row, so no ratio favours a side. `BENCH_PIN=0` turns it off;
+ * results.json records it (`pinned`).
+ */
+export const PIN =
+  process.platform === 'linux' && process.env.BENCH_PIN !== '0' && os.availableParallelism() >= 2
+    ? Object.freeze({
+        client: '0',
+        servers: os.availableParallelism() === 2 ? '1' : `1-${os.availableParallelism() - 1}`,
+      })
+    : null;
+
+/** Pins every thread of `pid` to `cpus` (a taskset list); false when it could not (no taskset, no permission). */
+function pinTo(pid, cpus) {
+  try {
+    execFileSync('taskset', ['-a', '-cp', cpus, String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pins this process to the client CPU; returns what results.json records (`null` when not pinned). */
+export function pinClient() {
+  return PIN !== null && pinTo(process.pid, PIN.client) ? PIN : null;
+}
+
+/** Pins a server process to the server CPUs (no-op when pinning is off). */
+export function pinServer(pid) {
+  if (PIN !== null && pid !== undefined) pinTo(pid, PIN.servers);
+}
 
 /** A latency histogram (nanoseconds) plus the op count and busy time that ops/s is computed from. */
 export function createCell() {
@@ -194,6 +231,7 @@ export async function spawnRedis() {
     };
   }
   const version = /(?:version|v)=([\d.]+)/.exec(out)?.[1] ?? 'unknown';
+  pinServer(child.pid);
   return { url: `redis://${HOST}:${port}`, version, pid: child.pid, stop };
 }
 
@@ -250,6 +288,7 @@ export async function spawnCerbos(dir) {
       await res.arrayBuffer();
       if (res.ok) {
         const version = res.headers.get('grpc-metadata-cerbos-version') ?? 'unknown';
+        pinServer(child.pid);
         return { url, version, pid: child.pid, stop };
       }
     } catch {

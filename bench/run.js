@@ -19,6 +19,8 @@ import {
   FLOOR_POOL_OPTIONS,
   floorDispatch,
   HOST,
+  pinClient,
+  pinServer,
   rowOf,
   runBatch,
   runCount,
@@ -1358,7 +1360,10 @@ function pad(s, n, right = false) {
 export function formatTable(results) {
   const lines = [];
   lines.push(
-    `agent-pep bench (${results.profile}) · node ${results.node} · ${results.cpus.count}x ${results.cpus.model}`,
+    `agent-pep bench (${results.profile}) · node ${results.node} · ${results.cpus.count}x ${results.cpus.model}` +
+      (results.pinned
+        ? ` · pinned: clients CPU ${results.pinned.client}, servers CPU ${results.pinned.servers}`
+        : ' · not pinned'),
   );
   lines.push('');
   lines.push(
@@ -1420,9 +1425,13 @@ export async function runBench({ profile, out = null, only, log = (s) => process
   const rows = [];
   const ap = await loadAgentPep();
   let memory = null;
+  const cpuCount = os.availableParallelism?.() ?? os.cpus().length;
+  const pinned = pinClient();
   try {
     const stub = await spawnStub();
     cleanups.push(stub.stop);
+    pinServer(stub.pid);
+    if (pinned) log(`pinned: this process on CPU ${pinned.client}, the servers on CPU ${pinned.servers}`);
     log(`stub pid ${stub.pid} at ${stub.url} (hung: ${stub.hungUrl})`);
     const pepWhy = await probePep(ap, stub);
     if (pepWhy) log(`agent-pep rows skipped: ${pepWhy}`);
@@ -1444,7 +1453,7 @@ export async function runBench({ profile, out = null, only, log = (s) => process
   const results = {
     profile: profile.name,
     node: process.version,
-    cpus: { count: os.availableParallelism?.() ?? cpus.length, model: cpus[0]?.model?.trim() ?? 'unknown' },
+    cpus: { count: cpuCount, model: cpus[0]?.model?.trim() ?? 'unknown' },
     versions: {
       'agent-pep': ap.version,
       undici: versionOf('undici'),
@@ -1458,6 +1467,7 @@ export async function runBench({ profile, out = null, only, log = (s) => process
     },
     duration_s: Math.round((performance.now() - t0) / 100) / 10,
     load_average_at_start: loadAtStart,
+    pinned,
     rows,
     ratios: computeRatios(rows, memory),
   };
