@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { createMemoryReplayStore, createPep, createPermitVerifier } from 'agent-pep';
 import { jwtVerify, SignJWT } from 'jose';
 import { Pool, request } from 'undici';
+import { pinClient, pinServer } from './lib.js';
 import { loadActionHash, spawnStub } from './stub.js';
 
 const [which = 'checkInput', conc = '64', secs = '5'] = process.argv.slice(2);
@@ -40,6 +41,9 @@ async function permits(n) {
 }
 
 const stub = await spawnStub();
+// As in run.js: this process on CPU 0, the stub on the others (lib.js PIN).
+pinClient();
+pinServer(stub.pid);
 let call;
 let close = async () => {};
 let weight = 1;
