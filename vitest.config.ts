@@ -15,7 +15,7 @@ export const NODE_HTTP = [
   'test/integration/client/deadline.test.ts',
   'test/integration/client/informational-responses.test.ts',
   // Not one-request-per-attempt.test.ts: its clients all send through a dispatcher of its own.
-  'test/integration/transport/{charset,content-coding-refused,error-body-code,http-framing,no-redirects,repeated-headers}.test.ts',
+  'test/integration/transport/{charset,content-coding-refused,error-body-code,http-framing,no-redirects,repeated-headers,unsolicited-upgrade}.test.ts',
 ];
 
 /**
