@@ -16,6 +16,7 @@
 import type { ClientRequest, IncomingMessage, RequestOptions } from 'node:http';
 import http from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 
@@ -91,6 +92,15 @@ class Exchange implements Dispatcher.DispatchController {
       if (info.statusCode === 100) {
         this.abort(Object.assign(new Error('a 100 Continue the request did not ask for'), { code: 'UND_ERR_INFO' }));
       }
+    });
+    // A 101 the request did not ask for: Node hands the socket to an `upgrade` listener, and with none
+    // destroys it without a word to the request (the attempt would wait for its deadline). undici
+    // drops the connection and reports `UND_ERR_SOCKET`; the same here.
+    req.once('upgrade', (_res: IncomingMessage, socket: Socket) => {
+      socket.destroy();
+      this.#error(
+        Object.assign(new Error('a 101 Switching Protocols the request did not ask for'), { code: 'UND_ERR_SOCKET' }),
+      );
     });
     req.once('error', (err) => this.#error(err));
     if (body === null || typeof body === 'string' || Buffer.isBuffer(body)) req.end(body ?? undefined);
