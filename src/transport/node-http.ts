@@ -194,6 +194,10 @@ export class NodeHttpDispatcher {
       method: options.method,
       headers: options.headers as Record<string, string>,
       agent,
+      // Node's strict parser even under `--insecure-http-parser` (a hook inherits its host's
+      // NODE_OPTIONS): undici's own parser is always strict (no Content-Length with
+      // Transfer-Encoding, no bare-LF line ends).
+      insecureHTTPParser: false,
     };
     exchange.start(() => module.request(request), options.body as string | Buffer | Readable | null);
     return true;
