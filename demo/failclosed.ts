@@ -108,6 +108,9 @@ export interface FailClosedContext {
   timeoutMs?: number;
 }
 
+/** The stopped PDP's deadline, in multiples of the hung PDP's: room for the retries' backoff waits. */
+const DOWN_DEADLINE_FACTOR = 4;
+
 /** Runs every fail-closed check, in order. Leaves the PDP stopped. */
 export async function runFailClosedChecks(ctx: FailClosedContext): Promise<FailClosedCheck[]> {
   const { pdp, service, agentId, allowedCall } = ctx;
@@ -175,15 +178,21 @@ export async function runFailClosedChecks(ctx: FailClosedContext): Promise<FailC
   }
 
   // 4. The PDP hangs, then is stopped: every stage BLOCKs with its synthesized code within the deadline.
+  // The stopped PDP is asked with a longer deadline (DOWN_DEADLINE_FACTOR): its refused connections are
+  // retried with backoff waits, and on a starved event loop (CI runs a browser beside the demo) the
+  // short deadline could fire first and answer pdp_timeout, a BLOCK too, but not the code shown here.
   const faulty = createPep({ pdpUrl: pdp.url, agentId, session: 'demo-faults', timeoutMs, permits });
+  const downMs = timeoutMs * DOWN_DEADLINE_FACTOR;
+  const stopped = createPep({ pdpUrl: pdp.url, agentId, session: 'demo-faults', timeoutMs: downMs, permits });
   const before = service.ledger.length;
   try {
     pdp.setFault({ kind: 'hang' });
     checks.push(...(await everyStage(ctx, faulty, 'hang', 'pdp_timeout', timeoutMs)));
     await pdp.close();
-    checks.push(...(await everyStage(ctx, faulty, 'down', 'pdp_unreachable', timeoutMs)));
+    checks.push(...(await everyStage(ctx, stopped, 'down', 'pdp_unreachable', downMs)));
   } finally {
     await faulty.close();
+    await stopped.close();
     await pdp.close();
   }
   const grew = service.ledger.length - before;
