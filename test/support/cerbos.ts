@@ -59,7 +59,8 @@ const READY_WITHIN_MS = 20_000;
  */
 export async function startCerbos(dir: string): Promise<CerbosHandle> {
   // A free port can be taken by another process between our probe and Cerbos's bind: a Cerbos that
-  // exits at once is started again on other ports, at most three times in all.
+  // exits at once, or whose port another server answers on, is started again on other ports, at most
+  // three times in all.
   for (let attempt = 1; ; attempt++) {
     try {
       return await startCerbosOnce(dir);
@@ -123,12 +124,20 @@ async function startCerbosOnce(dir: string): Promise<CerbosHandle> {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new CerbosExited(`Cerbos exited (${child.exitCode ?? child.signalCode}) before it was ready: ${out}`);
     }
+    let body: string | undefined;
     try {
       const res = await fetch(`${url}/_cerbos/health`, { signal: AbortSignal.timeout(1_000) });
-      await res.arrayBuffer();
-      if (res.ok) return handle;
+      const text = await res.text();
+      if (res.ok) body = text;
     } catch {
       // not listening yet
+    }
+    if (body !== undefined) {
+      // Cerbos answers {"status":"SERVING"}. Anything else on its port is another test's server that
+      // took the port between the probe and Cerbos's bind (Cerbos then exits, or not yet): start again.
+      if (body.includes('"SERVING"')) return handle;
+      await handle.stop();
+      throw new CerbosExited(`another server answered on Cerbos's port ${httpPort}`);
     }
     if (Date.now() > until) {
       await handle.stop();
