@@ -28,6 +28,7 @@ import {
   skippedRow,
   spawnCerbos,
   spawnRedis,
+  unpinClient,
 } from './lib.js';
 import { benchSessions, SESSION_CONCURRENCY, SESSION_ROWS } from './sessions.js';
 import { benchStartup, STARTUP_ROWS } from './startup.js';
@@ -1362,7 +1363,7 @@ export function formatTable(results) {
   lines.push(
     `agent-pep bench (${results.profile}) · node ${results.node} · ${results.cpus.count}x ${results.cpus.model}` +
       (results.pinned
-        ? ` · pinned: clients CPU ${results.pinned.client}, servers CPU ${results.pinned.servers}`
+        ? ` · pinned: clients CPU ${results.pinned.client} (${results.pinned.sections?.join(', ')}), servers CPU ${results.pinned.servers}`
         : ' · not pinned'),
   );
   lines.push('');
@@ -1431,7 +1432,10 @@ export async function runBench({ profile, out = null, only, log = (s) => process
     const stub = await spawnStub();
     cleanups.push(stub.stop);
     pinServer(stub.pid);
-    if (pinned) log(`pinned: this process on CPU ${pinned.client}, the servers on CPU ${pinned.servers}`);
+    if (pinned)
+      log(
+        `pinned: this process on CPU ${pinned.client} (until the fail-closed section), the servers on CPU ${pinned.servers}`,
+      );
     log(`stub pid ${stub.pid} at ${stub.url} (hung: ${stub.hungUrl})`);
     const pepWhy = await probePep(ap, stub);
     if (pepWhy) log(`agent-pep rows skipped: ${pepWhy}`);
@@ -1440,6 +1444,8 @@ export async function runBench({ profile, out = null, only, log = (s) => process
     if (runs('batch')) await benchVisibility(stub, ap, pepWhy, profile, rows, log);
     if (runs('cerbos')) await benchCerbos(ap, pepWhy, profile, rows, log, cleanups);
     if (runs('verify')) await benchVerify(ap, profile, rows, log, cleanups);
+    // The tail-latency and process sections run unpinned (lib.js unpinClient).
+    unpinClient();
     if (runs('failclosed')) await benchFailClosed(stub, ap, pepWhy, profile, rows, log);
     if (runs('sessions')) await benchSessions(ap, profile, rows, log, cleanups, ROOT);
     if (runs('startup')) await benchStartup(stub, profile, rows, log, ROOT);
