@@ -3,14 +3,15 @@
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile.js checkInput 64 5
 //   node bench/cpuprofile-summary.js /tmp/prof/*.cpuprofile
 //
-// clients: undici, checkInput, authorizeAction, jose, verify, authorizeActions (8 calls over AuthZEN; ops
+// clients: undici, floor (the true floor: bench/lib.js floorDispatch on a Pool with the transport's options),
+// floorAction (the same, posting an action), checkInput, authorizeAction, jose, verify, authorizeActions (8 calls over AuthZEN; ops
 // are calls), singles8 (8 authorizeAction over AuthZEN at once; ops are calls)
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createMemoryReplayStore, createPep, createPermitVerifier } from 'agent-pep';
 import { jwtVerify, SignJWT } from 'jose';
 import { Pool, request } from 'undici';
-import { pinClient, pinServer } from './lib.js';
+import { FLOOR_POOL_OPTIONS, floorDispatch, pinClient, pinServer } from './lib.js';
 import { loadActionHash, spawnStub } from './stub.js';
 
 const [which = 'checkInput', conc = '64', secs = '5'] = process.argv.slice(2);
@@ -48,7 +49,18 @@ let call;
 let close = async () => {};
 let weight = 1;
 try {
-  if (which === 'undici') {
+  if (which === 'floor' || which === 'floorAction') {
+    const pool = new Pool(stub.url, FLOOR_POOL_OPTIONS);
+    const requestId = randomUUID();
+    const body = JSON.stringify(
+      which === 'floor'
+        ? { agentId: 'a', session: 's', stage: 'input', requestId, content: CONTENT }
+        : { agentId: 'a', session: 's', stage: 'action', requestId, tool: 'refund_payment', args: ARGS },
+    );
+    const headers = { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId };
+    call = () => floorDispatch(pool, stub.url, '/api/policy/authorize', headers, body);
+    close = () => pool.close();
+  } else if (which === 'undici') {
     const pool = new Pool(stub.url);
     const body = JSON.stringify({
       agentId: 'a',
