@@ -3,9 +3,10 @@
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile.js checkInput 64 5
 //   node bench/cpuprofile-summary.js /tmp/prof/*.cpuprofile
 //
-// clients: undici, floor (the true floor: bench/lib.js floorDispatch on a Pool with the transport's options),
-// floorAction (the same, posting an action), checkInput, authorizeAction, jose, verify, authorizeActions (8 calls over AuthZEN; ops
-// are calls), singles8 (8 authorizeAction over AuthZEN at once; ops are calls)
+// clients: undici, floor (the true floor: bench/lib.js floorDispatch on a Pool with the transport's
+// options), floorAction (the same, posting an action), checkInput, authorizeAction, jose, verify,
+// authorizeActions (8 calls over AuthZEN; ops are calls), singles8 (8 authorizeAction over AuthZEN at
+// once; ops are calls)
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createMemoryReplayStore, createPep, createPermitVerifier } from 'agent-pep';
