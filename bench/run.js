@@ -1190,8 +1190,8 @@ export function computeRatios(rows, memory) {
     ),
     verify_ops_vs_jose: div(verifyMem.ops_per_s, jose.ops_per_s),
     verify_redis_vs_jose_plus_setnx: div(
-      (find(rows, 'verify', 'verify (redis store)', 16) ?? {}).ops_per_s,
-      (find(rows, 'verify', 'jose jwtVerify + redis SET NX by hand', 16) ?? {}).ops_per_s,
+      find(rows, 'verify', 'verify (redis store)', 16)?.ops_per_s,
+      find(rows, 'verify', 'jose jwtVerify + redis SET NX by hand', 16)?.ops_per_s,
     ),
     refused_block_p99_vs_undici_error: div(refused.p99_ms, bareErr.p99_ms),
     checkInput_authzen_ops_c64_vs_agent_pep: ops('agent-pep checkInput (authzen)', 64, 'agent-pep checkInput'),
