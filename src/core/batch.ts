@@ -9,10 +9,19 @@ import { randomUUID } from 'node:crypto';
 import { type PolicyDecision, synthesizeBlock } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
 import { DEFAULTS } from '../options/defaults.js';
+import type { HttpResponse } from '../transport/http.js';
 import { encodeEvaluations, type MappedAnswer, parseEvaluations } from '../wire/authzen.js';
-import { send } from './decide.js';
+import { sendThen } from './decide.js';
 import { toDecision } from './enforceable.js';
-import { blockOutcome, type DecisionContext, exchange, failedOutcome, type Outcome, withSent } from './exchange.js';
+import {
+  blockOutcome,
+  type DecisionContext,
+  type Exchanged,
+  exchangeThen,
+  failedOutcome,
+  type Outcome,
+  withSent,
+} from './exchange.js';
 import { observe } from './observe.js';
 import type { CallContext, Payload, Prepared } from './request.js';
 import type { Shared } from './shared.js';
@@ -27,7 +36,7 @@ import type { VisibilityCallContext } from './visibility.js';
  * names another call is BLOCK for both. The caller never puts two calls that look alike (the same
  * tool) in one batch. Resolves, never rejects, with one outcome per call, in order.
  */
-export async function decideBatch(
+export function decideBatch(
   ctx: DecisionContext,
   calls: readonly Prepared[],
   signal: AbortSignal | undefined,
@@ -36,13 +45,49 @@ export async function decideBatch(
   deadlineAt: number,
   path: string,
 ): Promise<Outcome[]> {
-  const r = await exchange(ctx, signal, { path, headers, body: () => encodeEvaluations(calls) }, deadlineAt, (res) => {
+  return new Promise((resolve) => decideBatchThen(ctx, calls, signal, headers, batchId, deadlineAt, path, resolve));
+}
+
+/**
+ * {@link decideBatch} without a promise of its own: `done` is called once with one outcome per call,
+ * maybe before this returns, maybe from inside the transport's handler ({@link exchangeThen}); `done`
+ * must not throw.
+ */
+export function decideBatchThen(
+  ctx: DecisionContext,
+  calls: readonly Prepared[],
+  signal: AbortSignal | undefined,
+  headers: Record<string, string>,
+  batchId: string,
+  deadlineAt: number,
+  path: string,
+  done: (outcomes: Outcome[]) => void,
+): void {
+  const read = (res: HttpResponse) => {
     const echo = res.headers['x-request-id'];
     if (echo !== undefined && echo !== batchId) {
       throw new AttemptFailure('ambiguous_decision', 'PDP decision is ambiguous: x-request-id differs');
     }
     return { answers: parseEvaluations(res.body, calls.length), echoed: echo !== undefined };
+  };
+  exchangeThen(ctx, signal, { path, headers, body: () => encodeEvaluations(calls) }, deadlineAt, read, (r) => {
+    let outcomes: Outcome[];
+    try {
+      outcomes = batchOutcomes(ctx, calls, r);
+    } catch {
+      // Unreachable by design; a bug must still fail closed, for every call of the batch.
+      outcomes = calls.map((p) => withSent(p, blockOutcome(p.sent, 'invalid_request', 'internal error')));
+    }
+    done(outcomes);
   });
+}
+
+/** What an `evaluations` exchange came to, one outcome per call, in order (see {@link decideBatch}). */
+function batchOutcomes(
+  ctx: DecisionContext,
+  calls: readonly Prepared[],
+  r: Exchanged<{ answers: (MappedAnswer | AttemptFailure)[]; echoed: boolean }>,
+): Outcome[] {
   if (!r.ok) return calls.map((p) => withSent(p, failedOutcome(p.sent, r)));
   const { answers, echoed } = r.value;
   const { attempts } = r;
@@ -123,45 +168,72 @@ async function sendAll(
   signal: AbortSignal | undefined,
   deadlineAt: number,
 ): Promise<Outcome[]> {
-  const decided: (Outcome | undefined)[] = new Array(ps.length);
-  /** The calls that went in an `evaluations` request. */
-  const batched = new Set<number>();
-  const pending: Promise<void>[] = [];
+  let chunks: number[][] = [];
+  let batchPath = '';
   if (shared.endpoints && ps.length > 1) {
     const e = await shared.endpoints(deadlineAt, signal);
     if (!e.ok) return ps.map((p) => blockOutcome(p.sent, e.code, e.message, e.attempts, e.status));
-    const batchPath = e.value.evaluations;
-    const chunks = batchPath === undefined ? [] : batchesOf(roundsByTool(ps), DEFAULTS.maxEvaluations);
-    for (const chunk of chunks) {
-      const calls = chunk.map((i) => ps[i] as Prepared);
-      for (const i of chunk) batched.add(i);
-      const batchId = randomUUID();
-      const headers: Record<string, string> = { ...shared.headers, 'x-request-id': batchId };
-      shared.telemetry?.injectActive(headers);
-      const sent = decideBatch(shared.ctx, calls, signal, headers, batchId, deadlineAt, batchPath as string);
-      pending.push(
-        sent.then((all) => {
-          for (let k = 0; k < chunk.length; k++) decided[chunk[k] as number] = all[k];
-        }),
-      );
+    if (e.value.evaluations !== undefined) {
+      batchPath = e.value.evaluations;
+      chunks = batchesOf(roundsByTool(ps), DEFAULTS.maxEvaluations);
     }
   }
-  // The single calls go out now, beside the batches (decideBatch and send never reject).
-  for (let i = 0; i < ps.length; i++) {
-    if (batched.has(i)) continue;
-    pending.push(
-      send(shared, ps[i] as Prepared, deadlineAt).then((o) => {
-        decided[i] = o;
-      }),
-    );
+  return new Promise<Outcome[]>((resolve) => sendEach(shared, ps, signal, deadlineAt, chunks, batchPath, resolve));
+}
+
+/**
+ * Sends the `chunks` (indexes into `ps`) as `evaluations` requests to `batchPath` and every other call
+ * on its own, all at once; calls `done` once, when every call is decided, with one outcome per call
+ * in order. No promise per request: each hands its outcomes on by callback (`decideBatchThen`,
+ * `sendThen`, which never fail), and a count says when the last one came.
+ */
+function sendEach(
+  shared: Shared,
+  ps: readonly Prepared[],
+  signal: AbortSignal | undefined,
+  deadlineAt: number,
+  chunks: readonly number[][],
+  batchPath: string,
+  done: (outcomes: Outcome[]) => void,
+): void {
+  const decided: (Outcome | undefined)[] = new Array(ps.length);
+  const batched = new Uint8Array(ps.length);
+  for (const chunk of chunks) for (const i of chunk) batched[i] = 1;
+  let left = chunks.length;
+  for (let i = 0; i < ps.length; i++) if (batched[i] === 0) left++;
+  if (left === 0) {
+    done([]);
+    return;
   }
-  await Promise.all(pending);
-  return ps.map(
-    (p, i) =>
-      decided[i] ??
-      // Unreachable by design (a batch decides each of its calls); a bug must still fail closed.
-      blockOutcome(p.sent, 'invalid_request', 'internal error: a batch left a call undecided'),
-  );
+  const oneMore = (): void => {
+    if (--left > 0) return;
+    done(
+      ps.map(
+        (p, i) =>
+          decided[i] ??
+          // Unreachable by design (a batch decides each of its calls); a bug must still fail closed.
+          blockOutcome(p.sent, 'invalid_request', 'internal error: a batch left a call undecided'),
+      ),
+    );
+  };
+  for (const chunk of chunks) {
+    const calls = chunk.map((i) => ps[i] as Prepared);
+    const batchId = randomUUID();
+    const headers: Record<string, string> = { ...shared.headers, 'x-request-id': batchId };
+    shared.telemetry?.injectActive(headers);
+    decideBatchThen(shared.ctx, calls, signal, headers, batchId, deadlineAt, batchPath, (all) => {
+      for (let k = 0; k < chunk.length; k++) decided[chunk[k] as number] = all[k];
+      oneMore();
+    });
+  }
+  // The single calls go out now, beside the batches.
+  for (let i = 0; i < ps.length; i++) {
+    if (batched[i] === 1) continue;
+    sendThen(shared, ps[i] as Prepared, deadlineAt, undefined, (o) => {
+      decided[i] = o;
+      oneMore();
+    });
+  }
 }
 
 /** Each call of `authorizeActions` up to the network, with the call options read once for all. */

@@ -10,7 +10,7 @@ import type { ActionCall, CallOptions, EgressCallOptions, PepOptions } from '../
 import { resolveOptions } from '../options/pep.js';
 import type { PermitChecker } from '../permit/verifier.js';
 import { decideAll } from './batch.js';
-import { runStep } from './decide.js';
+import { runDecision, runStep } from './decide.js';
 import type { Outcome } from './exchange.js';
 import type { CompiledInterceptor } from './interceptors.js';
 import { observe } from './observe.js';
@@ -83,8 +83,8 @@ function internalsOf(b: Bound): ClientInternals {
 
 function bindClient(shared: Shared, session: string): CoreClient {
   const b: Bound = { shared, session };
-  const run = async (stage: Stage, payload: Payload, rawOpts: unknown): Promise<PolicyDecision> =>
-    (await runStep(b, stage, payload, rawOpts)).decision;
+  const run = (stage: Stage, payload: Payload, rawOpts: unknown): Promise<PolicyDecision> =>
+    runDecision(b, stage, payload, rawOpts);
   return {
     authorizeAction: (tool, args, o) => run('action', { tool, args }, o),
     authorizeActions: (calls, o) => decideAll(b, calls, o),

@@ -5,20 +5,39 @@
  * @internal
  */
 import { randomUUID } from 'node:crypto';
-import { type Stage, synthesizeBlock } from '../decision.js';
+import { type PolicyDecision, type Stage, synthesizeBlock } from '../decision.js';
 import type { DecisionSpan } from '../telemetry.js';
 import type { EndpointSource } from './discovery.js';
-import { blockOutcome, decide, type Outcome } from './exchange.js';
+import { blockOutcome, decideThen, type Outcome } from './exchange.js';
 import { observe } from './observe.js';
 import type { Payload, Prepared, Snapshot } from './request.js';
 import type { Shared } from './shared.js';
 import { type Bound, prepareStep } from './step.js';
 
+/**
+ * One prepared call over the network (one evaluation over AuthZEN): calls `done` once with the outcome,
+ * maybe before it returns, maybe from inside the transport's handler; `done` must not throw.
+ */
+export function sendThen(
+  shared: Shared,
+  p: Prepared,
+  deadlineAt: number,
+  span: DecisionSpan | undefined,
+  done: (o: Outcome) => void,
+): void {
+  const headers = { ...shared.headers, 'x-request-id': p.sent.requestId };
+  if (shared.endpoints) {
+    sendDiscovered(shared, shared.endpoints, p, headers, deadlineAt, span).then(done, () =>
+      done(blockOutcome(p.sent, 'invalid_request', 'internal error')),
+    );
+  } else {
+    sendTo(shared, shared.opts.path, p, headers, deadlineAt, span, done);
+  }
+}
+
 /** One prepared call over the network (one evaluation over AuthZEN). Resolves, never rejects. */
 export function send(shared: Shared, p: Prepared, deadlineAt: number, span?: DecisionSpan): Promise<Outcome> {
-  const headers = { ...shared.headers, 'x-request-id': p.sent.requestId };
-  if (shared.endpoints) return sendDiscovered(shared, shared.endpoints, p, headers, deadlineAt, span);
-  return sendTo(shared, shared.opts.path, p, headers, deadlineAt, span);
+  return new Promise<Outcome>((resolve) => sendThen(shared, p, deadlineAt, span, resolve));
 }
 
 /** One prepared call to `path`, inside the decision's span when there is one. */
@@ -29,10 +48,14 @@ function sendTo(
   headers: Record<string, string>,
   deadlineAt: number,
   span: DecisionSpan | undefined,
-): Promise<Outcome> {
-  if (!span) return decide(shared.ctx, p, headers, deadlineAt, path);
+  done: (o: Outcome) => void,
+): void {
+  if (!span) {
+    decideThen(shared.ctx, p, headers, deadlineAt, path, done);
+    return;
+  }
   span.inject(headers);
-  return span.run(() => decide(shared.ctx, p, headers, deadlineAt, path));
+  span.run(() => decideThen(shared.ctx, p, headers, deadlineAt, path, done));
 }
 
 /** AuthZEN: the evaluation endpoint (fixed, or from the discovery document), then the call. */
@@ -46,36 +69,81 @@ async function sendDiscovered(
 ): Promise<Outcome> {
   const e = await endpoints(deadlineAt, p.call.signal);
   if (!e.ok) return blockOutcome(p.sent, e.code, e.message, e.attempts, e.status);
-  return sendTo(shared, e.value.evaluation, p, headers, deadlineAt, span);
+  return new Promise<Outcome>((resolve) => sendTo(shared, e.value.evaluation, p, headers, deadlineAt, span, resolve));
 }
 
 /**
  * One observed decision, with the args that were sent (what a permit binds). Args are read once: a
- * snapshot `guardTool` already took is used as it is.
+ * snapshot `guardTool` already took is used as it is. Resolves, never rejects.
  */
-export async function runStep(
+export function runStep(
   b: Bound,
   stage: Stage,
   payload: Payload,
   rawOpts: unknown,
   snapshot?: Snapshot,
 ): Promise<Outcome> {
+  return observedStep(b, stage, payload, rawOpts, snapshot, (o) => o);
+}
+
+/** {@link runStep}'s decision alone: what a stage method answers. Resolves, never rejects. */
+export function runDecision(b: Bound, stage: Stage, payload: Payload, rawOpts: unknown): Promise<PolicyDecision> {
+  return observedStep(b, stage, payload, rawOpts, undefined, (o) => o.decision);
+}
+
+/**
+ * One observed decision, as `pick` gives it. Two promises on the common path: the step, the exchange
+ * and the answer's checks hand their results on by callback (a promise hop costs about half a
+ * microsecond of client CPU at 64 decisions in flight, BENCHMARKS.md), and telemetry and the observer
+ * run in the reaction, so in the caller's async context, never inside the transport's handler.
+ */
+function observedStep<T>(
+  b: Bound,
+  stage: Stage,
+  payload: Payload,
+  rawOpts: unknown,
+  snapshot: Snapshot | undefined,
+  pick: (o: Outcome) => T,
+): Promise<T> {
   const { shared } = b;
   const started = performance.now();
   const telemetry = shared.telemetry;
   const span = telemetry ? telemetry.start() : undefined;
-  let outcome: Outcome;
-  try {
-    const deadlineAt = started + shared.opts.timeoutMs;
-    let step = prepareStep(b, stage, payload, rawOpts, snapshot, deadlineAt, span);
-    if (step instanceof Promise) step = await step;
-    outcome = step.kind === 'decided' ? step.outcome : await send(shared, step.p, deadlineAt, span);
-  } catch {
-    // Unreachable by design; a bug must still fail closed.
-    outcome = { decision: synthesizeBlock(stage, randomUUID(), 'invalid_request', 'internal error', 0), attempts: 0 };
-  }
-  const tool = 'tool' in payload && typeof payload.tool === 'string' ? payload.tool : undefined;
-  if (telemetry && span) telemetry.end(span, outcome.decision, outcome.attempts, (performance.now() - started) / 1000);
-  observe(shared.opts.onDecision, outcome, started, tool);
-  return outcome;
+  const reached = new Promise<Outcome>((resolve) => {
+    let settled = false;
+    const done = (o: Outcome): void => {
+      if (settled) return;
+      settled = true;
+      resolve(o);
+    };
+    try {
+      const deadlineAt = started + shared.opts.timeoutMs;
+      const step = prepareStep(b, stage, payload, rawOpts, snapshot, deadlineAt, span);
+      if (step instanceof Promise) {
+        step.then(
+          (s) => (s.kind === 'decided' ? done(s.outcome) : sendThen(shared, s.p, deadlineAt, span, done)),
+          () => done(internalError(stage)),
+        );
+      } else if (step.kind === 'decided') {
+        done(step.outcome);
+      } else {
+        sendThen(shared, step.p, deadlineAt, span, done);
+      }
+    } catch {
+      // Unreachable by design; a bug must still fail closed.
+      done(internalError(stage));
+    }
+  });
+  return reached.then((outcome) => {
+    const tool = 'tool' in payload && typeof payload.tool === 'string' ? payload.tool : undefined;
+    if (telemetry && span)
+      telemetry.end(span, outcome.decision, outcome.attempts, (performance.now() - started) / 1000);
+    observe(shared.opts.onDecision, outcome, started, tool);
+    return pick(outcome);
+  });
+}
+
+/** The outcome of a bug: a synthesized BLOCK. */
+function internalError(stage: Stage): Outcome {
+  return { decision: synthesizeBlock(stage, randomUUID(), 'invalid_request', 'internal error', 0), attempts: 0 };
 }

@@ -9,14 +9,14 @@ import { type FailClosedCode, type PolicyDecision, synthesizeBlock } from '../de
 import { ABORT_CAUSES, Abort, type AbortCause, AbortReason } from '../internal/abort.js';
 import { now } from '../internal/deadline.js';
 import { AttemptFailure } from '../internal/failure.js';
-import type { Inflight } from '../internal/inflight.js';
+import type { Inflight, InflightEntry } from '../internal/inflight.js';
 import type { BoundPermit } from '../permit/binding.js';
 import type { HttpResponse, HttpTransport } from '../transport/http.js';
 import { encodeRequest, parseResponse } from '../wire/agent-pep.js';
 import { encodeEvaluation, parseEvaluation } from '../wire/authzen.js';
 import { type EnforceOptions, toDecision } from './enforceable.js';
 import type { Prepared } from './request.js';
-import { withRetries } from './retry.js';
+import { retryAfterFirst } from './retry.js';
 
 /** What a fail-closed end of each abort cause is called: the one table, kept in `internal/abort.ts`. */
 export { ABORT_CAUSES };
@@ -72,6 +72,18 @@ function failed(code: FailClosedCode, message: string, attempts = 0, status?: nu
   return { ok: false, code, message, attempts, status };
 }
 
+/** Why an exchange ends before it starts: the caller aborted, the client is closed, or the deadline passed. */
+function refusedAtOnce(
+  ctx: DecisionContext,
+  signal: AbortSignal | undefined,
+  deadlineAt: number,
+): Exchanged<never> | undefined {
+  if (signal?.aborted) return failed('aborted', ABORT_CAUSES.caller.message);
+  if (ctx.closed) return failed('pdp_unreachable', ABORT_CAUSES.closed.message);
+  if (deadlineAt - now() <= 0) return failed('pdp_timeout', ABORT_CAUSES.deadline.message);
+  return undefined;
+}
+
 /**
  * One HTTP exchange within `deadlineAt` (a `performance.now()` value): the attempts (with
  * `attemptTimeoutMs`), the caller's abort, `close()`, and retries; `read` turns a whole status-200
@@ -84,70 +96,155 @@ export function exchange<T>(
   deadlineAt: number,
   read: (res: HttpResponse) => T,
 ): Promise<Exchanged<T>> {
-  if (signal?.aborted) return Promise.resolve(failed('aborted', ABORT_CAUSES.caller.message));
-  if (ctx.closed) return Promise.resolve(failed('pdp_unreachable', ABORT_CAUSES.closed.message));
-  const remaining = deadlineAt - now();
-  if (remaining <= 0) return Promise.resolve(failed('pdp_timeout', ABORT_CAUSES.deadline.message));
+  return new Promise<Exchanged<T>>((resolve) => exchangeThen(ctx, signal, sendable, deadlineAt, read, resolve));
+}
+
+/**
+ * {@link exchange} without a promise of its own: `done` is called once, with what the exchange came to,
+ * possibly before this returns (a call refused at once) and often from inside the transport's
+ * handler, so `read` and `done` must not throw (`read`'s throw is caught: it is the attempt's failure).
+ * The decision's hot path: a successful first attempt settles with no promise and no microtask of its own.
+ */
+export function exchangeThen<T>(
+  ctx: DecisionContext,
+  signal: AbortSignal | undefined,
+  sendable: Sendable,
+  deadlineAt: number,
+  read: (res: HttpResponse) => T,
+  done: (o: Exchanged<T>) => void,
+): void {
+  const refused = refusedAtOnce(ctx, signal, deadlineAt);
+  if (refused) {
+    done(refused);
+    return;
+  }
   let body: string | undefined;
   try {
     body = sendable.body();
   } catch {
-    return Promise.resolve(failed('invalid_request', 'the request could not be serialized'));
+    done(failed('invalid_request', 'the request could not be serialized'));
+    return;
   }
-  const { path, headers } = sendable;
+  new Exchange(ctx, signal, sendable.path, sendable.headers, body, deadlineAt, read, done).start();
+}
 
-  return new Promise<Exchanged<T>>((resolve) => {
-    // Not an AbortController: see internal/abort.ts (this is the per-decision hot path).
-    const ctrl = new Abort();
-    let attempts = 0;
-    let done = false;
-    const finish = (o: Exchanged<T>): void => {
-      if (done) return;
-      done = true;
-      resolve(o);
-      clearTimeout(timer);
-      ctx.inflight.delete(entry);
+/**
+ * One exchange in flight ({@link exchangeThen}): its abort handle, its attempts, its place in the
+ * client's in-flight registry (which stops it at its deadline), and the one `done` call. One object
+ * per exchange, its methods shared; the callbacks the transport and the registry hold are its own.
+ */
+class Exchange<T> {
+  // Not an AbortController: see internal/abort.ts (this is the per-decision hot path).
+  readonly ctrl = new Abort();
+  attempts = 1;
+  ended = false;
+  entry: InflightEntry | undefined = undefined;
+  onCallerAbort: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly ctx: DecisionContext,
+    readonly signal: AbortSignal | undefined,
+    readonly path: string,
+    readonly headers: Record<string, string>,
+    readonly body: string | undefined,
+    readonly deadlineAt: number,
+    readonly read: (res: HttpResponse) => T,
+    readonly done: (o: Exchanged<T>) => void,
+  ) {}
+
+  /** Ends the exchange at once; the attempt in flight is aborted and its outcome ignored. */
+  readonly stop = (cause: AbortCause): void => {
+    if (this.ended) return;
+    this.ctrl.abort(new AbortReason(cause));
+    const { code, message } = ABORT_CAUSES[cause];
+    this.finish(failed(code, message, this.attempts));
+  };
+
+  finish(o: Exchanged<T>): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.entry) this.ctx.inflight.delete(this.entry);
+    if (this.onCallerAbort) {
       try {
-        signal?.removeEventListener('abort', onCallerAbort);
+        this.signal?.removeEventListener('abort', this.onCallerAbort);
       } catch {
         // a caller's signal that throws here cannot keep the decision from resolving
       }
-    };
-    // Ends the exchange at once; the attempt in flight is aborted and its outcome ignored.
-    const stop = (cause: AbortCause): void => {
-      if (done) return;
-      ctrl.abort(new AbortReason(cause));
-      const { code, message } = ABORT_CAUSES[cause];
-      finish(failed(code, message, attempts));
-    };
-    const onCallerAbort = (): void => stop('caller');
-    const timer = setTimeout(stop, remaining, 'deadline');
-    const entry = ctx.inflight.add(stop);
-    try {
-      signal?.addEventListener('abort', onCallerAbort, { once: true });
-    } catch {
-      finish(failed('invalid_request', 'signal must be an AbortSignal'));
+    }
+    this.done(o);
+  }
+
+  failedWith(err: unknown): void {
+    if (err instanceof AttemptFailure) this.finish(failed(err.code, err.message, this.attempts, err.status));
+    else if (this.ctrl.aborted) this.stop('deadline');
+    else this.finish(failed('pdp_unreachable', 'PDP request failed', this.attempts));
+  }
+
+  succeeded(value: T): void {
+    this.finish({ ok: true, value, attempts: this.attempts });
+  }
+
+  /** Registers the exchange (its deadline, the caller's abort) and sends the first attempt. */
+  start(): void {
+    const { ctx, signal } = this;
+    // The deadline: the client's one timer stops this exchange with 'deadline' (internal/inflight.ts).
+    this.entry = ctx.inflight.add(this.stop, this.deadlineAt);
+    if (signal) {
+      this.onCallerAbort = () => this.stop('caller');
+      try {
+        signal.addEventListener('abort', this.onCallerAbort, { once: true });
+      } catch {
+        this.finish(failed('invalid_request', 'signal must be an AbortSignal'));
+        return;
+      }
+    }
+    if (ctx.attemptTimeoutMs < this.deadlineAt - now()) {
+      this.attempt(1).then(
+        (v) => this.succeeded(v),
+        (e: unknown) => this.firstFailed(e),
+      );
       return;
     }
+    // The first attempt, which the deadline bounds anyway (the default): no timer, signal or promise
+    // of its own; the answer is read in the transport's handler.
+    ctx.transport.start(this.body, this.headers, this.ctrl, this.path, this.onFirstResponse, this.firstFailed);
+  }
 
-    // An attempt that the deadline bounds anyway (the default) needs no timer or signal of its own.
-    const attempt = (n: number): Promise<T> => {
-      attempts = n;
-      if (ctx.attemptTimeoutMs < deadlineAt - now()) {
-        return timedAttempt(ctx, { path, headers, body: () => body }, ctrl, read);
-      }
-      return ctx.transport.send(body, headers, ctrl, path).then(read);
-    };
+  readonly onFirstResponse = (res: HttpResponse): void => {
+    if (this.ended) return;
+    let value: T;
+    try {
+      value = this.read(res);
+    } catch (err) {
+      this.firstFailed(err);
+      return;
+    }
+    this.succeeded(value);
+  };
 
-    withRetries(attempt, { retries: ctx.retries, deadlineAt, signal: () => ctrl.signal }).then(
-      (value) => finish({ ok: true, value, attempts }),
-      (err: unknown) => {
-        if (err instanceof AttemptFailure) finish(failed(err.code, err.message, attempts, err.status));
-        else if (ctrl.aborted) stop('deadline');
-        else finish(failed('pdp_unreachable', 'PDP request failed', attempts));
-      },
+  /** The first attempt failed: the exchange fails with it, or retries (`retry.ts` decides). */
+  readonly firstFailed = (err: unknown): void => {
+    if (this.ended) return;
+    if (this.ctx.retries === 0) {
+      this.failedWith(err);
+      return;
+    }
+    const plan = { retries: this.ctx.retries, deadlineAt: this.deadlineAt, signal: () => this.ctrl.signal };
+    retryAfterFirst(err, (n) => this.attempt(n), plan).then(
+      (v) => this.succeeded(v),
+      (e: unknown) => this.failedWith(e),
     );
-  });
+  };
+
+  /** Attempt `n` as a promise: retries, and a first attempt under its own `attemptTimeoutMs`. */
+  attempt(n: number): Promise<T> {
+    this.attempts = n;
+    const { ctx, body } = this;
+    if (ctx.attemptTimeoutMs < this.deadlineAt - now()) {
+      return timedAttempt(ctx, { path: this.path, headers: this.headers, body: () => body }, this.ctrl, this.read);
+    }
+    return ctx.transport.send(body, this.headers, this.ctrl, this.path).then(this.read);
+  }
 }
 
 /** An attempt under `attemptTimeoutMs`: its own signal, aborted by its timer or by the decision's `ctrl`. */
@@ -177,18 +274,20 @@ export function failedOutcome(sent: Prepared['sent'], r: Exchanged<unknown> & { 
 /**
  * Sends one prepared request and enforces the answer, within `deadlineAt` (a `performance.now()` value),
  * over the client's protocol: the agent-pep wire (docs/fail-closed.md) or one AuthZEN evaluation (docs/authzen.md) to
- * `path`. Resolves, never rejects.
+ * `path`. Calls `done` once with the outcome, maybe before it returns, maybe from inside the
+ * transport's handler ({@link exchangeThen}); `done` must not throw.
  */
-export async function decide(
+export function decideThen(
   ctx: DecisionContext,
   p: Prepared,
   headers: Record<string, string>,
   deadlineAt: number,
   path: string,
-): Promise<Outcome> {
+  done: (o: Outcome) => void,
+): void {
   const { sent } = p;
   const authzen = ctx.protocol === 'authzen';
-  const r = await exchange(
+  exchangeThen(
     ctx,
     p.call.signal,
     { path, headers, body: () => (authzen ? encodeEvaluation(p) : encodeRequest(p.req, p.sent.argsJson)) },
@@ -197,8 +296,8 @@ export async function decide(
       const { response, raw } = authzen ? parseEvaluation(res.body) : parseResponse(res.body);
       return toDecision(response, raw, sent, res.headers['x-request-id'], ctx.enforce);
     },
+    (r) => done(withSent(p, r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r))),
   );
-  return withSent(p, r.ok ? { decision: r.value, attempts: r.attempts } : failedOutcome(sent, r));
 }
 
 /**

@@ -137,8 +137,16 @@ export function withRetries<T>(attempt: (n: number) => Promise<T>, plan: RetryPl
   return plan.retries === 0 ? first : first.catch((error: unknown) => retryAfterFirst(error, attempt, plan));
 }
 
-/** After a failed first attempt: throws it unless it is retryable, else waits and retries. */
-async function retryAfterFirst<T>(error: unknown, attempt: (n: number) => Promise<T>, plan: RetryPlan): Promise<T> {
+/**
+ * After a failed first attempt (run by the caller, as {@link withRetries} runs it): throws `error`
+ * unless it is retryable, else waits and runs attempts 2 and on under `plan`.
+ * @throws AttemptFailure the last attempt's failure (or `error` when it is not retryable)
+ */
+export async function retryAfterFirst<T>(
+  error: unknown,
+  attempt: (n: number) => Promise<T>,
+  plan: RetryPlan,
+): Promise<T> {
   const base = plan.baseMs ?? DEFAULTS.backoffBaseMs;
   const random = plan.random ?? Math.random;
   const now = plan.now ?? Date.now;

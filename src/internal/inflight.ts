@@ -1,51 +1,94 @@
 /**
- * The decisions in flight on one client, for `close()` to stop.
+ * The decisions in flight on one client: each with its deadline, for `close()` to stop them all and
+ * for the one timer that stops each at its deadline.
  * @internal
  */
 import type { AbortCause } from './abort.js';
+import { now } from './deadline.js';
 
-/** One decision in flight: how to stop it, and where it sits in its {@link Inflight}. */
+/** One decision in flight: how to stop it, when, and its neighbours in the deadline order. */
 export interface InflightEntry {
   readonly stop: (cause: AbortCause) => void;
-  /** Its place in the registry's array; -1 once deleted. */
-  index: number;
+  /** Its deadline, a `performance.now()` value (`internal/deadline.ts`). */
+  readonly deadlineAt: number;
+  /** False once deleted or stopped. */
+  live: boolean;
+  prev: InflightEntry | undefined;
+  next: InflightEntry | undefined;
 }
 
 /**
- * The in-flight decisions of one client (and its `withSession` clients): added when an exchange
- * starts, deleted when it ends, all stopped by `close()`.
+ * Milliseconds by which a timer may fire before a deadline and still stop it: Node's timers count
+ * whole milliseconds from the event loop's cached clock, so they can fire a little before the exact
+ * `performance.now()` deadline. One millisecond, as a timer of its own per decision would allow.
+ */
+const EARLY_MS = 1;
+
+/**
+ * The in-flight decisions of one client (and its `withSession` clients), in deadline order: added when
+ * an exchange starts, deleted when it ends, each stopped with `'deadline'` when its deadline passes,
+ * and all stopped by `close()`.
  *
- * An array with swap-removal, not a `Set`: every decision adds and deletes one entry, and a `Set`
- * churned that way made each young-generation GC about four times as costly on Node 20 at 64 decisions
- * in flight (about 15 microseconds of client CPU per decision, a fifth of it; BENCHMARKS.md). Add and
- * delete are O(1); the order of entries is not kept.
+ * One timer for the whole client, not one per decision: a client's decisions share `timeoutMs`, so they
+ * arrive nearly in deadline order (an entry goes in from the back, O(1) as a rule) and a decision that
+ * ends unlinks itself in O(1). The timer stays set for the earliest deadline it was set for; when it
+ * fires it stops every entry that is due and is set again for the earliest one left, so each deadline
+ * is met as a timer of its own would meet it. A `setTimeout` and `clearTimeout` per decision cost about
+ * a microsecond of client CPU at 64 decisions in flight (BENCHMARKS.md). The timer keeps the process
+ * alive only while an entry is in flight, as the per-decision timers did.
  */
 export class Inflight {
-  readonly #entries: InflightEntry[] = [];
+  #head: InflightEntry | undefined = undefined;
+  #tail: InflightEntry | undefined = undefined;
+  #size = 0;
+  #timer: NodeJS.Timeout | undefined = undefined;
+  /** The deadline the timer is set for (Infinity when it is not set). */
+  #armedFor = Number.POSITIVE_INFINITY;
+  readonly #onTimer = (): void => this.#expire();
 
   /** How many decisions are in flight. */
   get size(): number {
-    return this.#entries.length;
+    return this.#size;
   }
 
-  /** Registers a decision; keep the entry to {@link Inflight.delete} it. */
-  add(stop: (cause: AbortCause) => void): InflightEntry {
-    const entry: InflightEntry = { stop, index: this.#entries.length };
-    this.#entries.push(entry);
+  /**
+   * Registers a decision that `stop('deadline')` ends at `deadlineAt` (a `performance.now()` value),
+   * unless it is deleted first; keep the entry to {@link Inflight.delete} it.
+   */
+  add(stop: (cause: AbortCause) => void, deadlineAt: number): InflightEntry {
+    const entry: InflightEntry = { stop, deadlineAt, live: true, prev: undefined, next: undefined };
+    // From the back: the new deadline is the latest as a rule.
+    let after = this.#tail;
+    while (after !== undefined && after.deadlineAt > deadlineAt) after = after.prev;
+    if (after === undefined) {
+      entry.next = this.#head;
+      if (this.#head) this.#head.prev = entry;
+      else this.#tail = entry;
+      this.#head = entry;
+    } else {
+      entry.prev = after;
+      entry.next = after.next;
+      if (after.next) after.next.prev = entry;
+      else this.#tail = entry;
+      after.next = entry;
+    }
+    if (this.#size++ === 0) this.#timer?.ref();
+    if (deadlineAt < this.#armedFor) this.#arm(deadlineAt);
     return entry;
   }
 
-  /** Removes an entry (the last one takes its place). A second delete of one entry does nothing. */
+  /** Removes an entry. A second delete of one entry does nothing. */
   delete(entry: InflightEntry): void {
-    const i = entry.index;
-    const entries = this.#entries;
-    if (i < 0 || entries[i] !== entry) return;
-    entry.index = -1;
-    const last = entries.pop() as InflightEntry;
-    if (last !== entry) {
-      entries[i] = last;
-      last.index = i;
-    }
+    if (!entry.live) return;
+    entry.live = false;
+    const { prev, next } = entry;
+    if (prev) prev.next = next;
+    else this.#head = next;
+    if (next) next.prev = prev;
+    else this.#tail = prev;
+    entry.prev = entry.next = undefined;
+    // With nothing in flight, the timer (still set) must not hold the process open.
+    if (--this.#size === 0) this.#timer?.unref();
   }
 
   /**
@@ -53,13 +96,45 @@ export class Inflight {
    * stopped. A `stop` that throws cannot keep the others from running.
    */
   stopAll(cause: AbortCause): void {
-    for (const entry of this.#entries.slice()) {
-      if (entry.index < 0) continue;
+    const entries: InflightEntry[] = [];
+    for (let e = this.#head; e !== undefined; e = e.next) entries.push(e);
+    for (const entry of entries) {
+      if (!entry.live) continue;
+      this.delete(entry);
       try {
         entry.stop(cause);
       } catch {
         // one decision cannot keep the others from being stopped
       }
     }
+    if (this.#size === 0 && this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#armedFor = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  /** Sets the one timer for `deadlineAt`, in place of the one set for a later deadline. */
+  #arm(deadlineAt: number): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#armedFor = deadlineAt;
+    this.#timer = setTimeout(this.#onTimer, Math.max(0, deadlineAt - now()));
+    if (this.#size === 0) this.#timer.unref();
+  }
+
+  /** The timer fired: stops every entry due, then sets the timer for the earliest one left. */
+  #expire(): void {
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+    const due = now() + EARLY_MS;
+    for (let e = this.#head; e !== undefined && e.deadlineAt <= due; e = this.#head) {
+      this.delete(e);
+      try {
+        e.stop('deadline');
+      } catch {
+        // one decision cannot keep the others from being stopped
+      }
+    }
+    if (this.#head !== undefined) this.#arm(this.#head.deadlineAt);
   }
 }

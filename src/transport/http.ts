@@ -347,29 +347,44 @@ export class HttpTransport {
     signal: AbortLike,
     path: string = this.#path,
   ): Promise<HttpResponse> {
-    return new Promise<HttpResponse>((resolve, reject) => {
-      const attempt = new Attempt(resolve, reject, signal, this.#max, this.#origin, path);
-      if (signal.aborted) {
-        attempt.settle(signal.reason);
-        return;
-      }
-      signal.addEventListener('abort', attempt.onAbort);
-      try {
-        // `maxRedirections: 0` turns undici's redirect interceptor (and undici 6's built-in redirects)
-        // off for this request, so a 3xx reaches the handler and is `pdp_status`.
-        const options: Dispatcher.DispatchOptions & { maxRedirections: 0 } = {
-          origin: this.#origin,
-          path,
-          method: body === undefined ? 'GET' : 'POST',
-          headers,
-          body: body === undefined ? null : this.#owned ? body : oneShot(body, headers),
-          maxRedirections: 0,
-        };
-        this.#dispatcher.dispatch(options, attempt);
-      } catch (err) {
-        attempt.settle(err);
-      }
-    });
+    return new Promise<HttpResponse>((resolve, reject) => this.start(body, headers, signal, path, resolve, reject));
+  }
+
+  /**
+   * {@link HttpTransport.send} without a promise: `onResponse` or `onFailure` is called once, often
+   * from inside undici's handler, so neither may throw (the decision's hot path: one promise fewer,
+   * and the hops it costs). Never throws.
+   * @param onFailure - called with an {@link AttemptFailure} (or what the dispatcher threw, classified)
+   */
+  start(
+    body: string | undefined,
+    headers: Record<string, string>,
+    signal: AbortLike,
+    path: string,
+    onResponse: (res: HttpResponse) => void,
+    onFailure: (err: unknown) => void,
+  ): void {
+    const attempt = new Attempt(onResponse, onFailure, signal, this.#max, this.#origin, path);
+    if (signal.aborted) {
+      attempt.settle(signal.reason);
+      return;
+    }
+    signal.addEventListener('abort', attempt.onAbort);
+    try {
+      // `maxRedirections: 0` turns undici's redirect interceptor (and undici 6's built-in redirects)
+      // off for this request, so a 3xx reaches the handler and is `pdp_status`.
+      const options: Dispatcher.DispatchOptions & { maxRedirections: 0 } = {
+        origin: this.#origin,
+        path,
+        method: body === undefined ? 'GET' : 'POST',
+        headers,
+        body: body === undefined ? null : this.#owned ? body : oneShot(body, headers),
+        maxRedirections: 0,
+      };
+      this.#dispatcher.dispatch(options, attempt);
+    } catch (err) {
+      attempt.settle(err);
+    }
   }
 
   /** Destroys the client's own pool (in-flight requests fail); a caller's dispatcher is left alone. */

@@ -99,16 +99,28 @@ const everyMemberWritten: [keyof AuthorizeRequest] extends [Written] ? true : ne
 void everyMemberWritten;
 
 /**
- * Serializes a request body. `simulated` is sent only when true.
+ * A character that keeps a string from being its own JSON text between quotes: a quote, a backslash,
+ * a control character (RFC 8259 section 7), or any surrogate (`JSON.stringify` escapes a lone one; a
+ * string with a pair goes the slow way too, to keep the test simple).
+ */
+const NOT_VERBATIM = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(text)`, without its escape scan when a quick one finds nothing to escape. */
+function jsonString(text: string): string {
+  return NOT_VERBATIM.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/**
+ * Serializes a request body: the same text as `JSON.stringify(req)` (members in the order `prepare`
+ * sets them), written by hand. `simulated` is sent only when true.
  * @param argsJson - `req.args` as RFC 8785 text, when the caller already wrote it (the client does,
  *   to hash it for rule 5): the body carries that text, the same members with their keys sorted
  */
 export function encodeRequest(req: AuthorizeRequest, argsJson?: string): string {
-  if (argsJson === undefined || req.args === undefined || req.content !== undefined) return JSON.stringify(req);
-  // The members of an action request, in the order JSON.stringify(req) writes them, with the args text.
   let out = `{"agentId":${JSON.stringify(req.agentId)},"session":${JSON.stringify(req.session)},"stage":${JSON.stringify(req.stage)},"requestId":${JSON.stringify(req.requestId)}`;
+  if (req.content !== undefined) out += `,"content":${jsonString(req.content)}`;
   if (req.tool !== undefined) out += `,"tool":${JSON.stringify(req.tool)}`;
-  out += `,"args":${argsJson}`;
+  if (req.args !== undefined) out += `,"args":${argsJson ?? JSON.stringify(req.args)}`;
   if (req.simulated !== undefined) out += `,"simulated":${req.simulated}`;
   if (req.purpose !== undefined) out += `,"purpose":${JSON.stringify(req.purpose)}`;
   if (req.visibilityBatch !== undefined) out += `,"visibilityBatch":${JSON.stringify(req.visibilityBatch)}`;
@@ -158,8 +170,8 @@ export function parseResponse(body: Uint8Array): { response: AuthorizeResponse; 
   if (failed !== undefined) {
     throw new AttemptFailure('invalid_response', `PDP response fails the schema at ${pathText(failed)}`);
   }
-  // A copy, as the schema library's output was: what the decision reads is not the raw answer object.
-  return { response: { ...parsed } as AuthorizeResponse, raw: parsed };
+  // The checked object itself: `toDecision` only reads it, and copies what a decision keeps.
+  return { response: parsed as AuthorizeResponse, raw: parsed };
 }
 
 /** What was asked, for comparing echoes and the permit binding. */
