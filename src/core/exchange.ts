@@ -11,7 +11,7 @@ import { now } from '../internal/deadline.js';
 import { AttemptFailure } from '../internal/failure.js';
 import type { Inflight, InflightEntry } from '../internal/inflight.js';
 import type { BoundPermit } from '../permit/binding.js';
-import type { HttpResponse, HttpTransport } from '../transport/http.js';
+import type { AttemptReceiver, HttpResponse, HttpTransport } from '../transport/http.js';
 import { encodeRequest, parseResponse } from '../wire/agent-pep.js';
 import { encodeEvaluation, parseEvaluation } from '../wire/authzen.js';
 import { type EnforceOptions, toDecision } from './enforceable.js';
@@ -76,11 +76,11 @@ function failed(code: FailClosedCode, message: string, attempts = 0, status?: nu
 function refusedAtOnce(
   ctx: DecisionContext,
   signal: AbortSignal | undefined,
-  deadlineAt: number,
+  leftMs: number,
 ): Exchanged<never> | undefined {
   if (signal?.aborted) return failed('aborted', ABORT_CAUSES.caller.message);
   if (ctx.closed) return failed('pdp_unreachable', ABORT_CAUSES.closed.message);
-  if (deadlineAt - now() <= 0) return failed('pdp_timeout', ABORT_CAUSES.deadline.message);
+  if (leftMs <= 0) return failed('pdp_timeout', ABORT_CAUSES.deadline.message);
   return undefined;
 }
 
@@ -113,7 +113,8 @@ export function exchangeThen<T>(
   read: (res: HttpResponse) => T,
   done: (o: Exchanged<T>) => void,
 ): void {
-  const refused = refusedAtOnce(ctx, signal, deadlineAt);
+  const leftMs = deadlineAt - now();
+  const refused = refusedAtOnce(ctx, signal, leftMs);
   if (refused) {
     done(refused);
     return;
@@ -125,7 +126,7 @@ export function exchangeThen<T>(
     done(failed('invalid_request', 'the request could not be serialized'));
     return;
   }
-  new Exchange(ctx, signal, sendable.path, sendable.headers, body, deadlineAt, read, done).start();
+  new Exchange(ctx, signal, sendable.path, sendable.headers, body, deadlineAt, read, done).start(leftMs);
 }
 
 /**
@@ -133,7 +134,7 @@ export function exchangeThen<T>(
  * client's in-flight registry (which stops it at its deadline), and the one `done` call. One object
  * per exchange, its methods shared; the callbacks the transport and the registry hold are its own.
  */
-class Exchange<T> {
+class Exchange<T> implements AttemptReceiver {
   // Not an AbortController: see internal/abort.ts (this is the per-decision hot path).
   readonly ctrl = new Abort();
   attempts = 1;
@@ -184,8 +185,8 @@ class Exchange<T> {
     this.finish({ ok: true, value, attempts: this.attempts });
   }
 
-  /** Registers the exchange (its deadline, the caller's abort) and sends the first attempt. */
-  start(): void {
+  /** Registers the exchange (its deadline, the caller's abort) and sends the first attempt, `leftMs` before the deadline. */
+  start(leftMs: number): void {
     const { ctx, signal } = this;
     // The deadline: the client's one timer stops this exchange with 'deadline' (internal/inflight.ts).
     this.entry = ctx.inflight.add(this.stop, this.deadlineAt);
@@ -198,7 +199,7 @@ class Exchange<T> {
         return;
       }
     }
-    if (ctx.attemptTimeoutMs < this.deadlineAt - now()) {
+    if (ctx.attemptTimeoutMs < leftMs) {
       this.attempt(1).then(
         (v) => this.succeeded(v),
         (e: unknown) => this.firstFailed(e),
@@ -207,10 +208,11 @@ class Exchange<T> {
     }
     // The first attempt, which the deadline bounds anyway (the default): no timer, signal or promise
     // of its own; the answer is read in the transport's handler.
-    ctx.transport.start(this.body, this.headers, this.ctrl, this.path, this.onFirstResponse, this.firstFailed);
+    ctx.transport.start(this.body, this.headers, this.ctrl, this.path, this);
   }
 
-  readonly onFirstResponse = (res: HttpResponse): void => {
+  /** The first attempt's whole answer (AttemptReceiver): read here, in the transport's handler. */
+  onResponse(res: HttpResponse): void {
     if (this.ended) return;
     let value: T;
     try {
@@ -220,10 +222,15 @@ class Exchange<T> {
       return;
     }
     this.succeeded(value);
-  };
+  }
+
+  /** The first attempt failed (AttemptReceiver). */
+  onFailure(err: AttemptFailure): void {
+    this.firstFailed(err);
+  }
 
   /** The first attempt failed: the exchange fails with it, or retries (`retry.ts` decides). */
-  readonly firstFailed = (err: unknown): void => {
+  firstFailed(err: unknown): void {
     if (this.ended) return;
     if (this.ctx.retries === 0) {
       this.failedWith(err);
@@ -234,7 +241,7 @@ class Exchange<T> {
       (v) => this.succeeded(v),
       (e: unknown) => this.failedWith(e),
     );
-  };
+  }
 
   /** Attempt `n` as a promise: retries, and a first attempt under its own `attemptTimeoutMs`. */
   attempt(n: number): Promise<T> {

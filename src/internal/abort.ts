@@ -60,17 +60,24 @@ export interface AbortLike {
 export class Abort implements AbortLike {
   aborted = false;
   reason: unknown = undefined;
-  #listeners: (() => void)[] | undefined;
+  /** The one listener most decisions have (the attempt's), then the rest: no array for one. */
+  #one: (() => void) | undefined;
+  #rest: (() => void)[] | undefined;
   #signal: AbortSignal | undefined;
 
   addEventListener(_type: 'abort', listener: () => void): void {
     if (this.aborted) return;
-    if (this.#listeners) this.#listeners.push(listener);
-    else this.#listeners = [listener];
+    if (this.#one === undefined && this.#rest === undefined) this.#one = listener;
+    else if (this.#rest) this.#rest.push(listener);
+    else this.#rest = [listener];
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    const list = this.#listeners;
+    if (this.#one === listener) {
+      this.#one = undefined;
+      return;
+    }
+    const list = this.#rest;
     if (!list) return;
     const i = list.indexOf(listener);
     if (i >= 0) list.splice(i, 1);
@@ -80,10 +87,12 @@ export class Abort implements AbortLike {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    const list = this.#listeners;
-    this.#listeners = undefined;
-    if (!list) return;
-    for (const listener of list) {
+    const one = this.#one;
+    const rest = this.#rest;
+    this.#one = undefined;
+    this.#rest = undefined;
+    // In the order they were added: the one slot holds the first listener while it is there.
+    for (const listener of one ? [one, ...(rest ?? [])] : (rest ?? [])) {
       try {
         listener();
       } catch {

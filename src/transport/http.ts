@@ -14,6 +14,17 @@ import { checkContentType, checkNoContentCoding } from './headers.js';
 import { NodeHttpDispatcher } from './node-http.js';
 import { poolClass } from './pool.js';
 
+/**
+ * Who hears how one attempt ended ({@link HttpTransport.start}): exactly one of the two is called,
+ * once, often from inside undici's handler, so neither may throw.
+ */
+export interface AttemptReceiver {
+  /** A whole, status-200, JSON, uncoded, size-checked response. */
+  onResponse(res: HttpResponse): void;
+  /** The attempt failed: an {@link AttemptFailure}, classified. */
+  onFailure(err: AttemptFailure): void;
+}
+
 /** A whole, status-200, size-checked response. */
 export interface HttpResponse {
   headers: Record<string, string | string[] | undefined>;
@@ -136,26 +147,19 @@ class Attempt implements Dispatcher.DispatchHandler {
   #status = 0;
   #headers: Record<string, string | string[] | undefined> = {};
   #failure: AttemptFailure | undefined = undefined;
-  #chunks: Buffer[] = [];
+  /** The body's first chunk; later ones go to {@link Attempt.#more} (most answers are one chunk). */
+  #first: Buffer | undefined = undefined;
+  #more: Buffer[] | undefined = undefined;
   #size = 0;
   #errorBody: ErrorBody | undefined = undefined;
-  readonly #resolve: (value: HttpResponse) => void;
-  readonly #reject: (err: unknown) => void;
+  readonly #receiver: AttemptReceiver;
   readonly #signal: AbortLike;
   readonly #max: number;
   readonly #origin: string;
   readonly #path: string;
 
-  constructor(
-    resolve: (value: HttpResponse) => void,
-    reject: (err: unknown) => void,
-    signal: AbortLike,
-    max: number,
-    origin: string,
-    path: string,
-  ) {
-    this.#resolve = resolve;
-    this.#reject = reject;
+  constructor(receiver: AttemptReceiver, signal: AbortLike, max: number, origin: string, path: string) {
+    this.#receiver = receiver;
     this.#signal = signal;
     this.#max = max;
     this.#origin = origin;
@@ -173,8 +177,8 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (this.#settled) return;
     this.#settled = true;
     this.#signal.removeEventListener('abort', this.onAbort);
-    if (value !== undefined) this.#resolve(value);
-    else this.#reject(classifyError(err, this.#signal));
+    if (value !== undefined) this.#receiver.onResponse(value);
+    else this.#receiver.onFailure(classifyError(err, this.#signal));
   }
 
   /** Ends the attempt with `f` (the connection is dropped, never reused). */
@@ -267,8 +271,12 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#size += chunk.length;
     if (this.#size > this.#max) {
       this.#fail(c, new AttemptFailure('invalid_response', 'PDP response is larger than maxResponseBytes'));
+    } else if (this.#first === undefined) {
+      this.#first = chunk;
+    } else if (this.#more === undefined) {
+      this.#more = [chunk];
     } else {
-      this.#chunks.push(chunk);
+      this.#more.push(chunk);
     }
   }
 
@@ -277,11 +285,11 @@ class Attempt implements Dispatcher.DispatchHandler {
       this.#endErrorBody(c, true);
       return;
     }
-    const chunks = this.#chunks;
-    this.settle(undefined, {
-      headers: this.#headers,
-      body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size),
-    });
+    const first = this.#first;
+    const more = this.#more;
+    const body =
+      first === undefined ? Buffer.alloc(0) : more === undefined ? first : Buffer.concat([first, ...more], this.#size);
+    this.settle(undefined, { headers: this.#headers, body });
   }
 
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
@@ -347,24 +355,23 @@ export class HttpTransport {
     signal: AbortLike,
     path: string = this.#path,
   ): Promise<HttpResponse> {
-    return new Promise<HttpResponse>((resolve, reject) => this.start(body, headers, signal, path, resolve, reject));
+    return new Promise<HttpResponse>((resolve, reject) =>
+      this.start(body, headers, signal, path, { onResponse: resolve, onFailure: reject }),
+    );
   }
 
   /**
-   * {@link HttpTransport.send} without a promise: `onResponse` or `onFailure` is called once, often
-   * from inside undici's handler, so neither may throw (the decision's hot path: one promise fewer,
-   * and the hops it costs). Never throws.
-   * @param onFailure - called with an {@link AttemptFailure} (or what the dispatcher threw, classified)
+   * {@link HttpTransport.send} without a promise: `receiver` hears how the attempt ended, once,
+   * often from inside undici's handler (the decision's hot path: no promise, no hop). Never throws.
    */
   start(
     body: string | undefined,
     headers: Record<string, string>,
     signal: AbortLike,
     path: string,
-    onResponse: (res: HttpResponse) => void,
-    onFailure: (err: unknown) => void,
+    receiver: AttemptReceiver,
   ): void {
-    const attempt = new Attempt(onResponse, onFailure, signal, this.#max, this.#origin, path);
+    const attempt = new Attempt(receiver, signal, this.#max, this.#origin, path);
     if (signal.aborted) {
       attempt.settle(signal.reason);
       return;

@@ -110,6 +110,21 @@ function jsonString(text: string): string {
   return NOT_VERBATIM.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
+/** The text of a request up to its `requestId`, for the last agent, session and stage seen. */
+let lastAgent: string | undefined;
+let lastSession: string | undefined;
+let lastStage: string | undefined;
+let lastPrefix = '';
+function requestPrefix(agentId: string, session: string, stage: string): string {
+  if (agentId !== lastAgent || session !== lastSession || stage !== lastStage) {
+    lastPrefix = `{"agentId":${JSON.stringify(agentId)},"session":${JSON.stringify(session)},"stage":${JSON.stringify(stage)},"requestId":`;
+    lastAgent = agentId;
+    lastSession = session;
+    lastStage = stage;
+  }
+  return lastPrefix;
+}
+
 /**
  * Serializes a request body: the same text as `JSON.stringify(req)` (members in the order `prepare`
  * sets them), written by hand. `simulated` is sent only when true.
@@ -117,7 +132,7 @@ function jsonString(text: string): string {
  *   to hash it for rule 5): the body carries that text, the same members with their keys sorted
  */
 export function encodeRequest(req: AuthorizeRequest, argsJson?: string): string {
-  let out = `{"agentId":${JSON.stringify(req.agentId)},"session":${JSON.stringify(req.session)},"stage":${JSON.stringify(req.stage)},"requestId":${JSON.stringify(req.requestId)}`;
+  let out = `${requestPrefix(req.agentId, req.session, req.stage)}${jsonString(req.requestId)}`;
   if (req.content !== undefined) out += `,"content":${jsonString(req.content)}`;
   if (req.tool !== undefined) out += `,"tool":${JSON.stringify(req.tool)}`;
   if (req.args !== undefined) out += `,"args":${argsJson ?? JSON.stringify(req.args)}`;

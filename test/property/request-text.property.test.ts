@@ -37,11 +37,12 @@ describe('encodeRequest writes what JSON.stringify writes', () => {
       fc.property(
         text,
         text,
+        fc.constantFrom('s', 'other', 'a"b'),
         fc.constantFrom('input', 'context_egress', 'output', 'delivery' as const),
         fc.option(text, { nil: undefined }),
         fc.boolean(),
-        (content, agentId, stage, tool, simulated) => {
-          const req: AuthorizeRequest = { agentId, session: 's', stage, requestId: 'r' };
+        (content, agentId, session, stage, tool, simulated) => {
+          const req: AuthorizeRequest = { agentId, session, stage, requestId: 'r' };
           req.content = content;
           if (tool !== undefined) req.tool = tool;
           if (simulated) req.simulated = true;

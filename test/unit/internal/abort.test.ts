@@ -54,6 +54,22 @@ describe('Abort', () => {
     a.addEventListener('abort', l);
     expect(ran).toBe(0);
   });
+  it('listeners run in the order they were added, whichever were removed in between', () => {
+    const a = new Abort();
+    const seen: string[] = [];
+    const l = (name: string) => () => seen.push(name);
+    const first = l('first');
+    const second = l('second');
+    a.addEventListener('abort', first);
+    a.addEventListener('abort', second);
+    a.removeEventListener('abort', first);
+    a.addEventListener('abort', l('third'));
+    a.removeEventListener('abort', second);
+    a.addEventListener('abort', l('fourth'));
+    a.addEventListener('abort', first);
+    a.abort(new AbortReason('caller'));
+    expect(seen).toEqual(['third', 'fourth', 'first']);
+  });
   it('its AbortSignal follows it, before or after the abort', () => {
     const before = new Abort();
     const signal = before.signal;
