@@ -255,6 +255,10 @@ async function decisionClients(stub, ap, pepWhy) {
   } else {
     const pepText = ap.pep.createPep(pepOptions(stub));
     const pepAction = ap.pep.createPep(pepOptions(stub));
+    // Without `permits`: rule 5 (decode the permit's payload, hash the args, compare) does not run.
+    // Information beside the action target: what rule 5 costs a decision on the wire.
+    const { permits: _permits, ...noPermits } = pepOptions(stub);
+    const pepActionNoRule5 = ap.pep.createPep(noPermits);
     // Three pass-through interceptors: the cost of a chain that changes nothing (issue 10).
     const passThrough = ['a', 'b', 'c'].map((name) => ({ name, before: () => ({ action: 'proceed' }) }));
     const pepText3 = ap.pep.createPep(pepOptions(stub, { interceptors: passThrough }));
@@ -291,6 +295,14 @@ async function decisionClients(stub, ap, pepWhy) {
           return d.verdict === 'ALLOW' && d.synthesized === undefined && typeof d.permitId === 'string';
         },
         close: () => pepAction.close(),
+      },
+      {
+        name: 'agent-pep authorizeAction (no permits option)',
+        call: async () => {
+          const d = await pepActionNoRule5.authorizeAction(TOOL, ARGS);
+          return d.verdict === 'ALLOW' && d.synthesized === undefined && typeof d.permitId === 'string';
+        },
+        close: () => pepActionNoRule5.close(),
       },
       {
         name: 'agent-pep checkInput (authzen)',
@@ -399,6 +411,7 @@ const RATIO_ORDER = [
   FLOOR_OTEL,
   FLOOR_ACTION,
   'agent-pep authorizeAction',
+  'agent-pep authorizeAction (no permits option)',
   'agent-pep authorizeAction (3 interceptors)',
 ];
 
@@ -1157,6 +1170,7 @@ export function computeRatios(rows, memory) {
   return {
     checkInput_ops_c64_vs_floor: ops('agent-pep checkInput', 64, FLOOR),
     authorizeAction_ops_c64_vs_floor: ops('agent-pep authorizeAction', 64, FLOOR_ACTION),
+    authorizeAction_no_rule5_ops_c64_vs_floor: ops('agent-pep authorizeAction (no permits option)', 64, FLOOR_ACTION),
     checkInput_p50_c1_vs_floor: paired('p50_ms', ci1, d(FLOOR, 1)),
     telemetry_vs_otel_undici_c64: paired(
       'ops_per_s',
@@ -1312,6 +1326,7 @@ export function parseArgs(argv, defaultOut) {
 export const TARGETS = {
   checkInput_ops_c64_vs_floor: { op: '>=', value: 0.9 },
   authorizeAction_ops_c64_vs_floor: { op: '>=', value: 0.85 },
+  authorizeAction_no_rule5_ops_c64_vs_floor: { op: 'info', value: 0.85 },
   checkInput_p50_c1_vs_floor: { op: '<=', value: 1.1 },
   telemetry_vs_otel_undici_c64: { op: '>=', value: 1 },
   otel_undici_floor_vs_floor_c64: { op: 'info', value: 1 },

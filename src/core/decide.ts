@@ -92,10 +92,11 @@ export function runDecision(b: Bound, stage: Stage, payload: Payload, rawOpts: u
 }
 
 /**
- * One observed decision, as `pick` gives it. Two promises on the common path: the step, the exchange
- * and the answer's checks hand their results on by callback (a promise hop costs about half a
- * microsecond of client CPU at 64 decisions in flight, BENCHMARKS.md), and telemetry and the observer
- * run in the reaction, so in the caller's async context, never inside the transport's handler.
+ * One observed decision, as `pick` gives it. The step, the exchange and the answer's checks hand their
+ * results on by callback (a promise hop costs about half a microsecond of client CPU at 64 decisions
+ * in flight, BENCHMARKS.md). Telemetry and the `onDecision` observer run in a promise reaction, so in
+ * the caller's async context and never inside the transport's handler; a client with neither (no
+ * code of the caller's runs) resolves its one promise with the decision at once.
  */
 function observedStep<T>(
   b: Bound,
@@ -107,40 +108,64 @@ function observedStep<T>(
 ): Promise<T> {
   const { shared } = b;
   const started = performance.now();
-  const telemetry = shared.telemetry;
+  const { telemetry } = shared;
+  const observer = shared.opts.onDecision;
+  if (!telemetry && !observer) {
+    return new Promise<T>((resolve) =>
+      reachOutcome(b, stage, payload, rawOpts, snapshot, started, undefined, (o) => resolve(pick(o))),
+    );
+  }
   const span = telemetry ? telemetry.start() : undefined;
-  const reached = new Promise<Outcome>((resolve) => {
-    let settled = false;
-    const done = (o: Outcome): void => {
-      if (settled) return;
-      settled = true;
-      resolve(o);
-    };
-    try {
-      const deadlineAt = started + shared.opts.timeoutMs;
-      const step = prepareStep(b, stage, payload, rawOpts, snapshot, deadlineAt, span);
-      if (step instanceof Promise) {
-        step.then(
-          (s) => (s.kind === 'decided' ? done(s.outcome) : sendThen(shared, s.p, deadlineAt, span, done)),
-          () => done(internalError(stage)),
-        );
-      } else if (step.kind === 'decided') {
-        done(step.outcome);
-      } else {
-        sendThen(shared, step.p, deadlineAt, span, done);
-      }
-    } catch {
-      // Unreachable by design; a bug must still fail closed.
-      done(internalError(stage));
-    }
-  });
+  const reached = new Promise<Outcome>((resolve) =>
+    reachOutcome(b, stage, payload, rawOpts, snapshot, started, span, resolve),
+  );
   return reached.then((outcome) => {
     const tool = 'tool' in payload && typeof payload.tool === 'string' ? payload.tool : undefined;
     if (telemetry && span)
       telemetry.end(span, outcome.decision, outcome.attempts, (performance.now() - started) / 1000);
-    observe(shared.opts.onDecision, outcome, started, tool);
+    observe(observer, outcome, started, tool);
     return pick(outcome);
   });
+}
+
+/**
+ * The outcome of one call, handed to `reached` once: decided before the network (an invalid call, an
+ * interceptor's answer) or by the exchange. Never throws: a bug is a synthesized BLOCK.
+ */
+function reachOutcome(
+  b: Bound,
+  stage: Stage,
+  payload: Payload,
+  rawOpts: unknown,
+  snapshot: Snapshot | undefined,
+  started: number,
+  span: DecisionSpan | undefined,
+  reached: (o: Outcome) => void,
+): void {
+  const { shared } = b;
+  let settled = false;
+  const done = (o: Outcome): void => {
+    if (settled) return;
+    settled = true;
+    reached(o);
+  };
+  try {
+    const deadlineAt = started + shared.opts.timeoutMs;
+    const step = prepareStep(b, stage, payload, rawOpts, snapshot, deadlineAt, span);
+    if (step instanceof Promise) {
+      step.then(
+        (s) => (s.kind === 'decided' ? done(s.outcome) : sendThen(shared, s.p, deadlineAt, span, done)),
+        () => done(internalError(stage)),
+      );
+    } else if (step.kind === 'decided') {
+      done(step.outcome);
+    } else {
+      sendThen(shared, step.p, deadlineAt, span, done);
+    }
+  } catch {
+    // Unreachable by design; a bug must still fail closed.
+    done(internalError(stage));
+  }
 }
 
 /** The outcome of a bug: a synthesized BLOCK. */
