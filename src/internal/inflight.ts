@@ -18,9 +18,9 @@ export interface InflightEntry {
 }
 
 /**
- * Milliseconds by which a timer may fire before a deadline and still stop it: Node's timers count
- * whole milliseconds from the event loop's cached clock, so they can fire a little before the exact
- * `performance.now()` deadline. One millisecond, as a timer of its own per decision would allow.
+ * Milliseconds after the deadline the timer was set for within which an entry's deadline is due too
+ * when it fires: Node's timers count whole milliseconds from the event loop's cached clock, so a timer
+ * of the entry's own would have fired then as well.
  */
 const EARLY_MS = 1;
 
@@ -122,11 +122,16 @@ export class Inflight {
     if (this.#size === 0) this.#timer.unref();
   }
 
-  /** The timer fired: stops every entry due, then sets the timer for the earliest one left. */
+  /**
+   * The timer fired: stops every entry due (its deadline at most {@link EARLY_MS} after the one the
+   * timer was set for, or after now), then sets the timer for the earliest one left. Node may fire a
+   * timer a little before its time (whole milliseconds from the loop's cached clock); what a timer of
+   * the entry's own would have stopped then is stopped now, never set again for the rest of a millisecond.
+   */
   #expire(): void {
+    const due = Math.max(this.#armedFor, now()) + EARLY_MS;
     this.#timer = undefined;
     this.#armedFor = Number.POSITIVE_INFINITY;
-    const due = now() + EARLY_MS;
     for (let e = this.#head; e !== undefined && e.deadlineAt <= due; e = this.#head) {
       this.delete(e);
       try {
