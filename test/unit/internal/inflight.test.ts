@@ -3,7 +3,7 @@
  * (src/internal/inflight.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AbortCause } from '../../../src/internal/abort.js';
 import { now } from '../../../src/internal/deadline.js';
 import { Inflight } from '../../../src/internal/inflight.js';
@@ -149,5 +149,24 @@ describe('Inflight: the decisions close() stops', () => {
     await sleep(50);
     expect(stopped).toEqual(['next']);
     expect(set.size).toBe(0);
+  });
+
+  it('a timer that fires before its time stops what it was set for, as a timer of its own would (not a millisecond later)', () => {
+    // Node fires timers by whole milliseconds of the loop's cached clock, so a little early by
+    // performance.now(). Faked setTimeout (the real clock stays) fires as early as we like.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const set = new Inflight();
+      sets.push(set);
+      const stopped: string[] = [];
+      const t0 = now();
+      set.add((c) => stopped.push(`due:${c}`), t0 + 50);
+      set.add((c) => stopped.push(`later:${c}`), t0 + 5_000);
+      vi.advanceTimersByTime(50);
+      expect(stopped).toEqual(['due:deadline']);
+      expect(set.size).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
