@@ -34,24 +34,8 @@ import type { VisibilityCallContext } from './visibility.js';
  * any rule is BLOCK while the others stand; a failed exchange, an answer whose count differs, or a
  * response `x-request-id` other than `batchId` is BLOCK for every call; an item whose `requestId` echo
  * names another call is BLOCK for both. The caller never puts two calls that look alike (the same
- * tool) in one batch. Resolves, never rejects, with one outcome per call, in order.
- */
-export function decideBatch(
-  ctx: DecisionContext,
-  calls: readonly Prepared[],
-  signal: AbortSignal | undefined,
-  headers: Record<string, string>,
-  batchId: string,
-  deadlineAt: number,
-  path: string,
-): Promise<Outcome[]> {
-  return new Promise((resolve) => decideBatchThen(ctx, calls, signal, headers, batchId, deadlineAt, path, resolve));
-}
-
-/**
- * {@link decideBatch} without a promise of its own: `done` is called once with one outcome per call,
- * maybe before this returns, maybe from inside the transport's handler ({@link exchangeThen}); `done`
- * must not throw.
+ * tool) in one batch. Calls `done` once with one outcome per call, in order, maybe before this returns, maybe
+ * from inside the transport's handler ({@link exchangeThen}); `done` must not throw.
  */
 export function decideBatchThen(
   ctx: DecisionContext,
@@ -82,7 +66,7 @@ export function decideBatchThen(
   });
 }
 
-/** What an `evaluations` exchange came to, one outcome per call, in order (see {@link decideBatch}). */
+/** What an `evaluations` exchange came to, one outcome per call, in order (see {@link decideBatchThen}). */
 function batchOutcomes(
   ctx: DecisionContext,
   calls: readonly Prepared[],

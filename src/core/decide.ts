@@ -35,11 +35,6 @@ export function sendThen(
   }
 }
 
-/** One prepared call over the network (one evaluation over AuthZEN). Resolves, never rejects. */
-export function send(shared: Shared, p: Prepared, deadlineAt: number, span?: DecisionSpan): Promise<Outcome> {
-  return new Promise<Outcome>((resolve) => sendThen(shared, p, deadlineAt, span, resolve));
-}
-
 /** One prepared call to `path`, inside the decision's span when there is one. */
 function sendTo(
   shared: Shared,

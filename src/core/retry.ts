@@ -117,29 +117,15 @@ function signalOf(plan: RetryPlan): AbortSignal {
 }
 
 /**
- * Runs `attempt` until it succeeds, fails with an error that is not {@link isRetryable}, runs out of
- * retries, or the next wait would end past the deadline (then the last failure is thrown at once).
- * @param attempt one attempt; `n` counts from 1
- * @param plan retries, deadline, signal and (for tests) randomness
+ * After a failed first attempt: throws `error` unless it is retryable, else waits and runs attempts 2
+ * and on under `plan`, until one succeeds, fails with an error that is not {@link isRetryable}, the
+ * retries run out, or the next wait would end past the deadline (then the last failure is thrown at
+ * once). The caller runs the first attempt itself, outside p-retry and any async frame (`exchange.ts`,
+ * by callback): most decisions succeed at once, and p-retry's per-call setup would be pure overhead.
+ * @param error what the first attempt failed with
+ * @param attempt one attempt; `n` counts from 1 (this calls it from 2)
+ * @param plan retries (after the first attempt), deadline, signal and (for tests) randomness
  * @returns the first successful attempt's value
- * @throws AttemptFailure the last attempt's failure (or whatever a non-retryable attempt threw)
- */
-export function withRetries<T>(attempt: (n: number) => Promise<T>, plan: RetryPlan): Promise<T> {
-  // The first attempt runs outside p-retry and outside any async frame: most decisions succeed at
-  // once, and p-retry's per-call setup (options copy and checks, two more async frames) would then be
-  // pure overhead on the hot path.
-  let first: Promise<T>;
-  try {
-    first = attempt(1);
-  } catch (error) {
-    first = Promise.reject(error);
-  }
-  return plan.retries === 0 ? first : first.catch((error: unknown) => retryAfterFirst(error, attempt, plan));
-}
-
-/**
- * After a failed first attempt (run by the caller, as {@link withRetries} runs it): throws `error`
- * unless it is retryable, else waits and runs attempts 2 and on under `plan`.
  * @throws AttemptFailure the last attempt's failure (or `error` when it is not retryable)
  */
 export async function retryAfterFirst<T>(

@@ -9,7 +9,8 @@ import {
   parseRetryAfter,
   RETRYABLE_ERROR_CODES,
   RETRYABLE_STATUSES,
-  withRetries,
+  type RetryPlan,
+  retryAfterFirst,
 } from '../../../src/core/retry.js';
 import { type AttemptFacts, AttemptFailure } from '../../../src/internal/failure.js';
 
@@ -117,7 +118,17 @@ describe('backoff: jittered, at most 100 x 2^(n-1) ms', () => {
   });
 });
 
-describe('withRetries', () => {
+/**
+ * The retry rules as the exchange runs them (src/core/exchange.ts, `Exchange.firstFailed`): the first
+ * attempt on its own, then `retryAfterFirst` when there are retries.
+ */
+function withRetries<T>(attempt: (n: number) => Promise<T>, plan: RetryPlan): Promise<T> {
+  return attempt(1).catch((error: unknown) =>
+    plan.retries === 0 ? Promise.reject(error) : retryAfterFirst(error, attempt, plan),
+  );
+}
+
+describe('retryAfterFirst, after a first attempt the exchange made', () => {
   const plan = (retries: number, deadlineInMs = 10_000, random: () => number = () => 0) => ({
     retries,
     deadlineAt: performance.now() + deadlineInMs,
