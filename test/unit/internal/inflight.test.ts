@@ -17,6 +17,12 @@ describe('Inflight: the decisions close() stops', () => {
   afterEach(() => {
     for (const set of sets.splice(0)) set.stopAll('closed');
   });
+  /** A registry stopped after the test, the names its entries were stopped with, and the time it started. */
+  const timed = () => {
+    const set = new Inflight();
+    sets.push(set);
+    return { set, stopped: [] as string[], t0: now() };
+  };
 
   it('stopAll calls each entry still in flight once, with the cause', () => {
     const set = new Inflight();
@@ -81,10 +87,7 @@ describe('Inflight: the decisions close() stops', () => {
   });
 
   it('each decision is stopped with deadline at its own deadline, in deadline order, whatever the order it came in', async () => {
-    const set = new Inflight();
-    sets.push(set);
-    const stopped: string[] = [];
-    const t0 = now();
+    const { set, stopped, t0 } = timed();
     set.add((c) => stopped.push(`late:${c}`), t0 + 120);
     set.add((c) => stopped.push(`early:${c}`), t0 + 30);
     set.add((c) => stopped.push(`mid:${c}`), t0 + 60);
@@ -99,10 +102,7 @@ describe('Inflight: the decisions close() stops', () => {
   });
 
   it('a decision deleted before its deadline is never stopped by the timer', async () => {
-    const set = new Inflight();
-    sets.push(set);
-    const stopped: string[] = [];
-    const t0 = now();
+    const { set, stopped, t0 } = timed();
     const a = set.add(() => stopped.push('a'), t0 + 20);
     set.add(() => stopped.push('b'), t0 + 40);
     set.delete(a);
@@ -112,10 +112,7 @@ describe('Inflight: the decisions close() stops', () => {
   });
 
   it('an earlier deadline added after a later one is still met (the timer is set again for it)', async () => {
-    const set = new Inflight();
-    sets.push(set);
-    const stopped: string[] = [];
-    const t0 = now();
+    const { set, stopped, t0 } = timed();
     set.add(() => stopped.push('later'), t0 + 500);
     set.add(() => stopped.push('sooner'), t0 + 20);
     await sleep(60);
@@ -138,10 +135,7 @@ describe('Inflight: the decisions close() stops', () => {
   });
 
   it('a stop that throws at its deadline cannot keep the next one from being stopped', async () => {
-    const set = new Inflight();
-    sets.push(set);
-    const stopped: string[] = [];
-    const t0 = now();
+    const { set, stopped, t0 } = timed();
     set.add(() => {
       throw new Error('boom');
     }, t0 + 15);
@@ -156,10 +150,7 @@ describe('Inflight: the decisions close() stops', () => {
     // performance.now(). Faked setTimeout (the real clock stays) fires as early as we like.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
-      const set = new Inflight();
-      sets.push(set);
-      const stopped: string[] = [];
-      const t0 = now();
+      const { set, stopped, t0 } = timed();
       set.add((c) => stopped.push(`due:${c}`), t0 + 50);
       set.add((c) => stopped.push(`later:${c}`), t0 + 5_000);
       vi.advanceTimersByTime(50);
