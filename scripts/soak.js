@@ -18,6 +18,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { inLossWindow, restartLosingData } from './soak-window.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, json: { type: 'boolean' } } });
 const seconds = values.seconds === undefined ? 60 : Number(values.seconds);
@@ -234,7 +235,7 @@ function issuedAtMs(permit) {
 async function replay(replicas, batch, lossAt) {
   for (const u of batch) {
     if (stopping) return;
-    const inWindow = lossAt !== undefined && u.usedAt < lossAt && issuedAtMs(u.permit) >= lossAt - TOLERANCE_SEC * 1000;
+    const inWindow = inLossWindow(u.usedAt, issuedAtMs(u.permit), lossAt, TOLERANCE_SEC);
     if (inWindow) stats.windowReplaysTried++;
     else stats.replaysTried++;
     const replica = replicas[Math.floor(Math.random() * replicas.length)];
@@ -293,11 +294,8 @@ async function chaos(replicas, stores, until) {
       nextPdpRestart = Date.now() + 6_000 + Math.random() * 6_000;
     }
     if (Date.now() >= nextRedisRestart) {
-      const lossAt = Date.now();
+      const lossAt = await restartLosingData(stopRedis, () => sleep(200 + Math.random() * 800), startRedis);
       lastLossAt = lossAt;
-      await stopRedis();
-      await sleep(200 + Math.random() * 800);
-      await startRedis();
       stats.redisRestarts++;
       await untilRedisAnswers(stores[0]);
       // permits used before the restart, of every age within their lifetime: none may be accepted again
