@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -26,7 +27,7 @@ export const NODE_HTTP = [
  */
 export const E2E = [
   // Chromium, driving the reviewer console.
-  'test/integration/dev-pdp/console/browser.test.ts',
+  'packages/dev-pdp/test/integration/console/browser.test.ts',
   // The demo's CLI as a process, and its session corpus (soak-like); both mock modules (vi.mock).
   'test/integration/demo/**/*.test.ts',
   // The built `agent-pep` bin as a process.
@@ -55,11 +56,24 @@ export const E2E = [
   'test/integration/adapters/claude-agent-sdk.test.ts',
   // redis-server processes of their own (restarted, stopped), and Cerbos.
   'test/integration/replay/redis*.test.ts',
-  'test/integration/dev-pdp/sessions-redis.test.ts',
+  'packages/dev-pdp/test/integration/sessions-redis.test.ts',
   'test/integration/cerbos/**/*.test.ts',
 ];
 
+/** A file of this repository, as an absolute path. */
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    // The dev PDP package (packages/dev-pdp) reaches the SDK through `agent-pep/internal`, and the SDK's CLI
+    // loads `@agent-pep/dev-pdp/cli` by name: in tests both resolve to their sources, so the SDK's and the
+    // PDP's modules are one instance (one CliExit class, one STAGES tuple), as they are in the built bin.
+    alias: [
+      { find: /^agent-pep\/internal$/, replacement: here('./src/internal-api.ts') },
+      { find: /^@agent-pep\/dev-pdp$/, replacement: here('./packages/dev-pdp/src/index.ts') },
+      { find: /^@agent-pep\/dev-pdp\/cli$/, replacement: here('./packages/dev-pdp/src/cli.ts') },
+    ],
+  },
   test: {
     // Worker threads start faster than forked processes: most test files are small, so start-up is a
     // large share of the run. Nothing in the suite needs a process of its own (no process.chdir).
@@ -83,7 +97,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'shared',
-          include: ['test/**/*.test.ts'],
+          include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
           exclude: [...ISOLATED, ...E2E],
           // The files of a worker share its module graph instead of loading the package and the
           // frameworks again per file (most of the suite's time). Each file restores what it changes

@@ -22,10 +22,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const notice = buildNotice(ROOT);
   if (notice !== undefined) process.stderr.write(`${notice}\n`);
   const tsc = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
-  const build = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json', 'tsconfig.examples.json'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const build = spawnSync(
+    process.execPath,
+    [tsc, '-b', 'tsconfig.build.json', 'packages/dev-pdp/tsconfig.build.json', 'tsconfig.examples.json'],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   if (build.status !== 0) process.exit(build.status ?? 1);
   if (notice !== undefined) process.stderr.write('agent-pep demo: built; starting\n');
   const demo = spawnSync(process.execPath, [join(ROOT, 'build/demo/main.js'), ...process.argv.slice(2)], {

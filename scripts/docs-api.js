@@ -15,13 +15,18 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const read = (file) => readFileSync(join(ROOT, file), 'utf8');
 
+/** Entries whose source is not `src/<path>.ts` of their `dist/<path>.d.ts`: the dev PDP's lives in its own package. */
+const SOURCE_OF = { './lib/dev-pdp.d.ts': 'packages/dev-pdp/src/index.ts' };
+/** Entries left out of the reference: `agent-pep/internal` is shared with the dev PDP package, not a public API. */
+const UNDOCUMENTED = new Set(['./internal']);
+
 /** The TypeScript source of each JavaScript entry point of package.json `exports`, by import specifier. */
 function entries() {
   const pkg = JSON.parse(read('package.json'));
   const out = [];
   for (const [key, target] of Object.entries(pkg.exports)) {
-    if (typeof target !== 'object' || !target.types) continue;
-    const source = target.types.replace(/^\.\/dist\//, 'src/').replace(/\.d\.ts$/, '.ts');
+    if (typeof target !== 'object' || !target.types || UNDOCUMENTED.has(key)) continue;
+    const source = SOURCE_OF[target.types] ?? target.types.replace(/^\.\/dist\//, 'src/').replace(/\.d\.ts$/, '.ts');
     out.push({ specifier: key === '.' ? pkg.name : `${pkg.name}/${key.slice(2)}`, source });
   }
   return out;
@@ -29,6 +34,7 @@ function entries() {
 
 /** The page TypeDoc writes for an entry file: its path under src/ without `/index` (src/index.ts is `@module agent-pep`). */
 function pageOf(source) {
+  if (source === 'packages/dev-pdp/src/index.ts') return 'dev-pdp.md';
   const path = source.replace(/^src\//, '').replace(/\.ts$/, '');
   if (path === 'index') return 'agent-pep.md';
   return `${path.replace(/\/index$/, '')}.md`;
@@ -46,7 +52,7 @@ Every export of the package, by entry point, with its shape, generated from the 
 \`.d.ts\` files carry. What each failure means is in [fail-closed.md](fail-closed.md) (decision codes)
 and [permits.md](permits.md) (permit codes); the dev PDP and its policy format are in
 [dev-pdp.md](dev-pdp.md); how each framework adapter fits its framework is in [adapters.md](adapters.md);
-the \`agent-pep\` bin is in [cli.md](cli.md). \`agent-pep/policy.schema.json\` is the policy's JSON Schema.
+the \`agent-pep\` bin is in [cli.md](cli.md). \`@agent-pep/dev-pdp/policy.schema.json\` is the policy's JSON Schema.
 
 The package is ESM-only; \`require('agent-pep')\` works on Node 20.19+ (require(esm); no top-level await).
 

@@ -18,7 +18,11 @@ try {
   process.exit(0);
 }
 process.stdout.write('agent-pep prepare: building dist/ ...\n');
-const r = spawnSync(process.execPath, [tsc, '-b', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+const r = spawnSync(
+  process.execPath,
+  [tsc, '-b', join(root, 'tsconfig.build.json'), join(root, 'packages/dev-pdp/tsconfig.build.json')],
+  { cwd: root, stdio: 'inherit' },
+);
 if (r.status !== 0) process.exit(r.status ?? 1);
 // The hook command as one module (scripts/bundle-hook.js): without it the hook runs unbundled, slower to start.
 const b = spawnSync(process.execPath, [join(root, 'scripts/bundle-hook.js')], { cwd: root, stdio: 'inherit' });

@@ -28,7 +28,7 @@ if (!Number.isInteger(seconds) || seconds < 5 || seconds > 3600) {
 }
 
 const { createPep, createPermitVerifier } = await import('../dist/index.js');
-const { startDevPdp } = await import('../dist/dev-pdp/index.js');
+const { startDevPdp } = await import('@agent-pep/dev-pdp');
 const { createRedisReplayStore } = await import('../dist/replay/redis.js');
 
 // A watchdog: the soak is bounded whatever happens below.

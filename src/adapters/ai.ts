@@ -9,6 +9,7 @@
  *
  * Only types are imported from `ai`, so the one adapter works with whichever major is installed.
  * @packageDocumentation
+ * @module adapters/ai
  */
 import { createRequire } from 'node:module';
 

@@ -5,6 +5,7 @@
  * through a {@link Pep}, so deadlines, fail-closed codes, permits, interceptors and observers apply.
  * The SDK is imported for its types only; this module checks at load that it is installed.
  * @packageDocumentation
+ * @module adapters/claude-agent-sdk
  */
 import { createRequire } from 'node:module';
 import type {

@@ -2,6 +2,7 @@
  * `agent-pep/langchain`: a LangChain.js 1.x `createAgent` middleware that sends every step of the
  * agent to the PDP through a {@link Pep} and enforces the verdict (docs/adapters.md).
  * @packageDocumentation
+ * @module adapters/langchain
  */
 import { createMiddleware } from 'langchain';
 import type { Pep } from '../pep.js';

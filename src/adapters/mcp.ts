@@ -12,6 +12,7 @@
  * tool-error form MCP clients show to the model. MCP 1.x has no human-approval flow for `tools/call`, so
  * ESCALATE is a hold the model is told about (`ERROR: Tool '<name>' is held for human review: <reason>`).
  * @packageDocumentation
+ * @module adapters/mcp
  */
 export type { GuardedMcpClient, GuardMcpClientOptions } from './mcp/client.js';
 export { guardMcpClient } from './mcp/client.js';

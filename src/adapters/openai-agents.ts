@@ -7,6 +7,7 @@
  * - context egress: {@link pepModelInputFilter}, a `callModelInputFilter` over new tool outputs;
  * - output: {@link pepOutputGuardrail}, an agent output guardrail.
  * @packageDocumentation
+ * @module adapters/openai-agents
  */
 import { createHash } from 'node:crypto';
 import {

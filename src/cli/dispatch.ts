@@ -21,7 +21,10 @@ interface Command {
 
 /** Every command of the bin, by its first word. */
 const COMMANDS: Readonly<Record<string, Command>> = {
-  'dev-pdp': { summary: 'run the local reference PDP', load: () => import('./dev-pdp.js') },
+  'dev-pdp': {
+    summary: 'run the local reference PDP',
+    load: () => import('./dev-pdp.js').then((m) => m.loadDevPdpCommand()),
+  },
   check: { summary: 'ask the PDP about one step; print the decision', load: () => import('./check.js') },
   'verify-permit': { summary: 'verify a permit for one tool call', load: () => import('./verify-permit.js') },
   evidence: { summary: "'evidence verify FILE': check an evidence log", load: () => import('./evidence.js') },

@@ -2,6 +2,7 @@
  * `agent-pep/redis`: a replay store shared by every replica of a service, on ioredis.
  * The only import of ioredis (an optional peer dependency: only users of this entry install it).
  * @packageDocumentation
+ * @module replay/redis
  */
 import { hash } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';

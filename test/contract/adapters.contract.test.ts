@@ -4,7 +4,7 @@
  * dev PDP. The same scenario gives the same outcome everywhere, or the table says why the host differs.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type DevPdp, startDevPdp } from '../../src/dev-pdp/index.js';
+import { type DevPdp, startDevPdp } from '../../packages/dev-pdp/src/index.js';
 import { createPep, type DecisionEvent, type Interceptor, type Pep } from '../../src/index.js';
 import { closedPort } from '../support/fake-pdp.js';
 import {

@@ -7,7 +7,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { exportJWK, generateKeyPair, type JSONWebKeySet, SignJWT } from 'jose';
-import { type Fault, startDevPdp } from '../../src/dev-pdp/index.js';
+import { type Fault, startDevPdp } from '../../packages/dev-pdp/src/index.js';
 import { actionHash, normalizeToolName } from '../../src/index.js';
 import { cerbosPolicies, startCerbos } from '../support/cerbos.js';
 import { REFUND_REVIEW } from '../support/policies.js';

@@ -2,7 +2,7 @@
  * One in-process dev PDP for a test file, and the clients made against it (with its permit keys):
  * started before the file's tests, clients closed after each, the PDP stopped after the file.
  */
-import { type DevPdp, type DevPdpOptions, startDevPdp } from '../../src/dev-pdp/index.js';
+import { type DevPdp, type DevPdpOptions, startDevPdp } from '../../packages/dev-pdp/src/index.js';
 import type { PepOptions } from '../../src/index.js';
 import type { Clients } from './clients.js';
 import { useServerSuite } from './server-suite.js';

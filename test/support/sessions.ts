@@ -1,7 +1,7 @@
 /**
  * Dev PDPs and clients for the session tests, closed together after each test.
  */
-import { type DevPdp, type DevPdpOptions, startDevPdp } from '../../src/dev-pdp/index.js';
+import { type DevPdp, type DevPdpOptions, startDevPdp } from '../../packages/dev-pdp/src/index.js';
 import { createPep, type Pep } from '../../src/index.js';
 
 /** Starts dev PDPs on one policy and clients bound to them; `closeAll()` closes every one. */

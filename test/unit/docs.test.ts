@@ -100,6 +100,7 @@ describe('README code blocks', () => {
   it('names the install command and the two commands of a clone exactly', () => {
     const sh = blocks.filter((b) => b.lang === 'sh').map((b) => b.code.trim());
     expect(sh).toContain('npm i agent-pep');
+    expect(sh).toContain('npm i -D @agent-pep/dev-pdp');
     expect(sh).toContain('npm ci && npm run demo');
     expect(sh).toContain('npm test');
     expect(sh).toContain('npx agent-pep dev-pdp --policy policy.json');
@@ -171,7 +172,7 @@ describe('docs/api.md', () => {
   const ENTRIES = [
     'src/index.ts',
     'src/replay/redis.ts',
-    'src/dev-pdp/index.ts',
+    'packages/dev-pdp/src/index.ts',
     'src/adapters/openai-agents.ts',
     'src/adapters/langchain.ts',
     'src/adapters/ai.ts',

@@ -32,9 +32,7 @@ describe('package.json', () => {
       'jose',
       'lru-cache',
       'p-retry',
-      're2js',
       'undici',
-      'zod',
     ]);
     for (const v of Object.values(pkg.dependencies)) expect(v).toMatch(/^\^\d+\.\d+\.\d+$/);
     for (const peer of [
@@ -44,6 +42,7 @@ describe('package.json', () => {
       '@openai/agents',
       '@modelcontextprotocol/sdk',
       '@opentelemetry/api',
+      '@agent-pep/dev-pdp',
     ]) {
       expect(pkg.peerDependencies?.[peer]).toBeDefined();
       expect(pkg.peerDependenciesMeta?.[peer]?.optional).toBe(true);

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { type DevPdp, startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { guardTools, pepMiddleware, pepToolApproval } from '../../../src/adapters/ai.js';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 import {
   createPep,
   createPermitVerifier,

@@ -15,8 +15,8 @@ import {
   type UserPromptSubmitHookInput,
 } from '@anthropic-ai/claude-agent-sdk';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { type DevPdp, startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { pepCanUseTool, pepHooks } from '../../../src/adapters/claude-agent-sdk.js';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 import { createPep, type Pep } from '../../../src/pep.js';
 import { type AnthropicStub, offlineClaudeEnv, startAnthropicStub } from '../../support/anthropic-stub.js';
 import { expectOptionError } from '../../support/options.js';

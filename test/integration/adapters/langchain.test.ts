@@ -20,8 +20,8 @@ import { decodeJwt } from 'jose';
 import { createAgent, fakeModel, tool } from 'langchain';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { type DevPdp, startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { type PepToolCall, pepMiddleware } from '../../../src/adapters/langchain.js';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 import { actionHash, createPep, type Interceptor, type Pep } from '../../../src/index.js';
 import { PHONE_REDACTION, REFUND_REVIEW } from '../../support/policies.js';
 

@@ -19,6 +19,7 @@ import {
 import { assistantMessage, functionCall, type RecordedModelCall, ScriptedModel } from '@openai/agents/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { type DevPdp, startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import {
   guardTools,
   pepInputGuardrail,
@@ -26,7 +27,6 @@ import {
   pepOutputGuardrail,
   pepToolContext,
 } from '../../../src/adapters/openai-agents.js';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
 import { createPep, createPermitVerifier, type DecisionEvent, type Interceptor, type Pep } from '../../../src/index.js';
 import { PHONE_REDACTION, REFUND_REVIEW } from '../../support/policies.js';
 

@@ -5,7 +5,7 @@
  * the built bin, for what only its process shows: the exit codes and stdin.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevPdp } from '../../../src/dev-pdp/index.js';
+import { startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { expectUsage, runBin } from '../../support/bin.js';
 import { runInProcess } from '../../support/cli.js';
 import { closedPort } from '../../support/fake-pdp.js';

@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { type DevPdp, startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { BIN } from '../../support/bin.js';
 
 let pdp: DevPdp;

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevPdp } from '../../../src/dev-pdp/index.js';
+import { startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { createPep } from '../../../src/index.js';
 import { expectUsage, runBin } from '../../support/bin.js';
 import { runInProcess } from '../../support/cli.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { query } from '@anthropic-ai/claude-agent-sdk';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { type DevPdp, startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { type AnthropicStub, offlineClaudeEnv, startAnthropicStub } from '../../support/anthropic-stub.js';
 import { type LateEnd, runInProcess } from '../../support/cli.js';
 import { ROOT } from '../../support/processes.js';

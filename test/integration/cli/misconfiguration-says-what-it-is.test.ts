@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevPdp, type RefusedRequest, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { type DevPdp, type RefusedRequest, startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { runInProcess } from '../../support/cli.js';
 import { ROOT } from '../../support/processes.js';
 

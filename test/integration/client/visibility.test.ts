@@ -3,7 +3,7 @@
  * protocols, the subset not BLOCKed in the order given, every tool hidden when the PDP fails, never rejects.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type DevPdp, startDevPdp } from '../../../src/dev-pdp/index.js';
+import { type DevPdp, startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { createPep, type PolicyDecision } from '../../../src/index.js';
 import { createClients } from '../../support/clients.js';
 import { answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';

@@ -14,7 +14,7 @@ import { built, runNode } from '../../support/processes.js';
 import { checkShape, FAIL_CLOSED } from './shape.js';
 
 vi.mock('agent-pep', () => import('../../../src/index.js'));
-vi.mock('agent-pep/dev-pdp', () => import('../../../src/dev-pdp/index.js'));
+vi.mock('agent-pep/dev-pdp', () => import('../../../packages/dev-pdp/src/index.js'));
 
 let dir: string;
 let small: string;

@@ -9,7 +9,7 @@ import { DEFAULT_CORPUS, DEMO_DIR, type DemoResult, runDemo } from '../../../dem
 import { checkShape, FAIL_CLOSED } from './shape.js';
 
 vi.mock('agent-pep', () => import('../../../src/index.js'));
-vi.mock('agent-pep/dev-pdp', () => import('../../../src/dev-pdp/index.js'));
+vi.mock('agent-pep/dev-pdp', () => import('../../../packages/dev-pdp/src/index.js'));
 
 /** Attack tool calls the policy is known to let through (see the demo report): none of them may grow. */
 const KNOWN_ACTION_MISSES = new Set(['injecagent-0207', 'agentdojo-0209', 'agentdojo-0210']);

@@ -25,7 +25,7 @@ import { loadSessions } from '../../../demo/sessions.js';
 import { checkShape } from './shape.js';
 
 vi.mock('agent-pep', () => import('../../../src/index.js'));
-vi.mock('agent-pep/dev-pdp', () => import('../../../src/dev-pdp/index.js'));
+vi.mock('agent-pep/dev-pdp', () => import('../../../packages/dev-pdp/src/index.js'));
 
 /** A policy that remembers the session: inbox content labels it; a payment after it is held. */
 const POLICY = {

@@ -8,7 +8,7 @@ import { context, propagation, SpanKind, SpanStatusCode, type TextMapPropagator,
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { Agent, type Dispatcher } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startDevPdp } from '../../../src/dev-pdp/index.js';
+import { startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { createPep, createPermitVerifier, type Pep, type PepOptions, PolicyBlockedError } from '../../../src/index.js';
 import { allowEcho, answer, closedPort, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 import { makeOtel, type Otel, useAlsContext } from '../../support/otel.js';

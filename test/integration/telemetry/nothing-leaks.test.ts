@@ -5,7 +5,7 @@
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevPdp } from '../../../src/dev-pdp/index.js';
+import { startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { createPep, createPermitVerifier, type PolicyDecision } from '../../../src/index.js';
 import { makeOtel } from '../../support/otel.js';
 

@@ -4,7 +4,7 @@
  * synthesized.message"), and nothing but a short identifier is ever copied.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevPdp } from '../../../src/dev-pdp/index.js';
+import { startDevPdp } from '../../../packages/dev-pdp/src/index.js';
 import { createPep } from '../../../src/index.js';
 import { answer, type FakePdp, startFakePdp } from '../../support/fake-pdp.js';
 

@@ -3,7 +3,7 @@
  * byte-order-mark rule (refused, RFC 8259 section 8.1), one I-JSON rule (RFC 7493), whoever reads.
  */
 import { describe, expect, it } from 'vitest';
-import { parseJsonObject } from '../../../src/dev-pdp/http.js';
+import { parseJsonObject } from '../../../packages/dev-pdp/src/http.js';
 import { AttemptFailure } from '../../../src/internal/failure.js';
 import { decodeJsonObject } from '../../../src/wire/agent-pep.js';
 import { decodeJsonBody } from '../../../src/wire/json.js';

@@ -1,0 +1,133 @@
+/**
+ * Pure latch evaluation (docs/dev-pdp.md): which latches engage, which verdict wins, which
+ * reason is given, and how a text WARN redacts.
+ * @packageDocumentation
+ */
+import type { Stage, Verdict } from 'agent-pep/internal';
+import { lookup, setPath } from './paths.js';
+import type { CompiledCondition, CompiledLatch, CompiledPolicy } from './policy.js';
+import { historyConditionsHold, labelConditionsHold, needsHistory } from './sessions/evaluate.js';
+import { EMPTY_SESSION, type SessionView } from './sessions/state.js';
+
+/** What one decision is asked about. Tool names must already be normalized. */
+export interface EvaluationInput {
+  stage: Stage;
+  /** Action stage, and context_egress when given: the normalized tool name. */
+  tool?: string;
+  /** Action stage: the args (a plain object of JSON values). */
+  args?: Record<string, unknown>;
+  /** Text stages: the content. */
+  content?: string;
+  /** The session's state before this step (labels and history). @defaultValue an empty session */
+  session?: SessionView;
+}
+
+/** The outcome of evaluating a policy. */
+export interface Evaluation {
+  verdict: Verdict;
+  /** Reason of the first latch, in policy order, whose verdict won. */
+  reason?: string;
+  /** Every engaged latch id, in policy order. */
+  latches: string[];
+  /** The labels of every engaged latch, each once, in policy order (added to the session); absent when none. */
+  labels?: string[];
+  /** Text stage WARN only: the content with every engaged `redact` applied, in policy order. */
+  transformedContent?: string;
+  /**
+   * Action WARN only, when an engaged latch has `setArgs`: a copy of the args with every engaged
+   * `setArgs` path set, in policy order (a later latch wins on the same path).
+   */
+  transformedArgs?: Record<string, unknown>;
+}
+
+/** BLOCK > ESCALATE > WARN > ALLOW. */
+const SEVERITY: Readonly<Record<Verdict, number>> = Object.freeze({ ALLOW: 0, WARN: 1, ESCALATE: 2, BLOCK: 3 });
+
+/** True when the condition holds for `args`. Exported for tests. @internal */
+export function conditionHolds(condition: CompiledCondition, args: Record<string, unknown> | undefined): boolean {
+  const { found, value } = lookup(args, condition.path);
+  switch (condition.op) {
+    case 'eq':
+      return found && value === condition.value;
+    case 'ne':
+      return !found || value !== condition.value;
+    case 'gt':
+      return found && typeof value === 'number' && value > condition.value;
+    case 'gte':
+      return found && typeof value === 'number' && value >= condition.value;
+    case 'lt':
+      return found && typeof value === 'number' && value < condition.value;
+    case 'lte':
+      return found && typeof value === 'number' && value <= condition.value;
+    case 'in':
+      return found && condition.value.some((candidate) => candidate === value);
+    case 'exists':
+      return condition.value ? found : !found;
+    case 'matches':
+      return found && typeof value === 'string' && condition.value.test(value);
+    case 'notMatches':
+      return !(found && typeof value === 'string' && condition.value.test(value));
+  }
+}
+
+/** Everything but the history conditions: stage, tool, content, when, and the label conditions. */
+function engagesBeforeHistory(latch: CompiledLatch, input: EvaluationInput, session: SessionView): boolean {
+  if (!latch.stages.has(input.stage)) return false;
+  if (latch.tool && (input.tool === undefined || !latch.tool.test(input.tool))) return false;
+  if (!labelConditionsHold(latch.session, session)) return false;
+  if (!latch.when.every((condition) => conditionHolds(condition, input.args))) return false;
+  return !latch.content || (input.content !== undefined && latch.content.test(input.content));
+}
+
+/**
+ * The engaged latches, in policy order. The history conditions of every latch still in the running
+ * are decided together, in one pass over the history.
+ */
+function engagedLatches(policy: CompiledPolicy, input: EvaluationInput): CompiledLatch[] {
+  const session = input.session ?? EMPTY_SESSION;
+  const candidates = policy.latches.filter((latch) => engagesBeforeHistory(latch, input, session));
+  const historical = candidates.filter((latch) => needsHistory(latch.session));
+  if (historical.length === 0) return candidates;
+  const held = historyConditionsHold(
+    historical.map((latch) => latch.session),
+    session.history,
+  );
+  const failing = new Set(historical.filter((_, i) => !held[i]));
+  return candidates.filter((latch) => !failing.has(latch));
+}
+
+/**
+ * Evaluates a compiled policy for one request. Pure: no I/O; the session's state is read, never changed.
+ *
+ * @param policy - from `compilePolicy`
+ * @param input - stage, and the normalized tool and args (action) or the content (text stages), and
+ *   the session's state before the step (`session`; an empty session when absent)
+ * @returns the verdict, the deciding reason, every engaged latch id, the labels they add and, on a text WARN, the
+ *   redacted content (the original when no engaged latch redacts, so a text WARN is always enforceable)
+ */
+export function evaluatePolicy(policy: CompiledPolicy, input: EvaluationInput): Evaluation {
+  const engaged = engagedLatches(policy, input);
+  if (engaged.length === 0) return { verdict: 'ALLOW', latches: [] };
+  let verdict: Verdict = 'ALLOW';
+  for (const latch of engaged) if (SEVERITY[latch.verdict] > SEVERITY[verdict]) verdict = latch.verdict;
+  const labels = [...new Set(engaged.flatMap((latch) => latch.labels))];
+  const out: Evaluation = { verdict, latches: engaged.map((latch) => latch.id) };
+  if (labels.length > 0) out.labels = labels;
+  const decider = engaged.find((latch) => latch.verdict === verdict);
+  if (decider?.reason !== undefined) out.reason = decider.reason;
+  if (verdict === 'WARN' && input.stage !== 'action' && input.content !== undefined) {
+    let text = input.content;
+    for (const latch of engaged) {
+      if (latch.redact === undefined || !latch.content) continue;
+      text = latch.content.replaceAll(text, latch.redact);
+    }
+    out.transformedContent = text;
+  }
+  if (verdict === 'WARN' && input.stage === 'action' && engaged.some((latch) => latch.setArgs.length > 0)) {
+    // a copy: the request's args are never touched
+    const args = structuredClone(input.args ?? {});
+    for (const latch of engaged) for (const entry of latch.setArgs) setPath(args, entry.path, entry.value);
+    out.transformedArgs = args;
+  }
+  return out;
+}

@@ -1,0 +1,210 @@
+/**
+ * The Redis session store (docs/dev-pdp.md): session state shared by PDP replicas. The only import of
+ * ioredis in the dev PDP, and a dynamic one: only a PDP started with `sessionStore: { redis }` loads it.
+ *
+ * How two replicas stay in order (one decision at a time per session, each reading every earlier step):
+ * - a decision takes the session's lock, `SET <lock> <token> NX PX <lease>`, and reads the labels and
+ *   history in the same script (one round trip); while another holder has it, it tries again every few
+ *   milliseconds until its deadline (`sessionStoreTimeoutMs`);
+ * - it decides against what it read, then one script checks that the lock still holds its token, adds
+ *   the labels (`SADD`), appends the step (`RPUSH`, `LTRIM` to `maxHistory`), restarts the idle expiry
+ *   (`PEXPIRE`) and deletes the lock, atomically;
+ * - the lease is the timeout: a replica that stops while holding the lock holds up the session for at
+ *   most that long, and a decision whose lease ran out cannot commit (its token is gone), so it is
+ *   answered 503 and nothing it decided is lost or written over.
+ * @packageDocumentation
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { deadlineIn, now, race, STAGES, VERDICTS } from 'agent-pep/internal';
+import type { SessionRedisClient, SessionStoreOption } from './options.js';
+import type { HistoryStep, SessionUpdate, SessionView } from './state.js';
+import type { SessionLease, SessionLimits, SessionStore } from './store.js';
+
+/** KEYS: lock, labels, history. ARGV: token, lease ms. Returns {1, labels, history} or {0}. */
+const ACQUIRE = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1, redis.call('SMEMBERS', KEYS[2]), redis.call('LRANGE', KEYS[3], 0, -1)}
+end
+return {0}`;
+
+/** KEYS: labels, history. Returns {labels, history}. */
+const READ = `return {redis.call('SMEMBERS', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}`;
+
+/** KEYS: lock, labels, history. ARGV: token, ttl ms, maxHistory, step JSON, labels... Returns 1, or 0 when the lock is not ours. */
+const COMMIT = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+for i = 5, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end
+redis.call('RPUSH', KEYS[3], ARGV[4])
+redis.call('LTRIM', KEYS[3], -tonumber(ARGV[3]), -1)
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
+redis.call('DEL', KEYS[1])
+return 1`;
+
+/** KEYS: lock. ARGV: token. */
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+const sha1 = (script: string): string => createHash('sha1').update(script).digest('hex');
+const SHAS = new Map([ACQUIRE, READ, COMMIT, RELEASE].map((script) => [script, sha1(script)]));
+
+/** Why the Redis store could not answer. @internal */
+export class SessionStoreError extends Error {
+  override readonly name = 'SessionStoreError';
+}
+
+/** Runs a script by its SHA-1, sending it whole only when Redis does not hold it. */
+async function runScript(client: SessionRedisClient, script: string, keys: string[], args: (string | number)[]) {
+  if (typeof client.evalsha === 'function') {
+    try {
+      return await client.evalsha(SHAS.get(script) as string, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+    }
+  }
+  return client.eval(script, keys.length, ...keys, ...args);
+}
+
+const STAGE_SET: ReadonlySet<string> = new Set(STAGES);
+const VERDICT_SET: ReadonlySet<string> = new Set(VERDICTS);
+
+/** Reads one stored step; anything else means the state cannot be trusted. */
+function parseStep(text: unknown): HistoryStep {
+  const bad = () => new SessionStoreError('a stored session step is malformed');
+  if (typeof text !== 'string') throw bad();
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw bad();
+  }
+  const v = value as Record<string, unknown> | null;
+  if (typeof v !== 'object' || v === null) throw bad();
+  const { stage, verdict, tool, latches } = v;
+  if (typeof stage !== 'string' || !STAGE_SET.has(stage) || typeof verdict !== 'string' || !VERDICT_SET.has(verdict))
+    throw bad();
+  if (tool !== undefined && typeof tool !== 'string') throw bad();
+  if (!Array.isArray(latches) || !latches.every((l) => typeof l === 'string')) throw bad();
+  return { stage, verdict, latches, ...(tool !== undefined ? { tool } : {}) } as HistoryStep;
+}
+
+function viewOf(labels: unknown, history: unknown): SessionView {
+  if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string') || !Array.isArray(history)) {
+    throw new SessionStoreError('unexpected reply from Redis');
+  }
+  return { labels: new Set(labels as string[]), history: history.map(parseStep) };
+}
+
+/** Resolves once the client is connected; rejects at once when it is known to be down. */
+function ready(client: SessionRedisClient): Promise<void> {
+  const status = client.status;
+  if (status === 'ready') return Promise.resolve();
+  if (status !== 'connecting' && status !== 'connect') {
+    return Promise.reject(new SessionStoreError('Redis is not connected'));
+  }
+  return new Promise<void>((resolve, reject) => {
+    const onReady = () => {
+      client.off('end', onEnd);
+      resolve();
+    };
+    const onEnd = () => {
+      client.off('ready', onReady);
+      reject(new SessionStoreError('the Redis connection is closed'));
+    };
+    client.once('ready', onReady);
+    client.once('end', onEnd);
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Redis keys of one session; the hash tag keeps them in one slot of a cluster. */
+function keysOf(prefix: string, key: string) {
+  const tag = createHash('sha256').update(key).digest('base64url');
+  return { lock: `${prefix}{${tag}}:lock`, labels: `${prefix}{${tag}}:labels`, history: `${prefix}{${tag}}:history` };
+}
+
+/**
+ * Creates the Redis store.
+ * @param option - `{ redis: url | client, prefix? }`, already checked
+ * @param timeoutMs - `sessionStoreTimeoutMs`: the lease of a lock, the command timeout of an own connection
+ * @throws Error naming the `ioredis` package when it is not installed (a URL only)
+ * @internal
+ */
+export async function createRedisSessionStore(
+  option: SessionStoreOption,
+  limits: SessionLimits,
+  timeoutMs: number,
+  prefix: string,
+): Promise<SessionStore> {
+  let client: SessionRedisClient;
+  let owned: { quit(): Promise<unknown>; disconnect(): void } | undefined;
+  if (typeof option.redis === 'string') {
+    let Redis: typeof import('ioredis').Redis;
+    try {
+      ({ Redis } = await import('ioredis'));
+    } catch (cause) {
+      throw new Error('sessionStore.redis needs the ioredis package: npm install ioredis', { cause });
+    }
+    const redis = new Redis(option.redis, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: timeoutMs,
+      connectTimeout: timeoutMs,
+      retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), 2000),
+    });
+    // without a listener ioredis logs every connection error; decisions report them as 503s instead
+    redis.on('error', () => {});
+    client = redis as unknown as SessionRedisClient;
+    owned = redis;
+  } else {
+    client = option.redis;
+  }
+  const ttlMs = String(limits.sessionTtlSec * 1000);
+  const lease = String(timeoutMs);
+
+  async function acquire(key: string): Promise<SessionLease> {
+    const k = keysOf(prefix, key);
+    const token = randomBytes(16).toString('base64url');
+    const until = deadlineIn(timeoutMs);
+    await ready(client);
+    for (let attempt = 0; ; attempt++) {
+      const reply = (await runScript(client, ACQUIRE, [k.lock, k.labels, k.history], [token, lease])) as unknown[];
+      if (!Array.isArray(reply)) throw new SessionStoreError('unexpected reply from Redis');
+      if (reply[0] === 1) {
+        return {
+          view: viewOf(reply[1], reply[2]),
+          async commit(update: SessionUpdate) {
+            const args = [token, ttlMs, String(limits.maxHistory), JSON.stringify(update.step), ...update.labels];
+            const done = await runScript(client, COMMIT, [k.lock, k.labels, k.history], args);
+            if (done !== 1) throw new SessionStoreError('the session lock was lost before the commit');
+          },
+          release() {
+            runScript(client, RELEASE, [k.lock], [token]).catch(() => {});
+          },
+        };
+      }
+      // another replica holds the session (for a few milliseconds, one decision): try again soon
+      if (now() >= until) throw new SessionStoreError('the session stayed locked');
+      await sleep(1 + Math.random() * Math.min(2 + attempt, 8));
+    }
+  }
+
+  return {
+    acquire,
+    async read(key: string): Promise<SessionView> {
+      const k = keysOf(prefix, key);
+      await ready(client);
+      const reply = (await runScript(client, READ, [k.labels, k.history], [])) as unknown[];
+      if (!Array.isArray(reply)) throw new SessionStoreError('unexpected reply from Redis');
+      return viewOf(reply[0], reply[1]);
+    },
+    async close() {
+      if (owned === undefined) return;
+      // a QUIT that gets no answer in time is cut short by the disconnect
+      await race(
+        owned.quit().catch(() => {}),
+        deadlineIn(timeoutMs),
+      );
+      owned.disconnect();
+    },
+  };
+}

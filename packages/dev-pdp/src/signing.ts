@@ -1,0 +1,168 @@
+/**
+ * The dev PDP's Ed25519 signing key, its JWKS, permits (docs/permits.md) and evidence signatures.
+ * @packageDocumentation
+ */
+import { type KeyObject, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { decodeJsonBody, optionTypeError, referenceActionHash } from 'agent-pep/internal';
+import {
+  CompactSign,
+  type CryptoKey,
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  importPKCS8,
+  type JSONWebKeySet,
+  type JWK,
+  SignJWT,
+} from 'jose';
+
+/**
+ * Where the PDP's signing key comes from: a path to a file holding a private Ed25519 JWK (JSON) or a
+ * PKCS#8 PEM, a private Ed25519 JWK object, or a private Ed25519 `CryptoKey`/`KeyObject`.
+ */
+export type DevPdpKeySource = string | JWK | CryptoKey | KeyObject;
+
+/** The signing key and its public half. @internal */
+export interface SigningKey {
+  readonly kid: string;
+  readonly privateKey: CryptoKey;
+  readonly publicJwk: Readonly<JWK>;
+  readonly jwks: Readonly<JSONWebKeySet>;
+}
+
+function keyError(message: string, cause?: unknown): TypeError {
+  const error = optionTypeError('startDevPdp', 'key', message);
+  if (cause !== undefined) Object.defineProperty(error, 'cause', { value: cause, configurable: true, writable: true });
+  return error;
+}
+
+async function privateJwkOf(source: DevPdpKeySource): Promise<JWK> {
+  if (typeof source === 'string') {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(source);
+    } catch (cause) {
+      throw keyError('cannot read the key file', cause);
+    }
+    const text = bytes.toString('utf8');
+    if (text.trimStart().startsWith('-----BEGIN')) {
+      try {
+        const key = await importPKCS8(text, 'EdDSA', { extractable: true });
+        return await exportJWK(key);
+      } catch (cause) {
+        throw keyError('the key file is not a PKCS#8 Ed25519 private key', cause);
+      }
+    }
+    // the one JSON body decoder: UTF-8 without a byte-order mark, I-JSON (a member named twice is refused)
+    const json = decodeJsonBody(bytes);
+    if (!json.ok) throw keyError('the key file is neither a JWK (JSON) nor a PKCS#8 PEM');
+    return json.value as JWK;
+  }
+  if (typeof source === 'object' && source !== null && 'type' in source && source.type === 'private') {
+    // a KeyObject or an extractable CryptoKey
+    try {
+      return await exportJWK(source as CryptoKey | KeyObject);
+    } catch (cause) {
+      throw keyError('the key cannot be exported (make the CryptoKey extractable, or pass a JWK)', cause);
+    }
+  }
+  if (typeof source === 'object' && source !== null && 'kty' in source) return { ...(source as JWK) };
+  throw keyError('expected a file path, a private JWK, or a private Ed25519 KeyObject/CryptoKey');
+}
+
+/**
+ * Makes the signing key: a fresh Ed25519 pair, or the one given. `kid` is the RFC 7638 thumbprint.
+ * @throws TypeError for a key that is not a private Ed25519 key (the message never contains key material)
+ * @internal
+ */
+export async function createSigningKey(source?: DevPdpKeySource): Promise<SigningKey> {
+  let jwk: JWK;
+  if (source === undefined) {
+    const pair = await generateKeyPair('EdDSA', { extractable: true });
+    jwk = await exportJWK(pair.privateKey);
+  } else {
+    jwk = await privateJwkOf(source);
+  }
+  if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.d !== 'string' || typeof jwk.x !== 'string') {
+    throw keyError('expected a private Ed25519 key (kty OKP, crv Ed25519, with d and x)');
+  }
+  let privateKey: CryptoKey;
+  try {
+    const imported = await importJWK({ kty: 'OKP', crv: 'Ed25519', d: jwk.d, x: jwk.x }, 'EdDSA');
+    if (imported instanceof Uint8Array) throw new TypeError('not an asymmetric key');
+    privateKey = imported;
+  } catch (cause) {
+    throw keyError('the Ed25519 key cannot be imported', cause);
+  }
+  const publicJwk: JWK = { kty: 'OKP', crv: 'Ed25519', x: jwk.x };
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const published: JWK = Object.freeze({ ...publicJwk, kid, alg: 'EdDSA', use: 'sig' });
+  return Object.freeze({
+    kid,
+    privateKey,
+    publicJwk: published,
+    jwks: Object.freeze({ keys: Object.freeze([published]) as JWK[] }),
+  });
+}
+
+/** What a permit is for. @internal */
+export interface PermitRequest {
+  issuer: string;
+  audience: string;
+  agentId: string;
+  session: string;
+  /** Normalized tool name. */
+  tool: string;
+  /** The args the permit is for (the request's, or `transformedArgs` on a WARN that transforms them), snapshotted. */
+  args: Record<string, unknown>;
+  decisionId: string;
+  ttlSec: number;
+  /** The session's labels after the step: a `labels` claim when there is at least one, none otherwise. */
+  labels?: readonly string[];
+  /** Seconds since the epoch; defaults to now. */
+  nowSec?: number;
+}
+
+/** A fresh random token: 128 bits, base64url. @internal */
+export function randomId(prefix = ''): string {
+  return prefix + randomBytes(16).toString('base64url');
+}
+
+/**
+ * Signs a one-time permit (docs/permits.md): header `{ alg: 'EdDSA', kid, typ: 'permit+jwt' }`,
+ * claims `iss aud sub sid jti iat nbf exp tool act_hash decision_id`, and `labels` (sorted) when the
+ * session has any.
+ * @internal
+ */
+export async function signPermit(key: SigningKey, request: PermitRequest): Promise<string> {
+  const iat = request.nowSec ?? Math.floor(Date.now() / 1000);
+  const claims: Record<string, unknown> = {
+    sid: request.session,
+    tool: request.tool,
+    act_hash: referenceActionHash(request.tool, request.args),
+    decision_id: request.decisionId,
+  };
+  if (request.labels !== undefined && request.labels.length > 0) claims.labels = [...request.labels];
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'permit+jwt' })
+    .setIssuer(request.issuer)
+    .setAudience(request.audience)
+    .setSubject(request.agentId)
+    .setJti(randomId())
+    .setIssuedAt(iat)
+    .setNotBefore(iat)
+    .setExpirationTime(iat + request.ttlSec)
+    .sign(key.privateKey);
+}
+
+/**
+ * Compact JWS (EdDSA, with `kid`) whose payload is the UTF-8 of `payload`; used for evidence records.
+ * @internal
+ */
+export async function signText(key: SigningKey, payload: string): Promise<string> {
+  return new CompactSign(new TextEncoder().encode(payload))
+    .setProtectedHeader({ alg: 'EdDSA', kid: key.kid })
+    .sign(key.privateKey);
+}
