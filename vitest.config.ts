@@ -33,7 +33,7 @@ export const E2E = [
   // The built `agent-pep` bin as a process.
   'test/integration/cli/hook.test.ts',
   'test/integration/cli/closed-stdout.test.ts',
-  'test/integration/cli/dev-pdp.test.ts',
+  'packages/dev-pdp/test/integration/cli.test.ts',
   'test/integration/cli/check.test.ts',
   'test/integration/cli/evidence.test.ts',
   'test/integration/cli/verify-permit.test.ts',

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { runInProcess } from '../../support/cli.js';
+import { runInProcess } from '../../../../test/support/cli.js';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
+const root = fileURLToPath(new URL('../../../..', import.meta.url));
 const cli = join(root, 'dist', 'cli', 'main.js');
 const examplePolicy = join(root, 'demo', 'policy.json');
 
@@ -256,6 +256,6 @@ describe('agent-pep dev-pdp (the bin)', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('--policy');
     // The schema where an installed package has it, for a policy's "$schema".
-    expect(r.stdout).toContain('node_modules/agent-pep/schema/policy.schema.json');
+    expect(r.stdout).toContain('node_modules/@agent-pep/dev-pdp/schema/policy.schema.json');
   });
 });
