@@ -31,6 +31,8 @@ export const E2E = [
   'test/integration/demo/**/*.test.ts',
   // The built `agent-pep` bin as a process.
   'test/integration/cli/hook.test.ts',
+  'test/integration/cli/hook-serve.test.ts',
+  'test/integration/cli/hook-init.test.ts',
   'test/integration/cli/closed-stdout.test.ts',
   'test/integration/cli/dev-pdp.test.ts',
   'test/integration/cli/check.test.ts',

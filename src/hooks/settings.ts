@@ -58,12 +58,12 @@ export function shellQuote(s: string): string {
 function innerCommand(wire: HostWire, o: SettingsOptions): string {
   if (o.http) {
     const url = `http://127.0.0.1:${o.port}/hooks/${wire.name}`;
-    // The token goes to curl in its config on a pipe (printf is the shell's own, so it is on no
-    // command line another process could read); the event, the hook's stdin, on fd 4.
+    // The token reaches curl in a config file only this user can read (mktemp), never on a command
+    // line another process could read (printf is the shell's own); the event is curl's stdin.
     return (
-      `{ printf 'header = "Authorization: Bearer %s"\\n' "$${o.tokenEnv}" | ` +
-      `curl -sS --fail --max-time ${HOST_TIMEOUT_S - 2} -K - -H 'content-type: application/json' ` +
-      `--data-binary @/dev/fd/4 ${url}; } 4<&0`
+      `c=$(mktemp) || exit 1; printf 'header = "Authorization: Bearer %s"\\n' "$${o.tokenEnv}" > "$c"; ` +
+      `curl -sS --fail --max-time ${HOST_TIMEOUT_S - 2} -K "$c" -H 'content-type: application/json' ` +
+      `--data-binary @- ${url}; s=$?; rm -f "$c"; exit $s`
     );
   }
   const args = ['hook', wire.name, '--pdp', o.pdp, '--agent', o.agent];
