@@ -33,6 +33,7 @@ export const E2E = [
   'test/integration/cli/hook.test.ts',
   'test/integration/cli/hook-serve.test.ts',
   'test/integration/cli/hook-init.test.ts',
+  'test/integration/cli/hook-serve-claude-code.test.ts',
   'test/integration/cli/closed-stdout.test.ts',
   'test/integration/cli/dev-pdp.test.ts',
   'test/integration/cli/check.test.ts',
