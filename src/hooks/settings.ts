@@ -77,7 +77,7 @@ function innerCommand(wire: HostWire, o: SettingsOptions): string {
  * else the host's deny for that event, a reason on stderr, and the host's failure exit code.
  */
 export function guardedCommand(wire: HostWire, o: SettingsOptions, context: AnswerContext): string {
-  const deny = failedAnswer(wire, context, 'agent-pep hook gave no answer, so the call is blocked');
+  const deny = failedAnswer(wire, context, 'it gave no answer (not installed, or it stopped before answering)');
   const json = JSON.stringify(deny.stdout);
   return (
     `out=$(${innerCommand(wire, o)}); s=$?; ` +
