@@ -175,6 +175,7 @@ function startHookServe(bin, cwd, stubUrl, dir) {
   });
   return new Promise((resolve, reject) => {
     let out = '';
+    let started = false;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error('hook serve did not start'));
@@ -182,11 +183,16 @@ function startHookServe(bin, cwd, stubUrl, dir) {
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (s) => {
       out += s;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const m = started ? null : /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m === null) return;
+      started = true;
       clearTimeout(timer);
       const exited = new Promise((r) => child.once('exit', r));
-      resolve({ url: m[1], token: readFileSync(tokenFile, 'utf8'), stop: () => (child.kill('SIGTERM'), exited) });
+      const stop = () => {
+        child.kill('SIGTERM');
+        return exited;
+      };
+      resolve({ url: m[1], token: readFileSync(tokenFile, 'utf8'), stop });
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
