@@ -182,9 +182,10 @@ export async function startHookServer(options: HookServerOptions): Promise<HookS
     const wire = match?.[1] === undefined ? undefined : hostWire(match[1]);
     const record = (label: HookServeRecord['label'], status: number, event?: string) =>
       options.onRecord?.({ host: wire?.name, event, label, status, ms: Math.round(performance.now() - started) });
+    // A refused request's connection is closed after the answer (its body is never read to the end).
     const refuse = (status: number, label: HookServeRecord['label'], headers: Record<string, string> = {}) => {
       req.resume();
-      send(res, status, { error: label }, headers);
+      send(res, status, { error: label }, { ...headers, connection: 'close' });
       record(label, status);
     };
     if (!authorized(req, expected)) return refuse(401, 'unauthorized', { 'www-authenticate': 'Bearer' });
@@ -192,15 +193,16 @@ export async function startHookServer(options: HookServerOptions): Promise<HookS
     if (req.method !== 'POST') return refuse(405, 'method_not_allowed', { allow: 'POST' });
     if (pending >= maxPending) {
       req.resume();
-      send(res, 503, failedAnswer(wire, {}, 'agent-pep hook serve is busy').stdout);
+      send(res, 503, failedAnswer(wire, {}, 'agent-pep hook serve is busy').stdout, { connection: 'close' });
       record('busy', 503);
       return;
     }
     pending++;
     void answerRequest(req, wire, options).then((r) => {
       pending--;
-      // A stopping endpoint (and a refused body) closes the connection after the answer.
-      send(res, r.status, r.answer.stdout, r.status === 413 || stopping ? { connection: 'close' } : {});
+      // A stopping endpoint, and a request whose body did not arrive whole (too large, or still coming
+      // at the deadline), closes the connection after the answer.
+      send(res, r.status, r.answer.stdout, stopping || !req.complete ? { connection: 'close' } : {});
       record(r.label, r.status, r.event);
     });
   });

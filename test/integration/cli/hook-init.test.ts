@@ -185,6 +185,22 @@ describe.each(HOST_CASES)('$host settings, run as the host runs them', ({ host, 
   }
 });
 
+describe('usage', () => {
+  test('hook init --help and hook serve --help print their usage; an unknown host is a usage error', async () => {
+    expect(await runInProcess(['hook', 'init', '--help'])).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('Usage: agent-pep hook init'),
+    });
+    expect(await runInProcess(['hook', 'serve', '--help'])).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('Usage: agent-pep hook serve'),
+    });
+    const r = await runInProcess(['hook', 'init', 'windsurf']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0]).toContain('unknown host');
+  });
+});
+
 describe('--write', () => {
   test('merges into the host file: the agent-pep entries replaced, every other entry and key kept', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agent-pep-write-'));
