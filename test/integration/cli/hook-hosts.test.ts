@@ -2,8 +2,12 @@
 // real dev PDP on 127.0.0.1: the answers in each host's documented shape, and the host's deny (with the
 // host's failure exit code) on bad input, a PDP that is down and a PDP that hangs. The command runs in
 // this process (test/support/cli.ts).
+
+import { PassThrough } from 'node:stream';
 import { type DevPdp, startDevPdp } from 'agent-pep/dev-pdp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { run } from '../../../src/cli/hook.js';
+import type { CliIo } from '../../../src/cli/io.js';
 import { runInProcess } from '../../support/cli.js';
 import { closedPort, HOST_CASES, HOSTS_POLICY, hookFixture, hungPdp, type Json } from '../../support/hook-hosts.js';
 
@@ -117,6 +121,41 @@ describe.each(HOST_CASES)('$host fails closed: the host deny, and its failure ex
     expect(r.code).toBe(failureCode);
     expect(r.json).toMatchObject(deny);
     expect(r.stderr).toContain('pdp_unreachable');
+  });
+
+  test('on a crash (an uncaught exception of the process) while it decides', async () => {
+    let crash: ((error: unknown) => void) | undefined;
+    let stdout = '';
+    let stderr = '';
+    const stdin = new PassThrough();
+    const io: CliIo = {
+      stdin,
+      stdout: {
+        write(chunk, cb) {
+          stdout += chunk;
+          cb?.(null);
+          return true;
+        },
+      },
+      stderr: {
+        write(chunk) {
+          stderr += chunk;
+          return true;
+        },
+      },
+      env: {},
+      onCrash: (handler) => {
+        crash = handler;
+      },
+    };
+    // The PDP hangs, so the hook is still deciding when the process crashes.
+    const code = run([host, '--pdp', hung.url, '--agent', 'coder', '--timeout', '10000'], io);
+    stdin.end(JSON.stringify(event));
+    await new Promise((r) => setTimeout(r, 150));
+    crash?.(new Error('boom'));
+    expect(await code).toBe(failureCode);
+    expect(JSON.parse(stdout)).toMatchObject(deny);
+    expect(stderr).toContain('internal error');
   });
 
   test('with the PDP hanging: the deny at its own deadline', async () => {

@@ -11,13 +11,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type HookServer, startHookServer } from '../../../src/hooks/server.js';
 import { createPep } from '../../../src/pep.js';
 import { runInProcess } from '../../support/cli.js';
-import { closedPort, HOST_CASES, HOSTS_POLICY, hookFixture, type Json } from '../../support/hook-hosts.js';
+import { closedPort, HOST_CASES, HOSTS_POLICY, hookFixture, hungPdp, type Json } from '../../support/hook-hosts.js';
 import { ROOT } from '../../support/processes.js';
 
 let pdp: DevPdp;
 let down: string;
 let refusedPort: number;
 let server: HookServer;
+/** A `hook serve` stand-in that accepts connections and never answers. */
+let hungServe: { url: string; port: number; close(): Promise<void> };
 const TOKEN = 'init-test-token';
 /** A project with agent-pep installed (node_modules/.bin/agent-pep runs the built bin), and one without. */
 let installed: string;
@@ -29,6 +31,8 @@ beforeAll(async () => {
   down = `http://127.0.0.1:${refusedPort}`;
   const pep = createPep({ pdpUrl: pdp.url, agentId: 'coder', session: 's', permits: false });
   server = await startHookServer({ pep, token: TOKEN, timeoutMs: 3000 });
+  const hung = await hungPdp();
+  hungServe = { ...hung, port: Number(new URL(hung.url).port) };
   installed = mkdtempSync(join(tmpdir(), 'agent-pep-init-'));
   bare = mkdtempSync(join(tmpdir(), 'agent-pep-init-bare-'));
   mkdirSync(join(installed, 'node_modules/.bin'), { recursive: true });
@@ -38,6 +42,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.close();
+  await hungServe.close();
   await pdp.close();
   rmSync(installed, { recursive: true, force: true });
   rmSync(bare, { recursive: true, force: true });
@@ -175,6 +180,14 @@ describe.each(HOST_CASES)('$host settings, run as the host runs them', ({ host, 
       expect(r.code).toBe(failureCode);
       expect(r.json).toMatchObject(deny);
     });
+
+    test("--http with hook serve hanging: the host deny at curl's own deadline, below the host timeout", async () => {
+      const started = Date.now();
+      const r = await runCommand(await preToolUse(['--http', '--port', String(hungServe.port)]), bare, event);
+      expect(r.code).toBe(failureCode);
+      expect(r.json).toMatchObject(deny);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    }, 20_000);
 
     test('--http without the token (401): the host deny', async () => {
       const command = await preToolUse(['--http', '--port', String(server.port)]);
