@@ -82,7 +82,18 @@ function read(value: unknown): HostStep {
   }
 }
 
-const deny = (reason: string) => ({ permission: 'deny', user_message: reason, agent_message: reason });
+/**
+ * The messages of an answer in both spellings Cursor has documented: `userMessage` / `agentMessage`
+ * (Cursor 1.7's hooks page) and `user_message` / `agent_message` (the page since); a key a version does
+ * not know is ignored, so each version shows its reason.
+ */
+const messages = (reason: string) => ({
+  user_message: reason,
+  agent_message: reason,
+  userMessage: reason,
+  agentMessage: reason,
+});
+const deny = (reason: string) => ({ permission: 'deny', ...messages(reason) });
 
 function render(context: AnswerContext, answer: Parameters<HostWire['render']>[1]) {
   const outcome = outcomeOf(context.event, answer);
@@ -95,9 +106,7 @@ function render(context: AnswerContext, answer: Parameters<HostWire['render']>[1
       else stdout = deny('ERROR: the policy changed the arguments of this call, which Cursor cannot apply here');
       break;
     case 'ask':
-      stdout = ASKS.has(native)
-        ? { permission: 'ask', user_message: outcome.reason, agent_message: outcome.reason }
-        : deny(outcome.reason);
+      stdout = ASKS.has(native) ? { permission: 'ask', ...messages(outcome.reason) } : deny(outcome.reason);
       break;
     case 'deny':
       stdout = deny(outcome.reason);
@@ -108,8 +117,9 @@ function render(context: AnswerContext, answer: Parameters<HostWire['render']>[1
       stdout = context.event === 'UserPromptSubmit' ? { continue: true } : {};
       break;
     default:
-      if (context.event === 'UserPromptSubmit') stdout = { continue: false, user_message: outcome.reason };
-      else if (context.event === 'PostToolUse') stdout = {};
+      if (context.event === 'UserPromptSubmit') {
+        stdout = { continue: false, user_message: outcome.reason, userMessage: outcome.reason };
+      } else if (context.event === 'PostToolUse') stdout = {};
       // An event that could not be read: a deny in every form Cursor reads.
       else stdout = { ...deny(outcome.reason), continue: false };
   }

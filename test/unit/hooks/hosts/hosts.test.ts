@@ -56,6 +56,8 @@ describe('cursor', () => {
       permission: 'deny',
       user_message: 'no',
       agent_message: 'no',
+      userMessage: 'no',
+      agentMessage: 'no',
     });
     expect(render(w, 'cursor-before-shell-execution', ask).stdout).toMatchObject({ permission: 'ask' });
   });
@@ -72,6 +74,7 @@ describe('cursor', () => {
     expect(render(w, 'cursor-before-submit-prompt', block).stdout).toEqual({
       continue: false,
       user_message: 'blocked',
+      userMessage: 'blocked',
     });
   });
 
