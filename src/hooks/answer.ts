@@ -82,6 +82,9 @@ export async function answerStep(
     case 'PreToolUse': {
       const r = await enforcement.decideAction(step.tool, step.args, opts);
       base = withFailureDetail(answerAction(host, step, r, { escalate }), r.decision);
+      if (r.kind === 'verified' && step.readContent !== undefined) {
+        base = (await checkRead(enforcement, host, step, step.readContent)) ?? base;
+      }
       break;
     }
     case 'PostToolUse': {
@@ -97,6 +100,33 @@ export async function answerStep(
   }
   const label: AnswerLabel = base.exitCode === 2 ? 'failed' : outcomeOf(step.event, base).kind;
   return { answer: wire.render(contextOf(step), base), label };
+}
+
+/**
+ * A file read allowed as an action, its content checked as the output the model would read (the
+ * `after` chain and context_egress): `undefined` when it goes on unchanged, else a deny with the
+ * check's reason (a host cannot change what a read gives, so a redaction is a deny too).
+ */
+async function checkRead(
+  enforcement: NonNullable<ReturnType<typeof kernelOf>>,
+  host: HookHost,
+  step: HostStep & { event: 'PreToolUse' },
+  content: string,
+): Promise<HookAnswer | undefined> {
+  const ran = { args: step.args, session: step.session, signal: undefined };
+  const fin = await enforcement.finishAction(step.tool, ran, content, true);
+  if (fin.kind === 'released' && fin.result === content) return undefined;
+  const post = { event: 'PostToolUse' as const, session: step.session, tool: step.tool, response: content, content };
+  const blocked = withFailureDetail(
+    answerPostToolUse(host, post, fin),
+    fin.kind === 'refused' ? fin.decision : undefined,
+  );
+  const reason =
+    typeof blocked.stdout.reason === 'string' ? blocked.stdout.reason : 'ERROR: the file read is withheld by policy';
+  const stdout = {
+    hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason },
+  };
+  return { stdout, stderr: blocked.stderr, exitCode: blocked.exitCode };
 }
 
 /**

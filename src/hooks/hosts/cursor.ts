@@ -8,7 +8,9 @@
  *
  * Events read: `preToolUse` (`tool_name`, `tool_input`; may rewrite the input), `beforeShellExecution`
  * (tool `Shell`, args `{ command, cwd }`), `beforeMCPExecution` (`tool_name`, `tool_input` as an object
- * or its JSON text), `beforeReadFile` (tool `Read`, args `{ file_path }`), `beforeSubmitPrompt` (input
+ * or its JSON text), `beforeReadFile` (tool `Read`, args `{ file_path }`; the file's `content`, which
+ * Cursor sends before the model reads it, is then checked at context_egress: a BLOCK or a redaction,
+ * which Cursor cannot apply to a read, is a deny), `beforeSubmitPrompt` (input
  * stage) and `afterFileEdit` (tool `Edit`, its edits checked at context_egress; Cursor reads no answer
  * to it, so it only reaches the PDP's record). `ask` exists only on `beforeShellExecution` and
  * `beforeMCPExecution` (and is ignored in some of Cursor's run modes: `--escalate ask` is the user's
@@ -54,6 +56,7 @@ function read(value: unknown): HostStep {
         session,
         tool: 'Read',
         args: { file_path: stringField(e, 'file_path', 'PreToolUse') },
+        ...(typeof e.content === 'string' ? { readContent: e.content } : {}),
       };
     }
     case 'beforeSubmitPrompt': {

@@ -14,8 +14,12 @@ export const HOST_NAMES = ['claude-code', 'codex', 'cursor', 'gemini-cli', 'copi
 /** One of {@link HOST_NAMES}. */
 export type HostName = (typeof HOST_NAMES)[number];
 
-/** A step with the host's own name for its event (`beforeShellExecution`, `BeforeTool`, `preToolUse`). */
-export type HostStep = HookStep & { native: string };
+/**
+ * A step with the host's own name for its event (`beforeShellExecution`, `BeforeTool`, `preToolUse`).
+ * `readContent`: what a file read will give the model, sent before it does (Cursor's `beforeReadFile`):
+ * checked at context_egress once the read itself is allowed.
+ */
+export type HostStep = HookStep & { native: string; readContent?: string };
 
 /**
  * What an answer of the Claude Code wire says, read back: the shape every other host renders from.

@@ -52,6 +52,15 @@ describe('each host answers its recorded events in its own shape', () => {
     expect(edit).toMatchObject({ code: 0, json: {} });
   });
 
+  test('cursor: beforeReadFile checks the content the model would read (context_egress) once the read is allowed', async () => {
+    const read = { ...hookFixture('cursor-before-read-file'), file_path: '/home/dev/shop/notes.txt' };
+    expect((await hook('cursor', { ...read, content: 'retries: 3\n' })).json).toEqual({ permission: 'allow' });
+    const leaky = await hook('cursor', { ...read, content: 'key sk_live_4eC39HqLyjWDarjtT1zdp7dc' });
+    expect(leaky.code).toBe(0);
+    expect(leaky.json).toMatchObject({ permission: 'deny', agent_message: expect.stringContaining('a live API key') });
+    expect(leaky.stdout).not.toContain('sk_live_');
+  });
+
   test('cursor: ESCALATE is a deny by default and ask with --escalate ask; a rewrite it cannot apply is a deny', async () => {
     const push = { ...hookFixture('cursor-before-shell-execution'), command: 'git push origin main' };
     expect((await hook('cursor', push)).json).toMatchObject({ permission: 'deny' });
