@@ -14,6 +14,7 @@ import { decodeJsonBody } from '../wire/json.js';
 import type { CliIo } from './io.js';
 import { EXIT, integerFlag, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
+/** What `agent-pep hook init --help` prints. */
 export const USAGE = `Usage: agent-pep hook init <host> [--http] [--write] [options]
 
 Prints the hook settings of a host (${HOST_NAMES.join(', ')}) with its fail-closed options, or

@@ -16,6 +16,7 @@ import { HOOK_FLAGS, hookPep, hookSettings } from './hook-options.js';
 import type { CliIo } from './io.js';
 import { EXIT, exitWith, integerFlag, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
+/** What `agent-pep hook serve --help` prints. */
 export const USAGE = `Usage: agent-pep hook serve --pdp URL --agent ID [options]
 
 Answers coding-agent hooks over HTTP until SIGINT or SIGTERM: POST /hooks/<host> (claude-code, codex,

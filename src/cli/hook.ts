@@ -16,6 +16,7 @@ import { escalateFor, HOOK_FLAGS, hookPep, hookSettings } from './hook-options.j
 import type { CliIo } from './io.js';
 import { EXIT, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
+/** What `agent-pep hook --help` prints. */
 export const USAGE = `Usage: agent-pep hook <host> --pdp URL --agent ID [options]
        agent-pep hook serve --pdp URL --agent ID [--port N] [--token-file FILE] [options]
        agent-pep hook init <host> [--http] [--write]

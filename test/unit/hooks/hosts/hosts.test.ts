@@ -150,6 +150,20 @@ describe('copilot-cli', () => {
     });
   });
 
+  test('ESCALATE with --escalate ask is ask; Cursor asks only where it can (not on preToolUse)', () => {
+    expect(render(w, 'copilot-cli-pre-tool-use-bash', ask).stdout).toEqual({
+      permissionDecision: 'ask',
+      permissionDecisionReason: 'held',
+    });
+    const cursorPre = { hook_event_name: 'preToolUse', conversation_id: 'c', tool_name: 'Shell', tool_input: {} };
+    const c = HOSTS.cursor;
+    expect(c.render(contextOf(c.read(cursorPre)), ask).stdout).toMatchObject({ permission: 'deny' });
+    expect(c.render(contextOf(c.read(cursorPre)), rewrite({ command: 'x' })).stdout).toEqual({
+      permission: 'allow',
+      updated_input: { command: 'x' },
+    });
+  });
+
   test('a failure of the hook is a deny with exit code 0 (Copilot CLI lets a call through on any other)', () => {
     const a = w.render({}, failureAnswer('claude-code', undefined, 'bad'));
     expect(a.exitCode).toBe(0);
