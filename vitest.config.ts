@@ -32,6 +32,9 @@ export const E2E = [
   'test/integration/demo/**/*.test.ts',
   // The built `agent-pep` bin as a process.
   'test/integration/cli/hook.test.ts',
+  'test/integration/cli/hook-serve.test.ts',
+  'test/integration/cli/hook-init.test.ts',
+  'test/integration/cli/hook-serve-claude-code.test.ts',
   'test/integration/cli/closed-stdout.test.ts',
   'packages/dev-pdp/test/integration/cli.test.ts',
   'test/integration/cli/check.test.ts',

@@ -1239,6 +1239,11 @@ export function computeRatios(rows, memory) {
       find(rows, 'startup', STARTUP_ROWS.hook, 1)?.p50_ms,
       find(rows, 'startup', STARTUP_ROWS.fetch, 1)?.p50_ms,
     ),
+    hook_http_p50_ms: find(rows, 'startup', STARTUP_ROWS.hookHttp, 1)?.p50_ms ?? null,
+    hook_http_vs_process: div(
+      find(rows, 'startup', STARTUP_ROWS.hookHttp, 1)?.p50_ms,
+      find(rows, 'startup', STARTUP_ROWS.hook, 1)?.p50_ms,
+    ),
     import_vs_undici: div(
       find(rows, 'startup', STARTUP_ROWS.importPep, 1)?.p50_ms,
       find(rows, 'startup', STARTUP_ROWS.importUndici, 1)?.p50_ms,
@@ -1356,6 +1361,8 @@ export const TARGETS = {
   devpdp_session200_vs_empty: { op: '>=', value: 0.8 },
   devpdp_session_redis_vs_memory: { op: '>=', value: 0.5 },
   hook_start_vs_node_fetch: { op: '<=', value: 1.0 },
+  hook_http_p50_ms: { op: 'info', value: 1 },
+  hook_http_vs_process: { op: '<=', value: 0.1 },
   import_vs_undici: { op: '<=', value: 1.3 },
   import_and_client_vs_undici: { op: 'info', value: 1 },
 };

@@ -12,9 +12,14 @@
 //     boot, the same for both, is not in the figure. agent-pep loads undici's Pool when a client is
 //     made, not on import: a third side, the import and one `createPep()`, shows that too (information,
 //     ratio import_and_client_vs_undici).
-// Ratios: hook_start_vs_node_fetch (target <= 1.0), import_vs_undici (target <= 1.3).
+//   - HTTP hook (issue 40): the same PreToolUse event POSTed to a running `agent-pep hook serve` on
+//     loopback (a new connection each time, as a host that keeps none open would), round trip to the
+//     ALLOW answer, beside the process hook's start: what a Claude Code HTTP hook pays instead.
+// Ratios: hook_start_vs_node_fetch (target <= 1.0), import_vs_undici (target <= 1.3),
+// hook_http_vs_process (HTTP round trip / process hook, target <= 0.1; hook_http_p50_ms the figure).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,7 +32,12 @@ export const STARTUP_ROWS = Object.freeze({
   importPep: "import('agent-pep') in a fresh process",
   importUndici: "import('undici') in a fresh process",
   importAndClient: "import('agent-pep') + createPep() in a fresh process",
+  hookHttp: 'agent-pep hook serve, POST /hooks/claude-code (PreToolUse)',
 });
+
+/** Round trips timed through `hook serve` (cheap: no process start), and untimed ones first. */
+const HTTP_RUNS = Object.freeze({ full: 300, quick: 60, smoke: 3 });
+const HTTP_WARMUP = Object.freeze({ full: 30, quick: 10, smoke: 1 });
 
 /** Runs of each row: the timed ones, and untimed ones first (the file cache warm for both sides). */
 const RUNS = Object.freeze({ full: 30, quick: 5, smoke: 1 });
@@ -155,6 +165,91 @@ async function interleave(sides, runs, warmup) {
   return out;
 }
 
+/** Starts `agent-pep hook serve` (the built bin) against the stub; resolves with its URL, token and stop. */
+function startHookServe(bin, cwd, stubUrl, dir) {
+  const tokenFile = path.join(dir, 'hook-token');
+  const args = [bin, 'hook', 'serve', '--pdp', stubUrl, '--agent', AGENT_ID, '--port', '0', '--quiet'];
+  const child = spawn(process.execPath, [...args, '--token-file', tokenFile], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let started = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('hook serve did not start'));
+    }, CHILD_TIMEOUT_MS);
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (s) => {
+      out += s;
+      const m = started ? null : /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m === null) return;
+      started = true;
+      clearTimeout(timer);
+      const exited = new Promise((r) => child.once('exit', r));
+      const stop = () => {
+        child.kill('SIGTERM');
+        return exited;
+      };
+      resolve({ url: m[1], token: readFileSync(tokenFile, 'utf8'), stop });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`hook serve exited with ${code}`));
+    });
+  });
+}
+
+/** One POST of the event to `hook serve` on a new connection; the milliseconds to the whole answer. */
+function timePost(url, token) {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const req = http.request(`${url}/hooks/claude-code`, {
+      method: 'POST',
+      agent: false,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (s) => {
+        body += s;
+      });
+      res.on('end', () => {
+        const ms = performance.now() - t0;
+        const ok = res.statusCode === 200 && body.trim() === ALLOW_ANSWER;
+        resolve(ok ? { ms, ok } : { ms, ok, why: `status ${res.statusCode}, answer ${body.slice(0, 80)}` });
+      });
+    });
+    req.on('error', (e) => resolve({ ms: Number.NaN, ok: false, why: e.message }));
+    req.end(EVENT);
+  });
+}
+
+/** The HTTP hook row: round trips through a running `hook serve`, skipped (with the reason) when it cannot start. */
+async function benchHookHttp(stub, profile, rows, log, { bin, cwd, dir }) {
+  let serve;
+  try {
+    serve = await startHookServe(bin, cwd, stub.url, dir);
+  } catch (e) {
+    rows.push(skippedRow('startup', STARTUP_ROWS.hookHttp, 1, String(e.message)));
+    return;
+  }
+  try {
+    const runs = HTTP_RUNS[profile.name] ?? HTTP_RUNS.quick;
+    log(`startup: hook serve round trips, ${runs} runs`);
+    const [side] = await interleave(
+      [{ run: () => timePost(serve.url, serve.token) }],
+      runs,
+      HTTP_WARMUP[profile.name] ?? 0,
+    );
+    rows.push(startupRow(STARTUP_ROWS.hookHttp, side.samples, side.errors, side.lastError));
+  } finally {
+    await serve.stop();
+  }
+}
+
 /**
  * Runs the section: the hook start pair and the import pair. The hook rows are skipped (with the
  * reason) when the bin is not built or the stub is not running.
@@ -193,6 +288,7 @@ export async function benchStartup(stub, profile, rows, log, root) {
       rows.push(startupRow(STARTUP_ROWS.hook, hook.samples, hook.errors, hook.lastError));
       rows.push(startupRow(STARTUP_ROWS.fetch, fetchSide.samples, fetchSide.errors, fetchSide.lastError));
     }
+    await benchHookHttp(stub, profile, rows, log, { bin, cwd, dir });
     log(`startup: import('agent-pep') (and + createPep) vs import('undici'), ${runs} runs each, interleaved`);
     const imported = (specifier, then) => async () => {
       const r = await timeChild(['--input-type=module', '-e', importScript(specifier, then)], {

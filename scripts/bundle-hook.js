@@ -24,8 +24,12 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const input = join(ROOT, 'src/cli/hook.ts');
 const output = join(ROOT, 'dist/cli/hook.js');
 const CLI_DIR = dirname(input);
-/** Modules of src/cli/ the bin loads itself: imported, not copied (dist/cli/ has them beside hook.js). */
-const SHARED_WITH_THE_BIN = new Set(['./usage.js']);
+/**
+ * Modules of src/cli/ that stay imports (dist/cli/ has them beside hook.js): the one the bin loads
+ * itself, and `hook serve` and `hook init`, loaded only when named (a long-running endpoint and a
+ * settings printer: neither is started per tool use, so neither weighs on the process hook's start).
+ */
+const SHARED_WITH_THE_BIN = new Set(['./usage.js', './hook-serve.js', './hook-init.js']);
 /** Packages that stay imports: loaded lazily (or never) by the hook, or optional peers. */
 const EXTERNAL_PACKAGES = ['jose', 'undici', 'ioredis', '@opentelemetry/'];
 

@@ -5,11 +5,15 @@
  *   npm run example:claude-code-hook
  *
  * Prints one line per event: the event, what the hook answered, and its exit code. The last event is
- * sent with no PDP listening: the hook fails closed (a deny and exit code 2).
+ * sent with no PDP listening: the hook fails closed (a deny and exit code 2). Then the same events go
+ * to `agent-pep hook serve` as Claude Code's HTTP hooks post them (`agent-pep hook init claude-code
+ * --http` writes those settings, claude-settings.json): the same answers, with no process per event.
  * @module
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startDevPdp } from 'agent-pep/dev-pdp';
 import postToolUse from './events/post-tool-use-env.json' with { type: 'json' };
@@ -53,6 +57,46 @@ function summary(answer: Record<string, unknown>): string {
   return answer.decision === undefined ? 'continue' : `${String(answer.decision)} ${String(answer.reason)}`;
 }
 
+/** Starts `agent-pep hook serve` (a token file of its own); resolves with its URL, token and stop. */
+function hookServe(pdpUrl: string, dir: string): Promise<{ url: string; token: string; stop: () => Promise<void> }> {
+  const tokenFile = join(dir, 'hook-token');
+  const args = ['hook', 'serve', '--pdp', pdpUrl, '--agent', 'coder', '--port', '0', '--quiet'];
+  const child = spawn(process.execPath, [bin, ...args, '--token-file', tokenFile], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.once('error', reject);
+    const look = (c: Buffer) => {
+      out += c.toString();
+      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+      if (url === undefined) return;
+      child.stdout.off('data', look);
+      const exited = new Promise<void>((done) => child.once('exit', () => done()));
+      const stop = () => {
+        child.kill('SIGTERM');
+        return exited;
+      };
+      resolve({ url, token: readFileSync(tokenFile, 'utf8'), stop });
+    };
+    child.stdout.on('data', look);
+  });
+}
+
+/** POSTs one event as a Claude Code HTTP hook does; resolves with the status and the answer. */
+async function post(
+  url: string,
+  token: string,
+  event: object,
+): Promise<{ status: number; answer: Record<string, unknown> }> {
+  const res = await fetch(`${url}/hooks/claude-code`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(event),
+  });
+  return { status: res.status, answer: (await res.json()) as Record<string, unknown> };
+}
+
 const pdp = await startDevPdp({ policy, log: false });
 try {
   const events: [string, string, object][] = [
@@ -70,6 +114,21 @@ try {
   answers.forEach(({ code, answer }, i) => {
     console.log(`${events[i]?.[0]}: ${summary(answer)} (exit ${code})`);
   });
+
+  // The same events through `hook serve`, as Claude Code's HTTP hooks post them.
+  const dir = mkdtempSync(join(tmpdir(), 'agent-pep-hook-serve-'));
+  const serve = await hookServe(pdp.url, dir);
+  try {
+    for (const [name, , event] of events.slice(0, 3)) {
+      const { status, answer } = await post(serve.url, serve.token, event);
+      console.log(`hook serve, ${name}: ${summary(answer)} (HTTP ${status})`);
+    }
+    const unauthorized = await fetch(`${serve.url}/hooks/claude-code`, { method: 'POST', body: JSON.stringify(ls) });
+    console.log(`hook serve without the token: HTTP ${unauthorized.status} (Claude Code blocks: onFailure "block")`);
+  } finally {
+    await serve.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 } finally {
   await pdp.close();
 }

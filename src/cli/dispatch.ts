@@ -28,7 +28,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   check: { summary: 'ask the PDP about one step; print the decision', load: () => import('./check.js') },
   'verify-permit': { summary: 'verify a permit for one tool call', load: () => import('./verify-permit.js') },
   evidence: { summary: "'evidence verify FILE': check an evidence log", load: () => import('./evidence.js') },
-  hook: { summary: 'answer a Claude Code or Codex command hook', load: () => import('./hook.js') },
+  hook: { summary: "answer a coding agent's hook; 'hook serve', 'hook init'", load: () => import('./hook.js') },
   pin: { summary: "'pin mcp --server CMD...': print an MCP server's tool pins", load: () => import('./pin.js') },
 };
 

@@ -1,40 +1,37 @@
 /**
- * `agent-pep hook claude-code|codex`: answers one Claude Code or Codex command hook (docs/adapters.md and docs/cli.md). Reads one hook event on stdin, asks the PDP, prints the host's JSON answer.
+ * `agent-pep hook <host>`: answers one command hook of a coding-agent host (docs/adapters.md and
+ * docs/cli.md): Claude Code, Codex, Cursor, Gemini CLI or GitHub Copilot CLI. Reads one hook event on
+ * stdin, asks the PDP, prints the host's JSON answer. `agent-pep hook serve` (hook-serve.ts) answers the
+ * same events over HTTP; `agent-pep hook init` (hook-init.ts) prints a host's settings.
  * It fails closed on its own errors: unreadable or oversized stdin, malformed JSON, an unknown event
- * kind, a PDP failure, its own deadline or any exception give a deny answer, the reason on stderr and
- * exit code 2 (both hosts block a call on exit 2 with a reason on stderr).
+ * kind, a PDP failure, its own deadline or any exception give the host's deny answer, the reason on
+ * stderr and exit code 2 (0 for Copilot CLI, which lets a call through on any other exit code than 0).
  * @internal
  */
-import type { PolicyDecision } from '../decision.js';
-import { kernelOf } from '../enforce/registry.js';
-import {
-  type AnswerOptions,
-  answerAction,
-  answerPostToolUse,
-  answerPrompt,
-  failureAnswer,
-  type HookAnswer,
-  HookEventError,
-  type HookEventName,
-  type HookHost,
-  type HookStep,
-  readHookEvent,
-} from '../hooks/wire.js';
-import type { PepOptions } from '../options/pep.js';
-import { createPep, type Pep } from '../pep.js';
-import { NodeHttpDispatcher } from '../transport/node-http.js';
-import { decodeJsonBody } from '../wire/json.js';
-import { apiKeyFromEnv, protocolFlag } from './input.js';
+import { answerStep, failedAnswer, failureContext, type HostAnswer, parseEvent } from '../hooks/answer.js';
+import { HOST_NAMES, type HostStep, type HostWire, hostWire } from '../hooks/hosts/index.js';
+import { type HookAnswer, HookEventError } from '../hooks/wire.js';
+import type { Pep } from '../pep.js';
+import { escalateFor, HOOK_FLAGS, hookPep, hookSettings } from './hook-options.js';
 import type { CliIo } from './io.js';
-import { EXIT, integerFlag, jsonPosition, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
+import { EXIT, parseCommandLine, systemReason, UsageError, usageExit } from './usage.js';
 
-export const USAGE = `Usage: agent-pep hook claude-code|codex --pdp URL --agent ID [options]
+/** What `agent-pep hook --help` prints. */
+export const USAGE = `Usage: agent-pep hook <host> --pdp URL --agent ID [options]
+       agent-pep hook serve --pdp URL --agent ID [--port N] [--token-file FILE] [options]
+       agent-pep hook init <host> [--http] [--write]
 
-Answers one Claude Code or Codex command hook: reads the hook event (JSON) on stdin, asks the PDP,
-prints the host's answer on stdout. PreToolUse is the action stage (allow, deny, or ask on ESCALATE,
-with updatedInput on WARN); UserPromptSubmit is input; PostToolUse is context_egress (block).
-Fails closed: any error of its own (bad stdin, unknown event, PDP failure, deadline) is a deny
-answer with the reason on stderr and exit code 2.
+Answers one command hook of a coding agent: reads the hook event (JSON) on stdin, asks the PDP,
+prints the host's answer on stdout. Hosts: ${HOST_NAMES.join(', ')}.
+A tool call is the action stage (allow, deny, or ask on ESCALATE where the host can ask, with the
+rewritten input on WARN where the host can take it); a prompt is input; a tool's output is
+context_egress (withheld where the host can withhold it).
+Fails closed: any error of its own (bad stdin, unknown event, PDP failure, deadline) is the host's
+deny answer with the reason on stderr and exit code 2 (exit code 0 for copilot-cli, whose hooks let a
+call through on any other code).
+
+'hook serve' answers the same events over HTTP (agent-pep hook serve --help);
+'hook init' prints a host's settings with its fail-closed options (agent-pep hook init --help).
 
 Options:
   --pdp URL           the PDP's base URL (required)
@@ -43,25 +40,23 @@ Options:
   --timeout MS        the hook's whole deadline, stdin read included, 100-60000 (default 5000);
                       keep it well under the host's hook timeout
   --protocol P        agent-pep (default) or authzen (AuthZEN 1.0)
-  --escalate MODE     ask (default for claude-code: the host's prompt is the approval) or deny
-                      (a deny with the held text); codex always denies (it has no ask)
+  --escalate MODE     ask or deny: what ESCALATE becomes (default ask for claude-code, whose prompt
+                      is the approval; deny for the others); codex and gemini-cli cannot ask
   -h, --help          show this help
 
-The session is the event's session_id. Exit codes: 0 an answer, 2 a usage error or a failure
-of the hook itself (the host blocks the call).
+The session is the event's session id (conversation_id on Cursor). Exit codes: 0 an answer, 2 a usage
+error or a failure of the hook itself (the host blocks the call).
 `;
 
 const COMMAND = 'hook';
-const HOSTS: readonly HookHost[] = ['claude-code', 'codex'];
 /** Largest hook event read from stdin, in bytes (a tool result can be large; more is refused). */
 export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
-const DEFAULT_TIMEOUT_MS = 5000;
 
 interface HookConfig {
-  host: HookHost;
+  wire: HostWire;
   pep: Pep;
   timeoutMs: number;
-  answer: AnswerOptions;
+  escalate: 'ask' | 'deny';
 }
 
 /** The command line read into a config, or `undefined` after printing `--help`. */
@@ -70,15 +65,7 @@ function configure(argv: string[], io: CliIo): HookConfig | undefined {
     args: argv,
     strict: true,
     allowPositionals: true,
-    options: {
-      pdp: { type: 'string' },
-      agent: { type: 'string' },
-      'api-key-env': { type: 'string' },
-      timeout: { type: 'string' },
-      protocol: { type: 'string' },
-      escalate: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: HOOK_FLAGS,
   });
   if (values.help) {
     io.stdout.write(USAGE);
@@ -86,43 +73,15 @@ function configure(argv: string[], io: CliIo): HookConfig | undefined {
   }
   try {
     const [host, ...extra] = positionals;
-    if (host === undefined) throw new UsageError('a host is required: claude-code or codex');
-    if (!(HOSTS as readonly string[]).includes(host)) {
-      throw new UsageError(`unknown host ${JSON.stringify(host.slice(0, 40))}: expected claude-code or codex`);
-    }
+    const hosts = HOST_NAMES.join(', ');
+    if (host === undefined) throw new UsageError(`a host is required: ${hosts}`);
+    const wire = hostWire(host);
+    if (wire === undefined)
+      throw new UsageError(`unknown host ${JSON.stringify(host.slice(0, 40))}: expected ${hosts}`);
     if (extra.length > 0) throw new UsageError('unexpected argument after the host');
-    if (values.pdp === undefined) throw new UsageError('--pdp URL is required');
-    if (values.agent === undefined) throw new UsageError('--agent ID is required');
-    const timeoutMs = integerFlag(values.timeout, 'timeout', 100, 60_000) ?? DEFAULT_TIMEOUT_MS;
-    const protocol = protocolFlag(values.protocol);
-    const escalate = values.escalate ?? (host === 'codex' ? 'deny' : 'ask');
-    if (escalate !== 'ask' && escalate !== 'deny') throw new UsageError('--escalate must be ask or deny');
-    if (host === 'codex' && escalate === 'ask') {
-      throw new UsageError('--escalate ask is not possible with codex: its PreToolUse hook cannot ask');
-    }
-    const apiKey = values['api-key-env'] === undefined ? undefined : apiKeyFromEnv(values['api-key-env'], io.env);
-    // The decision gets the deadline less a reserve for reading stdin and writing the answer.
-    const options: PepOptions = {
-      pdpUrl: values.pdp,
-      agentId: values.agent,
-      session: 'agent-pep-hook',
-      apiKey,
-      timeoutMs: Math.max(50, timeoutMs - Math.min(500, Math.floor(timeoutMs / 4))),
-      permits: false,
-      protocol,
-      // node:http rather than undici's pool: one request per process, and undici costs a hook
-      // process about a fifth of its start (issue 30). The same transport checks run on it.
-      dispatcher: new NodeHttpDispatcher() as unknown as NonNullable<PepOptions['dispatcher']>,
-    };
-    let pep: Pep;
-    try {
-      pep = createPep(options);
-    } catch (error) {
-      const option = (error as { option?: unknown }).option;
-      const flag = option === 'pdpUrl' ? '--pdp' : option === 'agentId' ? '--agent' : 'an option';
-      throw new UsageError(`${flag}: ${error instanceof Error ? error.message.split('\n')[0] : 'invalid'}`);
-    }
-    return { host: host as HookHost, pep, timeoutMs, answer: { escalate } };
+    const settings = hookSettings(values, io, 'node-http');
+    const escalate = escalateFor(wire, settings.escalate);
+    return { wire, pep: hookPep(settings.pepOptions), timeoutMs: settings.timeoutMs, escalate };
   } catch (error) {
     usageExit(COMMAND, error instanceof Error ? error.message : 'bad arguments');
   }
@@ -148,63 +107,18 @@ function readStdin(stdin: NodeJS.ReadableStream, maxBytes: number): Promise<Buff
   });
 }
 
-/** Reads the hook event with the one JSON body decoder (`wire/json.ts`: UTF-8 without a BOM, JSON, I-JSON). */
-function parseEvent(bytes: Buffer): unknown {
-  const d = decodeJsonBody(bytes);
-  if (d.ok) return d.value;
-  switch (d.problem) {
-    case 'utf8':
-      throw new HookEventError('the hook event is not valid UTF-8');
-    case 'json': {
-      const text = d.text ?? '';
-      if (text.trim() === '') throw new HookEventError('the hook event is not JSON: stdin is empty');
-      throw new HookEventError(`the hook event is not JSON${jsonPosition(text)}`);
-    }
-    case 'duplicate':
-      // I-JSON: a name given twice reads one way here (the last wins) and may read another way to the host
-      throw new HookEventError('the hook event names a member twice');
-    default:
-      // Values are read by the step that uses them: an output too deep to read is answered in the
-      // host's PostToolUse form, its output withheld (docs/adapters.md).
-      return d.value;
-  }
-}
-
-/**
- * The step through the enforcement layer every adapter uses (docs/adapters.md), and the host's answer:
- * PreToolUse decided as an action, UserPromptSubmit as input, PostToolUse through the `after` chain and
- * the context_egress check of the output as the model reads it.
- */
-async function decideAndAnswer(config: HookConfig, step: HookStep): Promise<HookAnswer> {
-  const enforcement = kernelOf(config.pep);
-  if (enforcement === undefined) throw new Error('the client has no enforcement layer');
-  const opts = { session: step.session };
-  switch (step.event) {
-    case 'PreToolUse': {
-      const r = await enforcement.decideAction(step.tool, step.args, opts);
-      return withFailureDetail(answerAction(config.host, step, r, config.answer), r.decision);
-    }
-    case 'PostToolUse': {
-      const ran = { args: step.args ?? {}, session: step.session, signal: undefined };
-      const r = await enforcement.finishAction(step.tool, ran, step.response, true);
-      return withFailureDetail(answerPostToolUse(config.host, step, r), r.kind === 'refused' ? r.decision : undefined);
-    }
-    default: {
-      const r = await enforcement.decideText('input', step.content, opts);
-      return withFailureDetail(answerPrompt(config.host, step, r), r.decision);
-    }
-  }
-}
-
 /**
  * Runs the command: one event in, one answer out. Resolves with the exit code (0, or 2 when it failed
- * closed) once the answer is written; the bin then exits at once (src/cli/main.ts).
+ * closed) once the answer is written; the bin then exits at once (src/cli/main.ts). `serve` and `init`
+ * load their own modules.
  */
 export async function run(argv: string[], io: CliIo): Promise<number> {
+  if (argv[0] === 'serve') return (await import('./hook-serve.js')).run(argv.slice(1), io);
+  if (argv[0] === 'init') return (await import('./hook-init.js')).run(argv.slice(1), io);
   const config = configure(argv, io);
   if (config === undefined) return 0;
-  const { host } = config;
-  let event: HookEventName | undefined;
+  const { wire } = config;
+  let step: HostStep | undefined;
   /** A PostToolUse event's tool_response once read, for the failure answer to withhold. */
   let response: unknown;
   let done = false;
@@ -218,26 +132,26 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     done = true;
     if (answer.stderr !== undefined) io.stderr.write(`${answer.stderr}\n`);
     // An answer that could not be written (the host closed the pipe) was not given: the hook's own
-    // error, exit 2, which both hosts read as a block (an allow is no allow unless it was read).
+    // error, exit 2, which the hosts read as a block (an allow is no allow unless it was read).
     io.stdout.write(`${JSON.stringify(answer.stdout)}\n`, (error) => answered(error ? EXIT.usage : answer.exitCode));
   };
   const fail = (error: unknown): void => {
     const reason = error instanceof HookEventError ? error.message : 'internal error';
-    finish(failureAnswer(host, error instanceof HookEventError ? (error.event ?? event) : event, reason, response));
+    finish(failedAnswer(wire, failureContext(error, step), reason, response));
   };
 
-  // Nothing of this process outlives the deadline: at it, a deny answer and exit 2.
-  const timer = setTimeout(() => fail(new HookEventError('the hook deadline passed')), config.timeoutMs);
+  // Nothing of this process outlives the deadline: at it, a deny answer.
+  const timer = setTimeout(() => fail(new HookEventError('the hook deadline passed', step?.event)), config.timeoutMs);
   io.onCrash?.(fail);
   void (async () => {
     try {
-      const value = parseEvent(await readStdin(io.stdin, MAX_EVENT_BYTES));
+      const value = parseEvent(await readStdin(io.stdin, MAX_EVENT_BYTES), 'stdin');
       if (typeof value === 'object' && value !== null) response = (value as { tool_response?: unknown }).tool_response;
-      const step = readHookEvent(value);
-      event = step.event;
+      step = wire.read(value);
       // Answered already (the deadline passed): the PDP is not asked.
       if (done) return;
-      finish(await decideAndAnswer(config, step));
+      const r: HostAnswer = await answerStep(config.pep, wire, step, config.escalate);
+      finish(r.answer);
     } catch (error) {
       fail(error);
     } finally {
@@ -247,15 +161,4 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     }
   })();
   return exitCode;
-}
-
-/**
- * A failed-closed answer's stderr line (exit 2) with what the PEP knows of the failure: the
- * synthesized BLOCK's message, which names the PDP's error code (`unknown_agent`, `not_found`) and
- * the URL tried, so a misconfiguration says what it is (docs/cli.md). Never args, content or a key.
- */
-function withFailureDetail(answer: HookAnswer, decision: PolicyDecision | undefined): HookAnswer {
-  const detail = decision?.synthesized?.message;
-  if (answer.stderr === undefined || detail === undefined || detail === '') return answer;
-  return { ...answer, stderr: `${answer.stderr}: ${detail.split('\n')[0]}` };
 }

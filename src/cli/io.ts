@@ -24,6 +24,11 @@ export interface CliIo {
    * that must answer even then (`hook`). The bin's process gives it; a test run leaves it out.
    */
   readonly onCrash?: (handler: (error: unknown) => void) => void;
+  /**
+   * Calls `handler` once on SIGINT or SIGTERM, for a command that runs until stopped (`hook serve`).
+   * The bin's process gives it; a test gives its own trigger.
+   */
+  readonly onStop?: (handler: (signal: string) => void) => void;
 }
 
 /** The bin's own: the process's streams and environment. */
@@ -37,6 +42,16 @@ export function processIo(): CliIo {
       // `on`, not `once`: a second crash before the answer is written must not reach node's default (exit 1)
       process.on('uncaughtException', handler);
       process.on('unhandledRejection', handler);
+    },
+    onStop(handler) {
+      let stopped = false;
+      const once = (signal: NodeJS.Signals) => {
+        if (stopped) return;
+        stopped = true;
+        handler(signal);
+      };
+      process.on('SIGINT', once);
+      process.on('SIGTERM', once);
     },
   };
 }

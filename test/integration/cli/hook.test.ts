@@ -467,7 +467,7 @@ describe('options', () => {
   test.each([
     [['claude-code', '--agent', 'coder'], '--pdp URL is required'],
     [['claude-code', '--pdp', 'http://127.0.0.1:1'], '--agent ID is required'],
-    [['cursor', '--pdp', 'http://127.0.0.1:1', '--agent', 'a'], 'unknown host'],
+    [['windsurf', '--pdp', 'http://127.0.0.1:1', '--agent', 'a'], 'unknown host'],
     [[], 'a host is required'],
     [['claude-code', '--pdp', 'ftp://x', '--agent', 'a'], '--pdp'],
     [['claude-code', '--pdp', 'http://127.0.0.1:1', '--agent', 'a', '--timeout', '0'], '--timeout'],
@@ -484,7 +484,7 @@ describe('options', () => {
   test('--help prints the usage and exits 0', async () => {
     const r = await hook(['--help'], '');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Usage: agent-pep hook claude-code|codex');
+    expect(r.stdout).toContain('Usage: agent-pep hook <host>');
   });
 });
 

@@ -161,6 +161,29 @@ describe('the startup rows (issue 30)', () => {
   });
 });
 
+describe('the HTTP hook rows (issue 40)', () => {
+  it('holds the target: a round trip through hook serve at most a tenth of the process hook; the p50 is information', () => {
+    const t = TARGETS as Record<string, { op: string; value: number }>;
+    expect(t.hook_http_vs_process).toEqual({ op: '<=', value: 0.1 });
+    expect(t.hook_http_p50_ms?.op).toBe('info');
+  });
+
+  it('computes the ratio from the medians of the startup rows; a slower endpoint is a miss', () => {
+    const row = (client: string, p50: number) => ({ scenario: 'startup', client, concurrency: 1, p50_ms: p50 });
+    const rows = [
+      row('agent-pep hook claude-code (PreToolUse)', 200),
+      row('agent-pep hook serve, POST /hooks/claude-code (PreToolUse)', 30),
+    ];
+    const ratios = computeRatios(rows, null) as Ratios;
+    expect(ratios.hook_http_p50_ms).toBe(30);
+    expect(ratios.hook_http_vs_process).toBe(0.15);
+    expect(
+      missesOf({ ...passing(), hook_http_vs_process: ratios.hook_http_vs_process }).map((m: { key: string }) => m.key),
+    ).toEqual(['hook_http_vs_process']);
+    expect((computeRatios([], null) as Ratios).hook_http_vs_process).toBeNull();
+  });
+});
+
 describe('where results go', () => {
   it('a full run writes bench/results.json; --out names another path', () => {
     expect(parseArgs([], '/r.json')).toEqual({ profile: PROFILES.full, out: '/r.json' });
