@@ -8,7 +8,8 @@ const ISOLATED = ['test/integration/telemetry/decision-spans.test.ts'];
 
 /**
  * The transport's fail-closed suites, run a second time (project `node-http`) with every client on
- * the hook's node:http dispatcher (test/support/node-http-transport.ts mocks `createPep` to use it).
+ * the hook's node:http dispatcher (test/support/node-http-transport.ts mocks `createPep` to use it),
+ * and a third time (project `fetch`) on the fetch transport (test/support/fetch-transport.ts).
  */
 export const NODE_HTTP = [
   'test/integration/client/fail-closed.test.ts',
@@ -102,6 +103,15 @@ export default defineConfig({
           include: NODE_HTTP,
           isolate: true,
           setupFiles: ['test/support/node-http-transport.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'fetch',
+          include: NODE_HTTP,
+          isolate: true,
+          setupFiles: ['test/support/fetch-transport.ts'],
         },
       },
       {
