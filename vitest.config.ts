@@ -60,6 +60,13 @@ export const E2E = [
   'test/integration/cerbos/**/*.test.ts',
 ];
 
+/**
+ * The runtime matrix (issue 42, CONTRACT.md section 18): the portable suite in Deno, Bun and workerd
+ * processes, and the Edge check of the AI SDK adapter's entry. `npm run test:runtimes` runs them (one
+ * file a runtime, so CI can run each in parallel); they need `dist/` built.
+ */
+export const RUNTIMES = ['test/integration/runtimes/**/*.test.ts'];
+
 export default defineConfig({
   test: {
     // Worker threads start faster than forked processes: most test files are small, so start-up is a
@@ -85,7 +92,7 @@ export default defineConfig({
         test: {
           name: 'shared',
           include: ['test/**/*.test.ts'],
-          exclude: [...ISOLATED, ...E2E],
+          exclude: [...ISOLATED, ...E2E, ...RUNTIMES],
           // The files of a worker share its module graph instead of loading the package and the
           // frameworks again per file (most of the suite's time). Each file restores what it changes
           // (spies, fake timers, listeners) and closes its servers; the others are in ISOLATED.
@@ -113,6 +120,10 @@ export default defineConfig({
           isolate: true,
           setupFiles: ['test/support/fetch-transport.ts'],
         },
+      },
+      {
+        extends: true,
+        test: { name: 'runtimes', include: RUNTIMES, isolate: true },
       },
       {
         extends: true,
