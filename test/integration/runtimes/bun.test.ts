@@ -19,7 +19,7 @@ afterAll(async () => {
 describe('Bun', () => {
   it('keeps every fail-closed rule on both transports, uses a permit once, and runs the AI SDK adapter', async () => {
     const bun = `${ROOT}node_modules/.bin/bun`;
-    const args = ['run', CLI];
+    const args = ['run', `--tsconfig-override=${ROOT}test/fixtures/runtimes/tsconfig.json`, CLI];
     const result = await runSuiteIn(bun, args, pdps.config);
     expectSuite(result, 'accepted');
     expect(result.permit.first).toBe('verified');
