@@ -29,8 +29,8 @@
  */
 
 import { msOption, optionError, refuseUnknownKeys } from '../internal/option-kit.js';
-import { isThenable } from '../internal/thenable.js';
 import { hasProcessMemory } from '../internal/runtime.js';
+import { isThenable } from '../internal/thenable.js';
 import { createMemoryReplayStore } from '../replay/memory.js';
 import { REPLAY_UNKNOWN_CODE, type ReplayStore, ReplayUnknownError } from '../replay/types.js';
 import { createTelemetry, type TelemetryOption, validateTelemetry } from '../telemetry.js';

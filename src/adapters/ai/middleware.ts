@@ -7,9 +7,9 @@
 import type { LanguageModelMiddleware } from 'ai';
 import type { TextStage } from '../../decision.js';
 import { PolicyBlockedError } from '../../errors.js';
-import { sha256b64url } from '../../permit/hash.js';
 import type { EgressCallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
+import { sha256b64url } from '../../permit/hash.js';
 import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory } from '../kit.js';
 
 /** Options of {@link pepMiddleware}. */

@@ -19,7 +19,15 @@ afterAll(async () => {
 describe('Deno', () => {
   it('keeps every fail-closed rule on both transports, uses a permit once, and runs the AI SDK adapter', async () => {
     const deno = `${ROOT}node_modules/.bin/deno`;
-    const args = ['run', '--node-modules-dir=manual', '--allow-net=127.0.0.1', `--allow-read=${ROOT}`, '--allow-env', '--allow-sys', CLI];
+    const args = [
+      'run',
+      '--node-modules-dir=manual',
+      '--allow-net=127.0.0.1',
+      `--allow-read=${ROOT}`,
+      '--allow-env',
+      '--allow-sys',
+      CLI,
+    ];
     const result = await runSuiteIn(deno, args, pdps.config);
     expectSuite(result, 'accepted');
     expect(result.permit.first).toBe('verified');
