@@ -347,7 +347,7 @@ export function createPermitChecker(options: PermitCheckerOptions): PermitChecke
 /**
  * The replay store of a verifier given none: a memory store, where one process's memory serves every
  * request (Node, Deno, Bun). Elsewhere (workerd, Vercel Edge, a runtime not known) none: a map per
- * isolate is not single use (CONTRACT.md section 18).
+ * isolate is not single use (docs/runtimes.md).
  * @throws TypeError (`err.option` = `'replayStore'`) where the runtime has no process memory
  */
 function defaultReplayStore(at: At): ReplayStore {
@@ -378,7 +378,7 @@ function defaultReplayStore(at: At): ReplayStore {
  *   `'audience'`, `'algorithms'`, `'clockToleranceSec'`, `'replayStore'`, `'jwksTimeoutMs'`, ...): missing
  *   issuer/audience, a key source that is not a JWKS URL/object or a public key, `none`/HMAC/unknown
  *   algorithms, out-of-range numbers, a bad `telemetry`, an unknown key (a misspelt `replayStore` never falls back to memory)
- * @throws TypeError `replayStore` omitted where isolates share no memory (workerd, Vercel Edge): CONTRACT.md section 18
+ * @throws TypeError `replayStore` omitted where isolates share no memory (workerd, Vercel Edge; docs/runtimes.md)
  * @throws Error naming `@opentelemetry/api` when `telemetry` is set and that package is not installed
  * @throws PermitVerificationError (from `verify`) `permit_missing` / `permit_malformed`: nothing, or not a compact JWS with `alg`, `kid` and a JSON payload
  * @throws PermitVerificationError (from `verify`) `permit_alg_not_allowed`: `alg` outside the allow-list (`none` and `HS*` always), checked before any key lookup

@@ -1,5 +1,5 @@
 /**
- * The replay store of Cloudflare Workers (`agent-pep/replay/durable-object`, CONTRACT.md section 18):
+ * The replay store of Cloudflare Workers (`agent-pep/replay/durable-object`, docs/runtimes.md):
  * permit ids are claimed in a Durable Object, one instance per name across every isolate and every
  * Worker bound to its namespace, so a permit is used once however many isolates verify it.
  * A Durable Object runs one event at a time, and its storage's input gates keep a `get` and the

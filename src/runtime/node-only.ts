@@ -1,7 +1,7 @@
 /**
  * What `agent-pep/redis` and `agent-pep/dev-pdp` resolve to on Cloudflare Workers (`workerd`) and
  * Vercel Edge (`edge-light`), through the package's conditional exports: both need Node's sockets
- * and processes (CONTRACT.md section 18). Importing it throws at once, naming what to use instead,
+ * and processes (docs/runtimes.md). Importing it throws at once, naming what to use instead,
  * rather than failing later inside a bundle.
  * @packageDocumentation
  */
