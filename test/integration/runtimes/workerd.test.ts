@@ -5,9 +5,10 @@
  * uses a permit once with the Durable Object replay store, runs the AI SDK adapter end to end, and
  * two Workers (two isolates) sharing one Durable Object accept one permit once between them.
  */
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPep } from '../../../src/index.js';
+import { actionHash, createPep } from '../../../src/index.js';
 import { bundleFor, WORKERD_CONDITIONS } from '../../support/runtime-bundle.js';
 import { expectSuite, type SuiteResult } from '../../support/runtime-expect.js';
 import { type RuntimePdps, startRuntimePdps } from '../../support/runtime-pdps.js';
@@ -98,5 +99,31 @@ describe('workerd', () => {
       'permit_replayed',
       'verified',
     ]);
+  });
+
+  it('verifies an ES256 permit with WebCrypto (no node:crypto in workerd), once', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'es-1', alg: 'ES256', use: 'sig' }] };
+    const args = { orderId: 'ord_2003', amount: 42 };
+    const issuer = 'http://issuer.test';
+    const now = Math.floor(Date.now() / 1000);
+    const permit = await new SignJWT({
+      sid: 'sess_es',
+      tool: 'refund_payment',
+      act_hash: actionHash('refund_payment', args),
+    })
+      .setProtectedHeader({ alg: 'ES256', kid: 'es-1', typ: 'permit+jwt' })
+      .setIssuer(issuer)
+      .setAudience('agent-pep')
+      .setSubject('support-ai')
+      .setJti(`jti-es-${now}`)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 60)
+      .sign(privateKey);
+    const config = { ...pdps.config, issuer, jwks, permit, args };
+    expect(await ask('a', 'verify', config)).toEqual({ result: 'verified' });
+    expect(await ask('b', 'verify', config)).toEqual({ result: 'permit_replayed' });
+    const tampered = { ...config, args: { ...args, amount: 4200 } };
+    expect(await ask('b', 'verify', tampered)).toEqual({ result: 'permit_args_mismatch' });
   });
 });
