@@ -9,7 +9,8 @@ const ISOLATED = ['test/integration/telemetry/decision-spans.test.ts'];
 
 /**
  * The transport's fail-closed suites, run a second time (project `node-http`) with every client on
- * the hook's node:http dispatcher (test/support/node-http-transport.ts mocks `createPep` to use it).
+ * the hook's node:http dispatcher (test/support/node-http-transport.ts mocks `createPep` to use it),
+ * and a third time (project `fetch`) on the fetch transport (test/support/fetch-transport.ts).
  */
 export const NODE_HTTP = [
   'test/integration/client/fail-closed.test.ts',
@@ -65,6 +66,12 @@ export const E2E = [
 
 /** A file of this repository, as an absolute path. */
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+/**
+ * The runtime matrix (issue 42, CONTRACT.md section 18): the portable suite in Deno, Bun and workerd
+ * processes, and the Edge check of the AI SDK adapter's entry. `npm run test:runtimes` runs them (one
+ * file a runtime, so CI can run each in parallel); they need `dist/` built.
+ */
+export const RUNTIMES = ['test/integration/runtimes/**/*.test.ts'];
 
 export default defineConfig({
   resolve: {
@@ -101,7 +108,7 @@ export default defineConfig({
         test: {
           name: 'shared',
           include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
-          exclude: [...ISOLATED, ...E2E],
+          exclude: [...ISOLATED, ...E2E, ...RUNTIMES],
           // The files of a worker share its module graph instead of loading the package and the
           // frameworks again per file (most of the suite's time). Each file restores what it changes
           // (spies, fake timers, listeners) and closes its servers; the others are in ISOLATED.
@@ -120,6 +127,19 @@ export default defineConfig({
           isolate: true,
           setupFiles: ['test/support/node-http-transport.ts'],
         },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'fetch',
+          include: NODE_HTTP,
+          isolate: true,
+          setupFiles: ['test/support/fetch-transport.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'runtimes', include: RUNTIMES, isolate: true },
       },
       {
         extends: true,

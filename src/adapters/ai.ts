@@ -11,12 +11,17 @@
  * @packageDocumentation
  * @module adapters/ai
  */
-import { createRequire } from 'node:module';
+import { nodeBuiltin } from '../internal/runtime.js';
 
-try {
-  createRequire(import.meta.url).resolve('ai');
-} catch {
-  throw new Error("agent-pep/ai needs the Vercel AI SDK: install the 'ai' package (6.x or 7.x), e.g. npm install ai");
+// Where modules resolve at run time (Node, Deno, Bun), a missing `ai` is named at once. On Vercel Edge
+// and workerd there is no node:module: the bundler that built the app resolved `ai` already.
+const nodeModule = nodeBuiltin<typeof import('node:module')>('node:module');
+if (nodeModule !== undefined) {
+  try {
+    nodeModule.createRequire(import.meta.url).resolve('ai');
+  } catch {
+    throw new Error("agent-pep/ai needs the Vercel AI SDK: install the 'ai' package (6.x or 7.x), e.g. npm install ai");
+  }
 }
 
 export type { PepMiddlewareOptions } from './ai/middleware.js';

@@ -4,7 +4,6 @@
  * from the host's thread id, a bounded memory of checked texts, and a tool result as the text a model reads.
  * @internal
  */
-import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type FailClosedCode, isTextStage, synthesizeBlock, type TextStage } from '../decision.js';
 import type { Kernel, Ran, ResultCheck } from '../enforce/kernel.js';
@@ -12,6 +11,7 @@ import { kernelOf } from '../enforce/registry.js';
 import { type RefusalSite, type Refused, refusedBy } from '../enforce/results.js';
 import { PolicyEnforcementError } from '../errors.js';
 import { isSessionId } from '../internal/guards.js';
+import { randomUUID } from '../internal/runtime.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { Pep } from '../pep.js';
 

@@ -5,11 +5,11 @@
  * @internal
  */
 
-import { randomUUID } from 'node:crypto';
 import { type PolicyDecision, synthesizeBlock } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
+import { randomUUID } from '../internal/runtime.js';
 import { DEFAULTS } from '../options/defaults.js';
-import type { HttpResponse } from '../transport/http.js';
+import type { HttpResponse } from '../transport/types.js';
 import { encodeEvaluations, type MappedAnswer, parseEvaluations } from '../wire/authzen.js';
 import { sendThen } from './decide.js';
 import { toDecision } from './enforceable.js';

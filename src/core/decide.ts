@@ -4,8 +4,8 @@
  * the decision's span, and the outcome given to telemetry and the observer. Resolves, never rejects.
  * @internal
  */
-import { randomUUID } from 'node:crypto';
 import { type PolicyDecision, type Stage, synthesizeBlock } from '../decision.js';
+import { randomUUID } from '../internal/runtime.js';
 import type { DecisionSpan } from '../telemetry.js';
 import type { EndpointSource } from './discovery.js';
 import { blockOutcome, decideThen, type Outcome } from './exchange.js';

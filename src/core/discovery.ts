@@ -8,7 +8,7 @@
  */
 
 import { ABORT_CAUSES } from '../internal/abort.js';
-import type { HttpResponse } from '../transport/http.js';
+import type { HttpResponse } from '../transport/types.js';
 import {
   AUTHZEN_PATHS,
   DiscardedConfiguration,

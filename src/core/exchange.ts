@@ -11,7 +11,7 @@ import { now } from '../internal/deadline.js';
 import { AttemptFailure } from '../internal/failure.js';
 import type { Inflight, InflightEntry } from '../internal/inflight.js';
 import type { BoundPermit } from '../permit/binding.js';
-import type { AttemptReceiver, HttpResponse, HttpTransport } from '../transport/http.js';
+import type { AttemptReceiver, HttpResponse, Transport } from '../transport/types.js';
 import { encodeRequest, parseResponse } from '../wire/agent-pep.js';
 import { encodeEvaluation, parseEvaluation } from '../wire/authzen.js';
 import { type EnforceOptions, toDecision } from './enforceable.js';
@@ -33,7 +33,7 @@ export interface Outcome {
 
 /** What one client shares between its decisions (and its `withSession` clients). */
 export interface DecisionContext {
-  readonly transport: HttpTransport;
+  readonly transport: Transport;
   /** Every decision in flight, for `close()` to stop. */
   readonly inflight: Inflight;
   readonly retries: number;

@@ -5,7 +5,6 @@
  * deadline.
  * @internal
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import { AttemptFailure } from '../internal/failure.js';
 import { DEFAULTS } from '../options/pep.js';
@@ -41,6 +40,9 @@ export const RETRYABLE_ERROR_CODES: ReadonlySet<string> = new Set([
   // a caller's dispatcher timing out one attempt
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
+  // the fetch transport on a runtime whose network errors carry no code (workerd, Deno, Bun): a
+  // request that failed with no response, as a refused connect or a reset does
+  'FETCH_FAILED',
 ]);
 
 /**
@@ -112,6 +114,29 @@ export interface RetryPlan {
   now?: () => number;
 }
 
+/**
+ * Waits `ms` milliseconds, or rejects with the signal's reason as soon as it aborts (the timer is
+ * cleared). What `node:timers/promises` does, on every runtime (workerd and Vercel Edge have no
+ * Node built-ins).
+ */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 function signalOf(plan: RetryPlan): AbortSignal {
   return typeof plan.signal === 'function' ? plan.signal() : plan.signal;
 }
@@ -140,7 +165,7 @@ export async function retryAfterFirst<T>(
   const wait = async (n: number, error: AttemptFailure): Promise<void> => {
     const ms = backoffMs(n, parseRetryAfter(error.retryAfter, now()), base, random);
     if (performance.now() + ms >= plan.deadlineAt) throw error;
-    if (ms > 0) await sleep(ms, undefined, { signal: signalOf(plan) });
+    if (ms > 0) await sleep(ms, signalOf(plan));
   };
   if (!isRetryable(error)) throw error;
   await wait(1, error as AttemptFailure);

@@ -6,10 +6,14 @@
  */
 
 import { Inflight } from '../internal/inflight.js';
+import { optionError } from '../internal/option-kit.js';
 import type { ResolvedOptions } from '../options/pep.js';
 import { createPermitChecker, type PermitChecker } from '../permit/verifier.js';
 import { createTelemetry, type Telemetry } from '../telemetry.js';
+import { FetchTransport } from '../transport/fetch.js';
 import { HttpTransport } from '../transport/http.js';
+import { undiciLoads } from '../transport/pool.js';
+import type { Transport } from '../transport/types.js';
 import { VERSION } from '../version.js';
 import { discoveredEndpoints, type EndpointSource, fixedEndpoints } from './discovery.js';
 import type { DecisionContext } from './exchange.js';
@@ -34,15 +38,36 @@ function counted(checker: PermitChecker, telemetry: Telemetry | undefined): Perm
   return telemetry ? { check: (permit, expected) => telemetry.countPermit(checker.check(permit, expected)) } : checker;
 }
 
-/** The transport and the decision context of one client. */
-function decisionContext(opts: ResolvedOptions): DecisionContext {
-  const transport = new HttpTransport({
-    origin: opts.origin,
-    path: opts.path,
-    maxResponseBytes: opts.maxResponseBytes,
+/**
+ * The client's transport (docs/runtimes.md): `fetch` when asked for, or where undici cannot load
+ * (workerd, Vercel Edge) and no dispatcher was given; else undici.
+ * @throws TypeError (`err.option` = `'transport'`) for `transport: 'undici'` where undici cannot load,
+ *   or `'fetch'` where the runtime has no `fetch`
+ */
+function transportOf(opts: ResolvedOptions): Transport {
+  const { origin, path, maxResponseBytes } = opts;
+  const kind = opts.transport ?? (opts.dispatcher !== undefined || undiciLoads() ? 'undici' : 'fetch');
+  if (kind === 'fetch') {
+    if (opts.fetch === undefined && typeof globalThis.fetch !== 'function') {
+      optionError('createPep', 'transport', 'this runtime has no fetch');
+    }
+    return new FetchTransport({ origin, path, maxResponseBytes, fetch: opts.fetch });
+  }
+  if (opts.dispatcher === undefined && !undiciLoads()) {
+    optionError('createPep', 'transport', "undici cannot load here; use 'fetch'");
+  }
+  return new HttpTransport({
+    origin,
+    path,
+    maxResponseBytes,
     dispatcher: opts.dispatcher,
     connections: opts.connections,
   });
+}
+
+/** The transport and the decision context of one client. */
+function decisionContext(opts: ResolvedOptions): DecisionContext {
+  const transport = transportOf(opts);
   return {
     transport,
     inflight: new Inflight(),

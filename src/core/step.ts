@@ -4,9 +4,9 @@
  * become a request, or that an interceptor decided, is already an outcome.
  * @internal
  */
-import { randomUUID } from 'node:crypto';
 import type { PolicyDecision, Stage } from '../decision.js';
 import { deepFreeze } from '../internal/json.js';
+import { randomUUID } from '../internal/runtime.js';
 import type { DecisionSpan } from '../telemetry.js';
 import { ABORT_CAUSES, blockOutcome, type Outcome } from './exchange.js';
 import { type BeforeOutcome, runBefore } from './interceptors.js';

@@ -4,8 +4,8 @@
  * whose decision is anything but a decision other than BLOCK is hidden; this module never rejects.
  * @internal
  */
-import { randomUUID } from 'node:crypto';
 import type { PolicyDecision } from '../decision.js';
+import { randomUUID } from '../internal/runtime.js';
 import type { ActionCall } from '../options/pep.js';
 import type { VisibilityBatch } from '../wire/agent-pep.js';
 import { isAbortSignal, isSessionId } from './request.js';

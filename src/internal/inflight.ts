@@ -25,6 +25,18 @@ export interface InflightEntry {
 const EARLY_MS = 1;
 
 /**
+ * Lets a timer hold the process open (`true`) or not: Node's, Deno's and Bun's timers have
+ * `ref`/`unref`; workerd's and Vercel Edge's `setTimeout` returns a number, and no process waits there.
+ */
+function hold(timer: ReturnType<typeof setTimeout> | undefined, on: boolean): void {
+  const t = timer as { ref?: unknown; unref?: unknown } | undefined;
+  if (on ? typeof t?.ref === 'function' : typeof t?.unref === 'function') {
+    if (on) (t as { ref(): void }).ref();
+    else (t as { unref(): void }).unref();
+  }
+}
+
+/**
  * The in-flight decisions of one client (and its `withSession` clients), in deadline order: added when
  * an exchange starts, deleted when it ends, each stopped with `'deadline'` when its deadline passes,
  * and all stopped by `close()`.
@@ -72,7 +84,7 @@ export class Inflight {
       else this.#tail = entry;
       after.next = entry;
     }
-    if (this.#size++ === 0) this.#timer?.ref();
+    if (this.#size++ === 0) hold(this.#timer, true);
     if (deadlineAt < this.#armedFor) this.#arm(deadlineAt);
     return entry;
   }
@@ -88,7 +100,7 @@ export class Inflight {
     else this.#tail = prev;
     entry.prev = entry.next = undefined;
     // With nothing in flight, the timer (still set) must not hold the process open.
-    if (--this.#size === 0) this.#timer?.unref();
+    if (--this.#size === 0) hold(this.#timer, false);
   }
 
   /**
@@ -119,7 +131,7 @@ export class Inflight {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#armedFor = deadlineAt;
     this.#timer = setTimeout(this.#onTimer, Math.max(0, deadlineAt - now()));
-    if (this.#size === 0) this.#timer.unref();
+    if (this.#size === 0) hold(this.#timer, false);
   }
 
   /**

@@ -6,6 +6,7 @@ import type { Dispatcher } from 'undici';
 import type { PolicyDecision, Stage } from '../decision.js';
 import type { PermitsOptions } from '../permit/verifier.js';
 import { type TelemetryOption, validateTelemetry } from '../telemetry.js';
+import type { FetchFunction } from '../transport/fetch.js';
 import { DEFAULTS } from './defaults.js';
 import { type CompiledInterceptor, type Interceptor, validateInterceptors } from './interceptors.js';
 import { booleanOption, integerOption, msOption, nonEmptyStringOption, optionError, refuseUnknownKeys } from './kit.js';
@@ -74,9 +75,21 @@ export interface PepOptions {
   permits?: PermitsOptions | false;
   /** Send every request as simulated (dry run; nothing can be enforced). @defaultValue false */
   simulated?: boolean;
-  /** An undici Dispatcher to send requests through instead of the client's own pool. */
+  /**
+   * How requests reach the PDP (docs/runtimes.md): `'undici'`, a keep-alive pool of undici (Node, Deno,
+   * Bun), or `'fetch'`, the runtime's own `fetch` (Cloudflare Workers, Vercel Edge, Deno, Bun). Every
+   * fail-closed rule holds on both. `'undici'` where undici cannot load is a TypeError.
+   * @defaultValue undici where it loads (or with a `dispatcher`), else fetch
+   */
+  transport?: 'undici' | 'fetch';
+  /**
+   * The `fetch` the `'fetch'` transport calls (a test double, a runtime's binding); giving one selects
+   * that transport. @defaultValue `globalThis.fetch`
+   */
+  fetch?: FetchFunction;
+  /** An undici Dispatcher to send requests through instead of the client's own pool (transport `'undici'` only). */
   dispatcher?: Dispatcher;
-  /** Most connections the client's own pool opens to the PDP. @defaultValue unlimited */
+  /** Most connections the client's own undici pool opens to the PDP (not with `'fetch'`). @defaultValue unlimited */
   connections?: number;
   /**
    * With `true`, a response must echo the request id (body `requestId` or header `x-request-id`), else it is
@@ -144,6 +157,9 @@ export interface ResolvedOptions {
   maxResponseBytes: number;
   permits: PermitsOptions | false | undefined;
   simulated: boolean;
+  /** The transport asked for; undefined: undici where it loads, else fetch (`core/shared.ts`). */
+  transport: 'undici' | 'fetch' | undefined;
+  fetch: FetchFunction | undefined;
   dispatcher: Dispatcher | undefined;
   connections: number | undefined;
   requireEcho: boolean;
@@ -178,6 +194,8 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'maxResponseBytes',
   'permits',
   'simulated',
+  'transport',
+  'fetch',
   'dispatcher',
   'connections',
   'requireEcho',
@@ -187,6 +205,31 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
 ]);
 
 const KNOWN_PERMITS_OPTIONS: ReadonlySet<string> = new Set(['keys', 'issuer', 'algorithms', 'clockToleranceSec']);
+
+/**
+ * The transport options: `transport`, `fetch`, `dispatcher` and `connections`, and the pairs that
+ * cannot go together (a dispatcher or a pool size is undici's; a `fetch` is the fetch transport's).
+ * @throws TypeError with `option` naming the first bad one
+ */
+function resolveTransport(
+  options: PepOptions,
+): Pick<ResolvedOptions, 'transport' | 'fetch' | 'dispatcher' | 'connections'> {
+  const { transport, fetch, dispatcher: d } = options;
+  if (transport !== undefined && transport !== 'undici' && transport !== 'fetch') {
+    fail('transport', "expected 'undici' or 'fetch'");
+  }
+  if (fetch !== undefined && typeof fetch !== 'function') fail('fetch', 'expected a fetch function');
+  if (fetch !== undefined && transport === 'undici') fail('fetch', "only with transport: 'fetch'");
+  const onFetch = transport === 'fetch' || fetch !== undefined;
+  if (d !== undefined && (typeof d !== 'object' || d === null || typeof (d as Dispatcher).dispatch !== 'function')) {
+    fail('dispatcher', 'expected an undici Dispatcher');
+  }
+  if (d !== undefined && onFetch) fail('dispatcher', "an undici Dispatcher is not used by transport: 'fetch'");
+  const connections =
+    options.connections === undefined ? undefined : positiveInt(options.connections, 'connections', 1);
+  if (connections !== undefined && onFetch) fail('connections', "the pool size is undici's, not fetch's");
+  return { transport: onFetch ? 'fetch' : transport, fetch, dispatcher: d, connections };
+}
 
 /**
  * Validates options and applies {@link DEFAULTS}. `permits` is checked further by the permit checker,
@@ -237,12 +280,7 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
     permits = options.permits;
   }
   const simulated = optionalBoolean(options.simulated, 'simulated', DEFAULTS.simulated);
-  const d = options.dispatcher;
-  if (d !== undefined && (typeof d !== 'object' || d === null || typeof (d as Dispatcher).dispatch !== 'function')) {
-    fail('dispatcher', 'expected an undici Dispatcher');
-  }
-  const connections =
-    options.connections === undefined ? undefined : positiveInt(options.connections, 'connections', 1);
+  const { transport, fetch, dispatcher: d, connections } = resolveTransport(options);
   const requireEcho = optionalBoolean(options.requireEcho, 'requireEcho', DEFAULTS.requireEcho);
   const interceptors = validateInterceptors(options.interceptors, (path, problem) => fail(path, problem));
   if (options.onDecision !== undefined && typeof options.onDecision !== 'function')
@@ -263,6 +301,8 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
     maxResponseBytes,
     permits,
     simulated,
+    transport,
+    fetch,
     dispatcher: d,
     connections,
     requireEcho,

@@ -3,6 +3,7 @@
  * shape, the `alg` allow-list, the `kid`, a JSON payload. Nothing here is trusted yet.
  * @internal
  */
+import { fromBase64url } from '../internal/base64url.js';
 import { nonEmptyString, refuse } from './refuse.js';
 
 /** Longest compact JWS accepted, in characters; longer input is `permit_malformed` unread. */
@@ -10,6 +11,13 @@ export const MAX_PERMIT_LENGTH = 16_384;
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** Node's, Deno's and Bun's `Buffer` (the faster decode); undefined on workerd and Vercel Edge. */
+const NodeBuffer = (globalThis as { Buffer?: typeof Buffer }).Buffer;
+
+/** The bytes of a base64url segment already checked against the alphabet. */
+function segmentBytes(segment: string): Uint8Array {
+  return NodeBuffer ? NodeBuffer.from(segment, 'base64url') : (fromBase64url(segment) ?? new Uint8Array(0));
+}
 
 /** A permit split and decoded, not yet verified. */
 export interface DecodedPermit {
@@ -25,7 +33,7 @@ export interface DecodedPermit {
 export function decodeJsonObject(segment: string): Record<string, unknown> | undefined {
   if (segment.length === 0 || !B64URL.test(segment) || segment.length % 4 === 1) return undefined;
   try {
-    const v = JSON.parse(utf8.decode(Buffer.from(segment, 'base64url'))) as unknown;
+    const v = JSON.parse(utf8.decode(segmentBytes(segment))) as unknown;
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -3,9 +3,10 @@
  * The only import of `canonicalize` (RFC 8785).
  * @packageDocumentation
  */
-import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { snapshotJsonObject } from '../internal/json.js';
+import { nodeCrypto } from '../internal/runtime.js';
+import { sha256Base64url } from '../internal/sha256.js';
 import { normalizeToolName } from './normalize.js';
 
 /**
@@ -24,10 +25,17 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
-/** base64url (no padding) SHA-256 of a UTF-8 string (one-shot `crypto.hash`, Node 20.12+). @internal */
-export function sha256b64url(text: string): string {
-  return hash('sha256', text, 'base64url');
-}
+/** Node's one-shot `crypto.hash` (Node 20.12+, Deno, Bun), or undefined where there is none. */
+const nodeHash = typeof nodeCrypto?.hash === 'function' ? nodeCrypto.hash : undefined;
+
+/**
+ * base64url (no padding) SHA-256 of a UTF-8 string: Node's one-shot `crypto.hash` where it is, else
+ * the synchronous JavaScript SHA-256 of `internal/sha256.ts` (workerd, Vercel Edge: `actionHash` is
+ * synchronous, WebCrypto's digest is not). Both give the same text. @internal
+ */
+export const sha256b64url: (text: string) => string = nodeHash
+  ? (text) => nodeHash('sha256', text, 'base64url')
+  : sha256Base64url;
 
 /**
  * Computes `act_hash`: base64url (no padding) of SHA-256 over the UTF-8 of the RFC 8785 canonical

@@ -4,10 +4,11 @@
  * `KeyObject` / `CryptoKey`. Private and secret keys are refused when the source is built.
  * @internal
  */
-import { KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 // jose is loaded when a key set is first looked up (`jose.ts`); the types come from its index, erased at build.
 import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWSHeaderParameters } from 'jose';
 import { optionError } from '../internal/option-kit.js';
+import { nodeCrypto } from '../internal/runtime.js';
 import { type Jose, loadJose } from './jose.js';
 import { joseCode, refuse, withDeadline } from './refuse.js';
 
@@ -78,7 +79,13 @@ async function cappedFetch(
       chunks.push(value);
     }
   }
-  return new Response(Buffer.concat(chunks), { status: 200, headers: { 'content-type': 'application/json' } });
+  const body = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    body.set(c, at);
+    at += c.byteLength;
+  }
+  return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
 }
 
 /** Where the key source sits in the caller's options, for the option `TypeError`. */
@@ -109,6 +116,12 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
+/** Node's `KeyObject` (`node:crypto`); never one where the runtime has no `node:crypto`. */
+function isKeyObject(v: unknown): v is KeyObject {
+  const KeyObjectClass = nodeCrypto?.KeyObject;
+  return KeyObjectClass !== undefined && v instanceof KeyObjectClass;
+}
+
 function isJwks(v: object): v is JSONWebKeySet {
   return 'keys' in v && Array.isArray((v as { keys: unknown }).keys);
 }
@@ -135,7 +148,7 @@ export function createKeyResolver(keys: unknown, setting: KeySourceSetting): Key
       setting.cooldownMs ?? KEY_SOURCE_DEFAULTS.jwksCooldownMs,
     );
   }
-  if (keys instanceof KeyObject) {
+  if (isKeyObject(keys)) {
     if (keys.type !== 'public') fail('expected a public key (never a secret or private key)');
     const list = [keys];
     return () => list;

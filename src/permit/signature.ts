@@ -4,11 +4,13 @@
  * The two algorithms permits are minted with by default, EdDSA with an Ed25519 key (RFC 8037) and
  * ES256 with a P-256 key (RFC 7518 section 3.4), are verified with `node:crypto` (OpenSSL): at once on
  * the calling thread when no other verification is in flight, on libuv's thread pool otherwise. Any
- * other algorithm or key goes to jose's `compactVerify` (WebCrypto, always the thread pool). Both ways
+ * other algorithm or key, and every key on a runtime without `node:crypto` (workerd, Vercel Edge), goes
+ * to jose's `compactVerify` (WebCrypto, always the thread pool on Node). Both ways
  * refuse the same permits; `test/property/signature.property.test.ts` holds them to that.
  * @internal
  */
-import { verify as cryptoVerify, KeyObject, type webcrypto } from 'node:crypto';
+import type { KeyObject, webcrypto } from 'node:crypto';
+import { nodeCrypto } from '../internal/runtime.js';
 import { loadJose } from './jose.js';
 import type { VerifyKey } from './keys.js';
 import { joseCode, refuse } from './refuse.js';
@@ -25,12 +27,17 @@ interface NodeForm {
 /** A CryptoKey as a KeyObject (made once per key); null when it cannot be one. */
 const asKeyObjects = new WeakMap<object, KeyObject | null>();
 
+/** `node:crypto`'s `KeyObject` and `verify`, where the runtime has them (not on workerd or Vercel Edge). */
+const KeyObjectClass = nodeCrypto?.KeyObject;
+const cryptoVerify = nodeCrypto?.verify;
+
 function keyObjectOf(key: VerifyKey): KeyObject | undefined {
-  if (key instanceof KeyObject) return key;
+  if (KeyObjectClass === undefined) return undefined;
+  if (key instanceof KeyObjectClass) return key;
   let k = asKeyObjects.get(key);
   if (k === undefined) {
     try {
-      k = KeyObject.from(key as webcrypto.CryptoKey);
+      k = KeyObjectClass.from(key as webcrypto.CryptoKey);
     } catch {
       k = null;
     }
@@ -53,8 +60,8 @@ function cryptoKeyFits(key: webcrypto.CryptoKey, alg: string): boolean {
  */
 function nodeFormOf(alg: string, key: VerifyKey): NodeForm | undefined {
   const ed = alg === 'EdDSA' || alg === 'Ed25519';
-  if (!ed && alg !== 'ES256') return undefined;
-  if (!(key instanceof KeyObject) && !cryptoKeyFits(key as webcrypto.CryptoKey, alg)) return undefined;
+  if ((!ed && alg !== 'ES256') || KeyObjectClass === undefined || cryptoVerify === undefined) return undefined;
+  if (!(key instanceof KeyObjectClass) && !cryptoKeyFits(key as webcrypto.CryptoKey, alg)) return undefined;
   const k = keyObjectOf(key);
   if (k === undefined || k.type !== 'public') return undefined;
   if (ed) return k.asymmetricKeyType === 'ed25519' ? { key: k, digest: null, dsaEncoding: undefined } : undefined;
@@ -71,16 +78,17 @@ function nodeVerify(form: NodeForm, data: Buffer, signature: Buffer, now: boolea
   // Both algorithms sign with 64 bytes; anything else is refused before OpenSSL reads it.
   if (signature.length !== 64) return false;
   const key = form.dsaEncoding ? { key: form.key, dsaEncoding: form.dsaEncoding } : form.key;
+  const verify = cryptoVerify as NonNullable<typeof cryptoVerify>;
   if (now) {
     try {
-      return cryptoVerify(form.digest, data, key, signature);
+      return verify(form.digest, data, key, signature);
     } catch {
       return false;
     }
   }
   return new Promise<boolean>((resolve) => {
     try {
-      cryptoVerify(form.digest, data, key, signature, (err, ok) => resolve(err === null && ok === true));
+      verify(form.digest, data, key, signature, (err, ok) => resolve(err === null && ok === true));
     } catch {
       resolve(false);
     }

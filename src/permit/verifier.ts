@@ -29,6 +29,7 @@
  */
 
 import { msOption, optionError, refuseUnknownKeys } from '../internal/option-kit.js';
+import { hasProcessMemory } from '../internal/runtime.js';
 import { isThenable } from '../internal/thenable.js';
 import { createMemoryReplayStore } from '../replay/memory.js';
 import { REPLAY_UNKNOWN_CODE, type ReplayStore, ReplayUnknownError } from '../replay/types.js';
@@ -64,7 +65,9 @@ export interface PermitVerifierOptions {
   clockToleranceSec?: number | undefined;
   /**
    * Where used `jti`s are remembered. Share one store (e.g. `createRedisReplayStore`) between every
-   * replica of a service. @defaultValue a new `createMemoryReplayStore()` per verifier
+   * replica of a service. Required where isolates share no memory (Cloudflare Workers, Vercel Edge:
+   * `agent-pep/replay/durable-object`), since a per-isolate store would let a permit be used once in
+   * every isolate. @defaultValue a new `createMemoryReplayStore()` per verifier (Node, Deno, Bun)
    */
   replayStore?: ReplayStore | undefined;
   /** Deadline of one JWKS fetch (JWKS URL only), in milliseconds. @defaultValue 1500 */
@@ -342,6 +345,23 @@ export function createPermitChecker(options: PermitCheckerOptions): PermitChecke
 }
 
 /**
+ * The replay store of a verifier given none: a memory store, where one process's memory serves every
+ * request (Node, Deno, Bun). Elsewhere (workerd, Vercel Edge, a runtime not known) none: a map per
+ * isolate is not single use (docs/runtimes.md).
+ * @throws TypeError (`err.option` = `'replayStore'`) where the runtime has no process memory
+ */
+function defaultReplayStore(at: At): ReplayStore {
+  if (!hasProcessMemory()) {
+    fail(
+      at,
+      'replayStore',
+      'required on this runtime: its isolates share no memory (use agent-pep/replay/durable-object or another shared store)',
+    );
+  }
+  return createMemoryReplayStore();
+}
+
+/**
  * Creates the verifier a side-effecting service runs before it acts on a permit
  * (docs/permits.md).
  *
@@ -358,6 +378,7 @@ export function createPermitChecker(options: PermitCheckerOptions): PermitChecke
  *   `'audience'`, `'algorithms'`, `'clockToleranceSec'`, `'replayStore'`, `'jwksTimeoutMs'`, ...): missing
  *   issuer/audience, a key source that is not a JWKS URL/object or a public key, `none`/HMAC/unknown
  *   algorithms, out-of-range numbers, a bad `telemetry`, an unknown key (a misspelt `replayStore` never falls back to memory)
+ * @throws TypeError `replayStore` omitted where isolates share no memory (workerd, Vercel Edge; docs/runtimes.md)
  * @throws Error naming `@opentelemetry/api` when `telemetry` is set and that package is not installed
  * @throws PermitVerificationError (from `verify`) `permit_missing` / `permit_malformed`: nothing, or not a compact JWS with `alg`, `kid` and a JSON payload
  * @throws PermitVerificationError (from `verify`) `permit_alg_not_allowed`: `alg` outside the allow-list (`none` and `HS*` always), checked before any key lookup
@@ -412,7 +433,7 @@ export function createPermitVerifier(options: PermitVerifierOptions): PermitVeri
   const audiences = validateAudience(options.audience, at);
   const storeTimeoutMs = validateMs(options.storeTimeoutMs, at, 'storeTimeoutMs', PERMIT_DEFAULTS.storeTimeoutMs);
   const refusedLabels = validateRefuseLabels(options.refuseLabels, at);
-  const store = options.replayStore ?? createMemoryReplayStore();
+  const store = options.replayStore ?? defaultReplayStore(at);
   if (typeof store !== 'object' || store === null || typeof store.claim !== 'function') {
     fail(at, 'replayStore', 'expected { claim(key, expiresAtMs) }');
   }

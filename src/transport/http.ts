@@ -6,30 +6,17 @@
  * what is retried.
  * @internal
  */
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Dispatcher, Pool } from 'undici';
 import { ABORT_CAUSES, type AbortLike, abortCauseOf } from '../internal/abort.js';
 import { AttemptFailure } from '../internal/failure.js';
+import { nodeBuiltin } from '../internal/runtime.js';
 import { checkContentType, checkNoContentCoding } from './headers.js';
-import { NodeHttpDispatcher } from './node-http.js';
+import { OWNED_DISPATCHER } from './owned.js';
 import { poolClass } from './pool.js';
+import type { AttemptReceiver, HttpResponse, Transport } from './types.js';
 
-/**
- * Who hears how one attempt ended ({@link HttpTransport.start}): exactly one of the two is called,
- * once, often from inside undici's handler, so neither may throw.
- */
-export interface AttemptReceiver {
-  /** A whole, status-200, JSON, uncoded, size-checked response. */
-  onResponse(res: HttpResponse): void;
-  /** The attempt failed: an {@link AttemptFailure}, classified. */
-  onFailure(err: AttemptFailure): void;
-}
-
-/** A whole, status-200, size-checked response. */
-export interface HttpResponse {
-  headers: Record<string, string | string[] | undefined>;
-  body: Uint8Array;
-}
+export type { AttemptReceiver, HttpResponse, Transport } from './types.js';
 
 /** Transport settings. */
 export interface TransportOptions {
@@ -44,14 +31,14 @@ export interface TransportOptions {
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /** Most bytes of a non-200 body read for its error `code` (a longer body is not read for one). */
-const ERROR_BODY_MAX = 1024;
+export const ERROR_BODY_MAX = 1024;
 /** Longest wait for a non-200 body's error `code`, in milliseconds; then the status alone decides. */
-const ERROR_BODY_GRACE_MS = 25;
+export const ERROR_BODY_GRACE_MS = 25;
 /** What an error `code` may look like to be named in a message: a short identifier, never content. */
 const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** A non-200 that says it carries a short JSON body may name its error `code` (`{ code, message }`). */
-function mayCarryErrorCode(headers: Record<string, string | string[] | undefined>): boolean {
+export function mayCarryErrorCode(headers: Record<string, string | string[] | undefined>): boolean {
   const type = headers['content-type'];
   const length = headers['content-length'];
   return (
@@ -62,9 +49,9 @@ function mayCarryErrorCode(headers: Record<string, string | string[] | undefined
 }
 
 /** The `code` member of a whole error body, when it is a short identifier; else undefined. */
-export function errorCodeOf(body: Buffer): string | undefined {
+export function errorCodeOf(body: Uint8Array): string | undefined {
   try {
-    const parsed = JSON.parse(body.toString('utf8')) as { code?: unknown };
+    const parsed = JSON.parse(new TextDecoder().decode(body)) as { code?: unknown };
     return typeof parsed?.code === 'string' && ERROR_CODE.test(parsed.code) ? parsed.code : undefined;
   } catch {
     return undefined;
@@ -127,7 +114,9 @@ function resent(context: unknown): AttemptFailure {
 function oneShot(body: string, headers: Record<string, string>): Readable {
   const bytes = Buffer.from(body, 'utf8');
   headers['content-length'] = String(bytes.length);
-  return Readable.from([bytes], { objectMode: false });
+  // node:stream is fetched here, not imported: only a caller's undici dispatcher needs it.
+  const stream = nodeBuiltin<typeof import('node:stream')>('node:stream') as typeof import('node:stream');
+  return stream.Readable.from([bytes], { objectMode: false });
 }
 
 /** A non-200's body, read only for its error code (bounded in size and time). */
@@ -304,7 +293,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 }
 
-export class HttpTransport {
+/** The transport on undici (a caller's dispatcher, or the client's own `Pool`). */
+export class HttpTransport implements Transport {
   readonly #dispatcher: Dispatcher;
   /** The client's own dispatcher (sent a string body, destroyed by `close()`); a caller's is not. */
   readonly #owned: Pick<Pool, 'destroy' | 'destroyed'> | undefined;
@@ -316,10 +306,10 @@ export class HttpTransport {
     this.#origin = options.origin;
     this.#path = options.path;
     this.#max = options.maxResponseBytes;
-    if (options.dispatcher instanceof NodeHttpDispatcher) {
+    if (options.dispatcher !== undefined && OWNED_DISPATCHER in options.dispatcher) {
       // The hook's (node-http.ts): no interceptor re-sends through it, and the client owns it.
       this.#dispatcher = options.dispatcher as unknown as Dispatcher;
-      this.#owned = options.dispatcher;
+      this.#owned = options.dispatcher as unknown as Pick<Pool, 'destroy' | 'destroyed'>;
     } else if (options.dispatcher) {
       this.#dispatcher = options.dispatcher;
     } else {

@@ -19,6 +19,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { OWNED_DISPATCHER } from './owned.js';
 
 /** A request's response headers as undici's handler gets them: lower-case names, a repeated name an array. */
 export function headersOf(raw: readonly string[]): Record<string, string | string[]> {
@@ -152,6 +153,8 @@ type DispatchOptions = Pick<Dispatcher.DispatchOptions, 'origin' | 'path' | 'met
  * owns it: it sends its body as a string, and `close()` destroys it.
  */
 export class NodeHttpDispatcher {
+  /** The client owns it (`http.ts`): string bodies, destroyed by `close()`. */
+  readonly [OWNED_DISPATCHER] = true;
   readonly #agents = new Map<string, http.Agent>();
   #destroyed = false;
 

@@ -7,18 +7,25 @@
  * path ever move or be something else, the index's `Pool` is used.
  * @internal
  */
-import { createRequire } from 'node:module';
 import type { Pool } from 'undici';
+import { nodeBuiltin } from '../internal/runtime.js';
 
 /** Where undici's index takes `Pool` from (undici 6 and 7). */
 export const POOL_MODULE = 'undici/lib/dispatcher/pool.js';
 
 let loaded: typeof Pool | undefined;
 
-/** undici's `Pool` class, loaded once. */
+/**
+ * undici's `Pool` class, loaded once.
+ * @throws Error where it cannot load: a runtime without `node:module` (workerd, Vercel Edge), or
+ *   undici missing or broken
+ */
 export function poolClass(): typeof Pool {
   if (loaded !== undefined) return loaded;
-  const require = createRequire(import.meta.url);
+  // node:module is fetched here, not imported: the client entry loads on runtimes without it.
+  const nodeModule = nodeBuiltin<typeof import('node:module')>('node:module');
+  if (nodeModule === undefined) throw new Error('undici cannot load here: the runtime has no node:module');
+  const require = nodeModule.createRequire(import.meta.url);
   let own: unknown;
   try {
     own = require(POOL_MODULE);
@@ -30,4 +37,13 @@ export function poolClass(): typeof Pool {
       ? (own as typeof Pool)
       : (require('undici') as typeof import('undici')).Pool;
   return loaded;
+}
+
+/** Whether undici's `Pool` loads here (it does on Node, Deno and Bun; not on workerd or Vercel Edge). */
+export function undiciLoads(): boolean {
+  try {
+    return typeof poolClass() === 'function';
+  } catch {
+    return false;
+  }
 }

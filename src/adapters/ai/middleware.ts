@@ -4,12 +4,12 @@
  * the generated text (`output`) before it is returned, a stream included (docs/adapters.md).
  * @internal
  */
-import { createHash } from 'node:crypto';
 import type { LanguageModelMiddleware } from 'ai';
 import type { TextStage } from '../../decision.js';
 import { PolicyBlockedError } from '../../errors.js';
 import type { EgressCallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
+import { sha256b64url } from '../../permit/hash.js';
 import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory } from '../kit.js';
 
 /** Options of {@link pepMiddleware}. */
@@ -165,9 +165,7 @@ interface Streamed {
 
 /** The memory key of a text: the session and the parts that place the text in the prompt, hashed. */
 function keyOf(side: Side, parts: readonly unknown[]): string {
-  return createHash('sha256')
-    .update(JSON.stringify([side.session ?? null, ...parts]))
-    .digest('base64url');
+  return sha256b64url(JSON.stringify([side.session ?? null, ...parts]));
 }
 
 function callOpts(side: Side, signal: unknown, tool?: string): EgressCallOptions {

@@ -4,9 +4,9 @@
  * Structural types only: no value is imported from `ai`, so one adapter serves both majors.
  * @internal
  */
-import { isDeepStrictEqual } from 'node:util';
 import type { PolicyDecision } from '../../decision.js';
 import { PolicyBlockedError, PolicyEnforcementError, toolMessage } from '../../errors.js';
+import { deepStrictEqual as isDeepStrictEqual } from '../../internal/equal.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep, ToolExecutionContext } from '../../pep.js';
 import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory } from '../kit.js';

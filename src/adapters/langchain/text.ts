@@ -7,10 +7,10 @@
  * read and rewritten in `messages.ts`.
  * @internal
  */
-import { randomUUID } from 'node:crypto';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { PolicyDecision, TextStage } from '../../decision.js';
 import { toolMessage } from '../../errors.js';
+import { randomUUID } from '../../internal/runtime.js';
 import type { CallOptions } from '../../options/pep.js';
 import { type Enforcement, callOptions as kitCallOptions, type TextResult } from '../kit.js';
 import { reasoningOf, stageOf, textOf, toolNameOf, WITHHELD_REASONING, withContent } from './messages.js';

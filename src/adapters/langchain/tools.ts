@@ -6,13 +6,13 @@
  * `args.ts`.
  * @internal
  */
-import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { ToolMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
 import { type Command, getConfig, interrupt, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import type { ToolCallHandler, ToolCallRequest } from 'langchain';
 import { PolicyEnforcementError, PolicyEscalatedError } from '../../errors.js';
+import { randomUUID } from '../../internal/runtime.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
 import { type Enforcement, resultText, TextMemory } from '../kit.js';

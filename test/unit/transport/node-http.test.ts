@@ -142,6 +142,12 @@ async function inFreshNode(nodeArgs: string[], script: string): Promise<string> 
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
     });
     await writeFile(join(dir, 'node-http.mjs'), outputText);
+    // Its one import of this package: the mark of a dispatcher the client owns.
+    const owned = await readFile(new URL('../../../src/transport/owned.ts', import.meta.url), 'utf8');
+    const ownedJs = ts.transpileModule(owned, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
+    await writeFile(join(dir, 'owned.js'), ownedJs);
     await writeFile(join(dir, 'main.mjs'), script);
     const { stdout } = await execFileAsync(process.execPath, [...nodeArgs, join(dir, 'main.mjs')], {
       env: { ...process.env, NODE_OPTIONS: '' },
