@@ -244,7 +244,7 @@ const SCENARIOS: Scenario[] = [
 ];
 
 /** Where a host differs, and why (docs/adapters.md says the same). */
-const APPROVAL_HOSTS = ['ai 6', 'ai 7', 'langchain', 'openai-agents'];
+const APPROVAL_HOSTS = ['ai 6', 'ai 7', 'langchain', 'openai-agents', 'mastra'];
 const NO_APPROVAL = 'the host has no approval step the adapter can use: ESCALATE is a hold the model is told about';
 const NO_SCHEMA = "the host validates a tool's input against its own definition before the PEP sees it";
 const NO_REWRITE = 'the host cannot rewrite this text: a WARN stops it (the PDP text is handed to the host)';
