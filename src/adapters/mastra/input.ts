@@ -27,9 +27,9 @@ interface Message {
   content?: { parts?: TextPart[]; content?: unknown };
 }
 
-/** What Mastra passes `processInput` (the fields this processor reads). */
-export interface PepProcessInputArgs {
-  messages: unknown[];
+/** What Mastra passes `processInput` (the fields this processor reads); `M` is Mastra's `MastraDBMessage`. */
+export interface PepProcessInputArgs<M = unknown> {
+  messages: M[];
   abort: (reason?: string) => never;
   abortSignal?: AbortSignal | undefined;
 }
@@ -38,7 +38,7 @@ export interface PepProcessInputArgs {
 export interface PepInputProcessor {
   readonly id: string;
   readonly name: string;
-  processInput(args: PepProcessInputArgs): Promise<unknown[]>;
+  processInput<M>(args: PepProcessInputArgs<M>): Promise<M[]>;
 }
 
 /** Most texts remembered as passed (a text seen again in a later run is not sent again). */
@@ -83,7 +83,11 @@ export function pepInputProcessor(pep: Pep, opts: PepInputProcessorOptions = {})
   });
   const seen = new TextMemory<true>(MAX_SEEN);
   const id = o.id ?? 'agent-pep-input';
-  async function checkPart(part: TextPart & { text: string }, session: string | undefined, args: PepProcessInputArgs) {
+  async function checkPart(
+    part: TextPart & { text: string },
+    session: string | undefined,
+    args: PepProcessInputArgs<unknown>,
+  ) {
     const k = key(session ?? '', part.text);
     if (seen.get(k)) return;
     const r = await enforcement.decideText('input', part.text, callOptions({ session, signal: args.abortSignal }));
@@ -96,7 +100,7 @@ export function pepInputProcessor(pep: Pep, opts: PepInputProcessorOptions = {})
   return {
     id,
     name: id,
-    async processInput(args) {
+    async processInput<M>(args: PepProcessInputArgs<M>): Promise<M[]> {
       for (const raw of args.messages) {
         const m = raw as Message;
         if (m?.role !== 'user') continue;
