@@ -44,6 +44,8 @@ describe('package.json', () => {
       '@openai/agents',
       '@modelcontextprotocol/sdk',
       '@opentelemetry/api',
+      '@mastra/core',
+      'agents',
     ]) {
       expect(pkg.peerDependencies?.[peer]).toBeDefined();
       expect(pkg.peerDependenciesMeta?.[peer]?.optional).toBe(true);
