@@ -221,10 +221,16 @@ function guardedTool(set: ToolSet, name: string, tool: MastraTool): MastraTool {
   return guarded;
 }
 
-/** True when this call was suspended for approval before (same id, tool and input): it is resuming. */
-function wasHeld(held: TextMemory<HeldCall>, toolCallId: unknown, name: string, input: unknown): boolean {
-  if (typeof toolCallId !== 'string') return false;
-  const call = held.get(toolCallId);
+/** The key of a call in the held memory: its run and tool call ids (a provider may reuse call ids across runs). */
+function heldKey(ctx: ExecuteContext | undefined): string | undefined {
+  const id = ctx?.agent?.toolCallId;
+  if (typeof id !== 'string') return undefined;
+  return typeof ctx?.runId === 'string' ? `${ctx.runId}\u0000${id}` : id;
+}
+
+/** True when this call was suspended for approval before (same run, call id, tool and input): it is resuming. */
+function wasHeld(held: TextMemory<HeldCall>, key: string | undefined, name: string, input: unknown): boolean {
+  const call = held.get(key);
   return call !== undefined && call.name === name && isDeepStrictEqual(call.input, input);
 }
 
@@ -241,9 +247,10 @@ async function suspendForApproval(
   err: PolicyEscalatedError,
 ): Promise<boolean> {
   const agent = ctx?.agent;
-  if (!set.approval || typeof agent?.suspend !== 'function' || typeof agent.toolCallId !== 'string') return false;
-  if (wasHeld(set.held, agent.toolCallId, name, input)) return false;
-  set.held.set(agent.toolCallId, { name, input });
+  const key = heldKey(ctx);
+  if (!set.approval || typeof agent?.suspend !== 'function' || key === undefined) return false;
+  if (wasHeld(set.held, key, name, input)) return false;
+  set.held.set(key, { name, input });
   const payload = { agentPep: 'escalated', escalationId: err.decision.escalationId ?? null };
   await agent.suspend(payload, { requireToolApproval: { toolName: name, args: input } });
   return true;

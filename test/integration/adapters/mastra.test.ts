@@ -135,6 +135,18 @@ describe('agent-pep/mastra guardTools', () => {
     expect(r.seen()).toBe('refunded 902');
   });
 
+  it('a new run whose model reuses a call id is sent for approval again (held calls are per run)', async () => {
+    const pep = client();
+    const first = run(pep, { orderId: 'o11', amount: 905 });
+    const out = await first.agent.generate('refund', { memory: first.memory });
+    await first.agent.approveToolCallGenerate({ runId: out.runId as string, toolCallId: 'c1', memory: first.memory });
+    expect(first.seen()).toBe(HELD);
+    const again = run(pep, { orderId: 'o11', amount: 905 });
+    const second = await again.agent.generate('refund', { memory: again.memory });
+    expect(second.finishReason).toBe('suspended');
+    expect(again.ran).toEqual([]);
+  });
+
   it('declined in Mastra, the body never runs', async () => {
     const r = run(client(), { orderId: 'o4', amount: 903 });
     const out = await r.agent.generate('refund', { memory: r.memory });
