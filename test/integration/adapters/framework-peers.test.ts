@@ -53,7 +53,7 @@ function run(dir: string): Promise<{ code: number; stdout: string }> {
 }
 
 describe.each([
-  ['agent-pep/mastra', '@mastra/core', 'guardTools,pepInputProcessor'],
+  ['agent-pep/mastra', '@mastra/core', 'guardTools,pepInputProcessor,pepOutputProcessor'],
   ['agent-pep/cloudflare-agents', 'agents', 'agentSession,guardAgentMcp,guardTools'],
 ])('%s and its optional peer dependency', (entry, framework, exports) => {
   it(`without '${framework}' installed, importing it throws an Error naming the package to install`, async () => {

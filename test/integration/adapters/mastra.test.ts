@@ -13,7 +13,7 @@ import { tool as aiTool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { guardTools, pepInputProcessor } from '../../../src/adapters/mastra.js';
+import { guardTools, pepInputProcessor, pepOutputProcessor } from '../../../src/adapters/mastra.js';
 import { createPep, type DecisionEvent, type Pep } from '../../../src/index.js';
 import { mockAnswer, mockCall, toolOutput } from '../../contract/targets-mastra.js';
 import { closedPort } from '../../support/fake-pdp.js';
@@ -30,6 +30,15 @@ const POLICY = {
       verdict: 'ESCALATE',
       reason: 'refunds over 500 need review',
     },
+    {
+      id: 'phone',
+      stage: 'output',
+      content: '\\b\\d{3}-\\d{3}-\\d{4}\\b',
+      verdict: 'WARN',
+      redact: '[phone]',
+      reason: 'phone numbers are redacted',
+    },
+    { id: 'plan', stage: 'output', content: 'secret plan', verdict: 'BLOCK', reason: 'no plans' },
     {
       id: 'secret',
       stage: 'context_egress',
@@ -238,5 +247,36 @@ describe('agent-pep/mastra pepInputProcessor', () => {
     expect(() => pepInputProcessor(client(), { nope: 1 } as never)).toThrow(
       expect.objectContaining({ option: 'nope' }),
     );
+  });
+});
+
+describe('agent-pep/mastra pepOutputProcessor', () => {
+  async function generated(pep: Pep, answer: string) {
+    const model = new MockLanguageModelV3({ doGenerate: [mockAnswer(answer)] as never });
+    const agent = new Agent({
+      id: 'a',
+      name: 'a',
+      instructions: 'Help.',
+      model,
+      outputProcessors: [pepOutputProcessor(pep) as never],
+    });
+    const thread = `thread-${++threads}`;
+    const out = await agent.generate('hi', { memory: { thread, resource: 'user-1' } });
+    return { text: out.text, thread };
+  }
+
+  it('returns the text as the PDP allows it, WARN replacing it, decided in the session of the thread', async () => {
+    expect((await generated(client(), 'all fine')).text).toBe('all fine');
+    const r = await generated(client(), 'call 555-123-4567');
+    expect(r.text).toBe('call [phone]');
+    expect(pdp.evidence().filter((e) => e.stage === 'output' && e.session === r.thread)).toHaveLength(1);
+  });
+
+  it('a refused text never reaches the caller: BLOCK, a PDP that is down and a simulated client give the refusal text', async () => {
+    expect((await generated(client(), 'the secret plan')).text).toBe('ERROR: output blocked by policy: no plans');
+    const down = await generated(client({ pdpUrl: await closedPort() }), 'the secret plan');
+    expect(down.text).toMatch(/^ERROR: .*\(pdp_unreachable\)$/);
+    const simulated = await generated(client({ simulated: true }), 'all fine');
+    expect(simulated.text).toMatch(/^ERROR: .*\(simulated\)$/);
   });
 });
