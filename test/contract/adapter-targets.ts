@@ -25,6 +25,8 @@ import { guardMcpClient, guardMcpServer } from '../../src/adapters/mcp.js';
 import { guardTools as oaGuardTools, pepInputGuardrail } from '../../src/adapters/openai-agents.js';
 import type { Pep } from '../../src/index.js';
 import { runInProcess } from '../support/cli.js';
+import { cloudflareMcpTarget, cloudflareToolsTarget } from './targets-cloudflare-agents.js';
+import { mastraTarget } from './targets-mastra.js';
 
 /** How the tool's schema reads the args: as written, with `amount` defaulting to 900, or `amount` coerced to a number. */
 export type SchemaKind = 'plain' | 'default' | 'coerce';
@@ -473,4 +475,7 @@ export const ADAPTER_TARGETS: Target[] = [
   mcpTarget('client'),
   claudeTarget('canUseTool'),
   claudeTarget('hooks'),
+  mastraTarget,
+  cloudflareToolsTarget,
+  cloudflareMcpTarget,
 ];

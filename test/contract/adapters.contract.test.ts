@@ -244,10 +244,12 @@ const SCENARIOS: Scenario[] = [
 ];
 
 /** Where a host differs, and why (docs/adapters.md says the same). */
-const APPROVAL_HOSTS = ['ai 6', 'ai 7', 'langchain', 'openai-agents'];
+const APPROVAL_HOSTS = ['ai 6', 'ai 7', 'langchain', 'openai-agents', 'mastra', 'cloudflare-agents tools'];
 const NO_APPROVAL = 'the host has no approval step the adapter can use: ESCALATE is a hold the model is told about';
 const NO_SCHEMA = "the host validates a tool's input against its own definition before the PEP sees it";
 const NO_REWRITE = 'the host cannot rewrite this text: a WARN stops it (the PDP text is handed to the host)';
+const NO_TEXT_STAGE =
+  "the Agents SDK has no text stage of its own: an agent's model calls are the AI SDK's (agent-pep/ai's pepMiddleware)";
 const DIFFERS: Record<string, Record<string, string | ((o: ActionRun & TextRun) => void)>> = {
   'ESCALATE held': Object.fromEntries(
     APPROVAL_HOSTS.map((h) => [h, (o: ActionRun) => expect(o).toEqual({ ran: [], seen: 'HELD' })]),
@@ -255,17 +257,22 @@ const DIFFERS: Record<string, Record<string, string | ((o: ActionRun & TextRun) 
   'ESCALATE approved': {
     'mcp server': NO_APPROVAL,
     'mcp client': NO_APPROVAL,
+    'cloudflare-agents mcp': NO_APPROVAL,
     'claude-agent-sdk hooks': 'PreToolUse answers deny (or ask, to hand the call to canUseTool, which approves)',
     'hook claude-code': "the hook answers 'ask': the host's own prompt is the approval",
   },
   'ESCALATE rejected': {
     'mcp server': NO_APPROVAL,
     'mcp client': NO_APPROVAL,
+    'cloudflare-agents mcp': NO_APPROVAL,
     'claude-agent-sdk hooks': 'as ESCALATE approved',
     'hook claude-code': 'as ESCALATE approved',
   },
   'simulated client (action)': { 'hook claude-code': 'the bin has no simulated flag' },
-  'simulated client (text)': { 'hook claude-code': 'the bin has no simulated flag' },
+  'simulated client (text)': {
+    'hook claude-code': 'the bin has no simulated flag',
+    'cloudflare-agents tools': NO_TEXT_STAGE,
+  },
   'schema default': {
     'claude-agent-sdk canUseTool': NO_SCHEMA,
     'claude-agent-sdk hooks': NO_SCHEMA,
@@ -282,15 +289,23 @@ const DIFFERS: Record<string, Record<string, string | ((o: ActionRun & TextRun) 
     'mcp client': 'the MCP adapter is audited in its own suite (test/integration/adapters/mcp.test.ts)',
     'hook claude-code': 'the bin has no observer: its own refusals exit 2 with the reason on stderr',
   },
+  'ALLOW text': { 'cloudflare-agents tools': NO_TEXT_STAGE },
   'WARN text': {
+    'cloudflare-agents tools': NO_TEXT_STAGE,
     'openai-agents': NO_REWRITE,
     'claude-agent-sdk canUseTool': NO_REWRITE,
     'claude-agent-sdk hooks': NO_REWRITE,
     'hook claude-code': NO_REWRITE,
     'mcp server': 'the server guard checks no text (the client guard checks results)',
   },
-  'BLOCK text': { 'mcp server': 'the server guard checks no text (the client guard checks results)' },
-  'PDP down (text)': { 'mcp server': 'the server guard checks no text; the call itself fails closed' },
+  'BLOCK text': {
+    'mcp server': 'the server guard checks no text (the client guard checks results)',
+    'cloudflare-agents tools': NO_TEXT_STAGE,
+  },
+  'PDP down (text)': {
+    'mcp server': 'the server guard checks no text; the call itself fails closed',
+    'cloudflare-agents tools': NO_TEXT_STAGE,
+  },
 };
 
 const TARGETS: Target[] = [...ADAPTER_TARGETS, hookTarget(() => lastUrl, AGENT)];

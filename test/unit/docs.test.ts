@@ -178,6 +178,8 @@ describe('docs/api.md', () => {
     'src/adapters/ai.ts',
     'src/adapters/mcp.ts',
     'src/adapters/claude-agent-sdk.ts',
+    'src/adapters/mastra.ts',
+    'src/adapters/cloudflare-agents.ts',
   ];
   /** docs/api.md (the index) and the pages TypeDoc generates under docs/api/ (`npm run docs:api`). */
   // Markdown escapes the underscores of a name (`FAIL\_CLOSED\_CODES`).

@@ -57,3 +57,17 @@ describe('agent-pep (issue 30: the import is light)', () => {
     expect(heavy.map((p) => `${p} <- ${loaded.get(p)?.join(' <- ')}`)).toEqual([]);
   });
 });
+
+describe('agent-pep/mastra and agent-pep/cloudflare-agents (issue 42)', () => {
+  it.each([
+    ['src/adapters/mastra.ts', /^@mastra\//],
+    ['src/adapters/cloudflare-agents.ts', /^(agents|@modelcontextprotocol\/|ai)(\/|$)/],
+  ])(
+    '%s loads no module of its framework: it reads it for types, and checks at load that it is installed',
+    (entry, framework) => {
+      const loaded = packagesLoadedBy(entry);
+      const found = [...loaded.keys()].filter((p) => framework.test(p));
+      expect(found.map((p) => `${p} <- ${loaded.get(p)?.join(' <- ')}`)).toEqual([]);
+    },
+  );
+});

@@ -43,6 +43,8 @@ describe('package.json', () => {
       '@modelcontextprotocol/sdk',
       '@opentelemetry/api',
       '@agent-pep/dev-pdp',
+      '@mastra/core',
+      'agents',
     ]) {
       expect(pkg.peerDependencies?.[peer]).toBeDefined();
       expect(pkg.peerDependenciesMeta?.[peer]?.optional).toBe(true);
