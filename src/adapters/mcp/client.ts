@@ -6,6 +6,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { PolicyEnforcementError } from '../../errors.js';
+import { isSessionId } from '../../internal/guards.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { Pep } from '../../pep.js';
 import { argsBySchema, callOptions, enforcementOf } from '../kit.js';
@@ -17,7 +18,7 @@ import {
   isObject,
   PERMIT_META_KEY,
   refusal,
-  sessionOf,
+  SESSION_META_KEY,
   type ToolResult,
 } from './common.js';
 import { type McpPinSet, readPinSet } from './pins.js';
@@ -47,6 +48,13 @@ export interface GuardMcpClientOptions {
   pin?: true | McpPinSet | undefined;
   /** With `pin`: offer (and pin at first sight) a tool that was not pinned, instead of hiding it. @defaultValue false */
   allowNew?: boolean | undefined;
+  /**
+   * The policy session every call of this client is decided in, and sent to the server in
+   * `params._meta['agent-pep/session']`. Nothing a server sends (`Mcp-Session-Id`, `_meta` of a response)
+   * changes it (CONTRACT section 16). @defaultValue the Pep's own session (`createPep({ session })`,
+   * `pep.withSession(id)`)
+   */
+  session?: string | undefined;
 }
 
 /** A client guarded by {@link guardMcpClient}. */
@@ -58,7 +66,7 @@ export interface GuardedMcpClient {
   pepPins(): McpPinSet | undefined;
 }
 
-const CLIENT_OPTIONS: ReadonlySet<string> = new Set(['checkResult', 'hideBlocked', 'pin', 'allowNew']);
+const CLIENT_OPTIONS: ReadonlySet<string> = new Set(['checkResult', 'hideBlocked', 'pin', 'allowNew', 'session']);
 
 const guardedClients = new WeakSet<object>();
 
@@ -73,10 +81,11 @@ type Send = (params: Record<string, unknown>) => Promise<unknown>;
  * tool's name.
  *
  * @param pep - the client that decides (`createPep`), with `permits` configured (or `permits: false`,
- *   which sends no permit). Session: the MCP session id (`client.transport.sessionId`) where the
- *   transport has one, else the Pep's.
+ *   which sends no permit). Session: `opts.session`, else the Pep's own; it is sent to the server in
+ *   `params._meta['agent-pep/session']`, and nothing the server sends (`Mcp-Session-Id`, a response's
+ *   `_meta`) changes it (CONTRACT section 16).
  * @param client - a `Client` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`
- * @param opts - `{ checkResult? }` (see {@link GuardMcpClientOptions})
+ * @param opts - `{ checkResult?, hideBlocked?, pin?, allowNew?, session? }` (see {@link GuardMcpClientOptions})
  * @returns the same client
  * @throws TypeError when `pep` is not a Pep or cannot guard tools, `client` is not an MCP `Client`, the
  *   client is already guarded, or `opts` has an unknown or bad key (`err.option` names it)
@@ -104,7 +113,7 @@ export function guardMcpClient<C extends Client>(
 ): C & GuardedMcpClient {
   const scope = 'guardMcpClient';
   assertPep(pep, scope);
-  const { checkResult, ...surfaceOpts } = readClientOptions(scope, opts);
+  const { checkResult, session, ...surfaceOpts } = readClientOptions(scope, opts);
   const target = client as unknown as Record<string, unknown>;
   if (!isObject(client) || typeof target.callTool !== 'function' || typeof target.request !== 'function') {
     throw new TypeError(`${scope}: client must be a Client of @modelcontextprotocol/sdk 1.x`);
@@ -118,7 +127,8 @@ export function guardMcpClient<C extends Client>(
     pep,
     target,
     checkResult,
-    surface: makeToolSurface({ scope, pep, client: target, request, ...surfaceOpts }),
+    session,
+    surface: makeToolSurface({ scope, pep, client: target, request, session, ...surfaceOpts }),
     authorized: new WeakSet<object>(),
   };
   const callToolGuarded = (params: unknown, resultSchema?: unknown, options?: unknown) =>
@@ -142,6 +152,8 @@ interface ClientGuard {
   /** The client, as an object. */
   target: Record<string, unknown>;
   checkResult: boolean;
+  /** The session given to the guard, else undefined (the Pep's own). */
+  session: string | undefined;
   surface: ReturnType<typeof makeToolSurface>;
   /** The params objects of calls already authorized, which `request` sends as they are. */
   authorized: WeakSet<object>;
@@ -164,7 +176,7 @@ function guardedRequest(guard: ClientGuard, client: object, request: SdkMethod) 
       try {
         req = { ...given };
       } catch {
-        return Promise.resolve(failedClosed('unknown', 'invalid_request', 'the request could not be read'));
+        return Promise.resolve(failedClosed(guard.pep, 'unknown', 'invalid_request', 'the request could not be read'));
       }
     }
     if (isObject(req) && req.method === 'tools/list') return guard.surface.list(req, resultSchema, options);
@@ -193,7 +205,7 @@ async function guardedCall(guard: ClientGuard, given: unknown, options: unknown,
   const params = readParams(given);
   const name = typeof params.name === 'string' ? params.name : undefined;
   if (name === undefined) {
-    return failedClosed('unknown', 'invalid_request', 'tools/call params without a tool name');
+    return failedClosed(guard.pep, 'unknown', 'invalid_request', 'tools/call params without a tool name');
   }
   if (isObject(params.task) || (isObject(options) && isObject(options.task))) {
     throw new McpError(ErrorCode.InvalidRequest, `agent-pep/mcp: task-augmented tools/call is not supported`);
@@ -219,7 +231,7 @@ async function guardedCall(guard: ClientGuard, given: unknown, options: unknown,
   } catch (err) {
     if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
     if (state.sent) throw err;
-    return failedClosed(name, 'invalid_request', 'the adapter failed');
+    return failedClosed(guard.pep, name, 'invalid_request', 'the adapter failed');
   }
 }
 
@@ -271,8 +283,11 @@ function decideAndSend(
   send: Send,
   state: SendState,
 ): Promise<unknown> {
-  const execute = async (effective: Record<string, unknown>, ctx: { permitId: string | undefined }) => {
-    const out = withPermit(params, effective, ctx.permitId);
+  const execute = async (
+    effective: Record<string, unknown>,
+    ctx: { permitId: string | undefined; session: string },
+  ) => {
+    const out = withPermit(params, effective, ctx.permitId, ctx.session);
     state.sent = true;
     return send(out);
   };
@@ -284,26 +299,29 @@ function decideAndSend(
   const guarded = guard.checkResult
     ? pep.guardTool(name, execute, { checkResult: check })
     : pep.guardTool(name, execute);
-  const session = sessionOf((guard.target.transport as { sessionId?: unknown } | undefined)?.sessionId);
-  const callOpts = callOptions({ session, signal: isObject(options) ? options.signal : undefined });
+  // The application's session (the guard's option, else the Pep's): never the transport's
+  // `sessionId`, which the SDK takes from whatever `mcp-session-id` the server last sent.
+  const callOpts = callOptions({ session: guard.session, signal: isObject(options) ? options.signal : undefined });
   const args = params.arguments ?? {};
   return guarded(args as Record<string, unknown>, callOpts);
 }
 
 /**
- * The params to send: the effective args, and in `_meta` only the permit the PDP minted for this call
- * (a caller's own value under the key never travels).
+ * The params to send: the effective args, and in `_meta` the session the call was decided in and only
+ * the permit the PDP minted for this call (a caller's own values under those keys never travel).
  */
 function withPermit(
   params: Record<string, unknown>,
   effective: Record<string, unknown>,
   permitId: string | undefined,
+  session: string,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...params, arguments: effective };
   const meta: Record<string, unknown> = { ...(isObject(params._meta) ? params._meta : {}) };
   delete meta[PERMIT_META_KEY];
   if (permitId !== undefined) meta[PERMIT_META_KEY] = permitId;
-  if (isObject(params._meta) || permitId !== undefined) out._meta = meta;
+  meta[SESSION_META_KEY] = session;
+  out._meta = meta;
   return out;
 }
 
@@ -314,7 +332,13 @@ function readClientOptions(scope: string, opts: GuardMcpClientOptions | undefine
   if (rawOpts !== undefined) refuseUnknownKeys(scope, rawOpts, CLIENT_OPTIONS);
   const checkResult: unknown = opts?.checkResult ?? true;
   if (typeof checkResult !== 'boolean') optionError(scope, 'checkResult', 'expected a boolean');
-  return { checkResult: checkResult as boolean, ...readSurfaceOptions(scope, opts) };
+  const session: unknown = opts?.session;
+  if (session !== undefined && !isSessionId(session)) optionError(scope, 'session', 'expected a non-empty string');
+  return {
+    checkResult: checkResult as boolean,
+    session: session as string | undefined,
+    ...readSurfaceOptions(scope, opts),
+  };
 }
 
 /** `hideBlocked`, `pin` and `allowNew`, checked. @throws TypeError with `err.option` */

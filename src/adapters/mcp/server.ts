@@ -16,7 +16,15 @@ import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { Pep } from '../../pep.js';
 import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
-import { assertGuardable, assertPep, isObject, refusals, sessionOf, type ToolResult } from './common.js';
+import {
+  assertGuardable,
+  assertPep,
+  isObject,
+  refusals,
+  requestSession,
+  type SessionOfRequest,
+  type ToolResult,
+} from './common.js';
 import { type Callback, makeRunner, type Received } from './server-call.js';
 import { guardTransport, type TransportLike } from './transport.js';
 
@@ -36,9 +44,18 @@ export interface GuardMcpServerOptions {
    * called anyway is still decided per call. @defaultValue true
    */
   hideBlocked?: boolean | undefined;
+  /**
+   * The policy session of a request, from what the server knows of its caller (its auth, a header in
+   * `extra.requestInfo`): called with the request (`{ method, params }`) and the SDK's `extra`; an answer
+   * that is not a non-empty string (or a throw) is no session, and a `tools/call` the guard decides
+   * without one is refused (`invalid_request`). Never the transport's `Mcp-Session-Id` (CONTRACT
+   * section 16). @defaultValue undefined (the session the client's guard sent in
+   * `params._meta['agent-pep/session']`)
+   */
+  session?: ((request: { method: string; params: Record<string, unknown> }, extra: unknown) => string) | undefined;
 }
 
-const SERVER_OPTIONS: ReadonlySet<string> = new Set(['verifier', 'hideBlocked']);
+const SERVER_OPTIONS: ReadonlySet<string> = new Set(['verifier', 'hideBlocked', 'session']);
 
 const guardedServers = new WeakSet<object>();
 
@@ -99,6 +116,8 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
   }
   const hideBlocked: unknown = opts?.hideBlocked ?? true;
   if (typeof hideBlocked !== 'boolean') optionError(scope, 'hideBlocked', 'expected a boolean');
+  const session: unknown = opts?.session;
+  if (session !== undefined && typeof session !== 'function') optionError(scope, 'session', 'expected a function');
   const s = server as unknown as Record<string, unknown>;
   const low = isObject(server) ? (s.server as LowLevel | undefined) : undefined;
   if (
@@ -122,7 +141,14 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
     );
   }
   if (verifier === undefined) assertGuardable(pep, scope);
-  return { scope, verifier, hideBlocked: hideBlocked as boolean, low, preexisting };
+  return {
+    scope,
+    verifier,
+    hideBlocked: hideBlocked as boolean,
+    low,
+    preexisting,
+    session: session as SessionOfRequest | undefined,
+  };
 }
 
 /**
@@ -150,10 +176,12 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
  * `pep.visibleTools` shows for the session, unless `{ hideBlocked: false }` (docs/visibility.md).
  *
  * @param pep - the client that decides (`createPep`); it must be able to guard tools (`permits`
- *   configured, or `permits: false`) unless `opts.verifier` is given. Session: the MCP session id
- *   (`extra.sessionId`) where the transport has one, else the Pep's.
+ *   configured, or `permits: false`) unless `opts.verifier` is given. Session: `opts.session(request,
+ *   extra)` when given, else the one the client's guard sent in `params._meta['agent-pep/session']`;
+ *   never the transport's `Mcp-Session-Id`. A `tools/call` the guard decides without one is refused
+ *   (`invalid_request`, observed like any synthesized BLOCK).
  * @param server - an `McpServer` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`, with or without tools
- * @param opts - `{ verifier?, hideBlocked? }` (see {@link GuardMcpServerOptions})
+ * @param opts - `{ verifier?, hideBlocked?, session? }` (see {@link GuardMcpServerOptions})
  * @returns the same server
  * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x,
  *   the server is already guarded, its low-level `server.server` has a `tools/call` handler of its own
@@ -181,11 +209,11 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
  * ```
  */
 export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer {
-  const { scope, verifier, hideBlocked, low, preexisting } = checkArguments(pep, server, opts);
+  const { scope, verifier, hideBlocked, low, preexisting, session } = checkArguments(pep, server, opts);
   /** Each guarded tool and the name it is registered under now. */
   const names = new Map<RegisteredTool, string>();
   const received = new WeakMap<object, Received>();
-  const run = makeRunner({ pep, verifier, received, nameOf: (tool) => names.get(tool) });
+  const run = makeRunner({ pep, verifier, received, session, nameOf: (tool) => names.get(tool) });
 
   /** Refuses `name` when another guarded tool's name normalizes alike: a permit could not tell them apart. */
   function refuseLookalike(name: unknown, self: RegisteredTool | undefined): void {
@@ -227,14 +255,16 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
   guardLowLevel(low, scope, {
     installing: () => installing,
     onCall: (handler) => recording(handler, received),
-    onList: (handler) => (hideBlocked ? listing(pep, handler) : handler),
+    onList: (handler) => (hideBlocked ? listing(pep, handler, session) : handler),
   });
   if (preexisting) {
     const wrapped = (name: string): boolean => [...names.values()].includes(name);
     const filterList = hideBlocked
-      ? (result: unknown, session: string | undefined) => visibleOnly(pep, result, { ...(session ? { session } : {}) })
+      ? (result: unknown, listed: string | undefined) => visibleOnly(pep, result, listed ? { session: listed } : {})
       : undefined;
-    onTransport(low, scope, (transport) => guardTransport(transport, { pep, verifier, wrapped, filterList }, scope));
+    onTransport(low, scope, (transport) =>
+      guardTransport(transport, { pep, verifier, wrapped, filterList, session }, scope),
+    );
   }
   guardedServers.add(server);
   return server;
@@ -315,12 +345,16 @@ function recording(handler: Callback, received: WeakMap<object, Received>): Call
   };
 }
 
-/** A tools/list handler whose answer keeps only the tools `pep.visibleTools` shows for the session. */
-function listing(pep: Pep, handler: Callback): Callback {
+/**
+ * A tools/list handler whose answer keeps only the tools `pep.visibleTools` shows for the request's
+ * session (its `_meta` or the `session` option; else the Pep's: visibility reads no session state).
+ */
+function listing(pep: Pep, handler: Callback, sessionFn: SessionOfRequest | undefined): Callback {
   return async (request: unknown, extra: unknown) => {
     const result = (await handler(request, extra)) as unknown;
     const o: VisibleToolsOptions = {};
-    const session = isObject(extra) ? sessionOf(extra.sessionId) : undefined;
+    const params = isObject(request) && isObject(request.params) ? request.params : {};
+    const session = requestSession(sessionFn, 'tools/list', params, extra);
     if (session !== undefined) o.session = session;
     if (isObject(extra) && extra.signal instanceof AbortSignal) o.signal = extra.signal;
     return await visibleOnly(pep, result, o);

@@ -20,6 +20,8 @@ const dev = useDevPdp(
   { policy: { agents: ['support-ai'], latches: [...TOOL_SURFACE_LATCHES] } },
   { session: 'sess_surface' },
 );
+/** The session a guarded server decides a raw client's calls in (CONTRACT section 16: the request names it, or the server's `session` function does). */
+const inSession = { session: () => 'sess_surface' };
 function makePep(extra: Partial<PepOptions> = {}): Pep {
   return dev.clients.client(extra);
 }
@@ -48,12 +50,12 @@ const namesOf = async (client: Client) => (await client.listTools()).tools.map((
 
 describe('guardMcpServer: tools/list answers the visible tools for the session', () => {
   it('hides a tool the policy blocks outright; a latch conditioned on args never hides one', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s)));
+    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, inSession)));
     expect(await namesOf(client)).toEqual(['lookup_order', 'refund_payment']);
   });
 
   it('one visibility batch per list: one evidence record naming the tools hidden', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s)));
+    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, inSession)));
     const before = dev.pdp.evidence().length;
     await client.listTools();
     const added = dev.pdp.evidence().slice(before);
@@ -62,19 +64,23 @@ describe('guardMcpServer: tools/list answers the visible tools for the session',
   });
 
   it('{ hideBlocked: false } offers every tool', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, { hideBlocked: false })));
+    const client = await connect(
+      paymentsServer((s) => guardMcpServer(makePep(), s, { ...inSession, hideBlocked: false })),
+    );
     expect(await namesOf(client)).toEqual(['lookup_order', 'bank_transfer', 'refund_payment']);
   });
 
   it('a hidden tool called anyway is decided per call and refused by policy; its body never runs', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s)));
+    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, inSession)));
     const r = await client.callTool({ name: 'bank_transfer', arguments: { to: 'x' } });
     expect(r.isError).toBe(true);
     expect(text(r)).toBe("ERROR: Tool 'bank_transfer' denied by policy: no money transfers");
   });
 
   it('a PDP that hangs during the visibility batch hides every tool, within the deadline', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep({ timeoutMs: 300, retries: 0 }), s)));
+    const client = await connect(
+      paymentsServer((s) => guardMcpServer(makePep({ timeoutMs: 300, retries: 0 }), s, inSession)),
+    );
     dev.pdp.setFault({ kind: 'hang' });
     try {
       const started = Date.now();
