@@ -11,6 +11,7 @@ import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
 import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
+import { argsBySchema } from '../kit.js';
 import { asToolResult, failedClosed, isObject, refusal, requestSession, type SessionOfRequest } from './common.js';
 import { permitRefusal } from './server-call.js';
 
@@ -106,7 +107,7 @@ class TransportGuard {
   private readonly guarded: OnMessage;
 
   constructor(
-    private readonly transport: TransportLike,
+    transport: TransportLike,
     private readonly deps: TransportDeps,
   ) {
     this.inner = transport.onmessage;
@@ -173,18 +174,24 @@ class TransportGuard {
     return response.result;
   }
 
-  /** Whether another tool of the server has a name that normalizes like `name`: a permit cannot tell them apart. */
-  private async hasLookalike(name: string, deliver: (m: Message) => void): Promise<boolean> {
-    const norm = normalized(name);
-    if (norm === undefined) return false;
-    // A tools/list of the guard's own (never answered to the client).
+  /**
+   * The server's own listing of `name` (a tools/list of the guard's, never answered to the client): its
+   * `inputSchema`, and whether another tool has a name that normalizes alike (a permit cannot tell them apart).
+   */
+  private async listing(
+    name: string,
+    deliver: (m: Message) => void,
+  ): Promise<{ lookalike: boolean; inputSchema: unknown }> {
     const id = `agent-pep/${globalThis.crypto.randomUUID()}`;
     const response = await this.exchange({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }, deliver);
     const tools = isObject(response) && isObject(response.result) ? response.result.tools : undefined;
     if (!Array.isArray(tools)) throw new Error('no tool list');
-    return tools.some(
-      (t) => isObject(t) && t.name !== name && typeof t.name === 'string' && normalized(t.name) === norm,
-    );
+    const norm = normalized(name);
+    const lookalike =
+      norm !== undefined &&
+      tools.some((t) => isObject(t) && t.name !== name && typeof t.name === 'string' && normalized(t.name) === norm);
+    const own = tools.find((t) => isObject(t) && t.name === name) as Message | undefined;
+    return { lookalike, inputSchema: own?.inputSchema };
   }
 
   /** One tools/call: refused (answered here), or forwarded as decided and its answer sent. */
@@ -208,7 +215,8 @@ class TransportGuard {
       }
       this.deciding.set(message.id, controller);
       if (typeof params.name !== 'string') return await refuse('no tool name');
-      if (await this.hasLookalike(name, deliver)) return await refuse('another tool has the same normalized name');
+      const listed = await this.listing(name, deliver);
+      if (listed.lookalike) return await refuse('another tool has the same normalized name');
       // A tool registered after guarding: its wrapped callback decides (with the schema in view).
       if (this.deps.wrapped(name)) return deliver(message);
       if (this.deps.verifier !== undefined) {
@@ -216,10 +224,14 @@ class TransportGuard {
         return await this.answer(message.id, refused ?? (await run(args)));
       }
       if (!isObject(args)) return await refuse('arguments are not an object');
+      // The args the tool will run: its listed schema's defaults filled in, a value its parser would
+      // coerce refused (docs/adapters.md "Schemas"), so that the PDP decides on what runs.
+      const planned = argsBySchema(listed.inputSchema, args as Record<string, unknown>);
+      if (planned.kind === 'refused') return await refuse(planned.why);
       const session = requestSession(this.deps.session, 'tools/call', params, extra);
       if (session === undefined) return await refuse('the request names no policy session');
       const callOpts: CallOptions = { session, signal: controller.signal };
-      const out = await this.deps.pep.guardTool(name, run)(args as Record<string, unknown>, callOpts);
+      const out = await this.deps.pep.guardTool(name, run)(planned.args, callOpts);
       return await this.answer(message.id, asToolResult(out));
     } catch (err) {
       if (err instanceof ErrorAnswer) {
