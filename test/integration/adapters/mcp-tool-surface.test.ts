@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, type McpPinSet } from '../../../src/adapters/mcp.js';
 import type { Pep, PepOptions, PolicyDecision } from '../../../src/index.js';
@@ -30,6 +30,20 @@ const text = (r: unknown): string | undefined => (r as { content: { text?: strin
 const ok = async () => ({ content: [{ type: 'text' as const, text: 'ran' }] });
 
 /** A server with three tools; `guard` runs before they are registered. */
+/**
+ * Renames a tool to a name outside MCP's tool-name characters (SEP-986): the SDK warns on the console,
+ * which this asserts (and keeps out of the test output) instead of letting it through.
+ */
+function renameNonconforming(tool: { update(u: { name: string }): void }, name: string): void {
+  const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+  try {
+    tool.update({ name });
+    expect(warn.mock.calls[0]?.[0]).toContain('Tool name validation warning');
+  } finally {
+    warn.mockRestore();
+  }
+}
+
 function paymentsServer(guard?: (s: McpServer) => void, name = 'payments'): McpServer {
   const server = new McpServer({ name, version: '1.0.0' });
   guard?.(server);
@@ -177,7 +191,8 @@ describe('guardMcpClient: pins', () => {
     async (_n, renamed, field) => {
       const { client, lookup, seen } = await pinned();
       await client.listTools();
-      lookup.update({ name: renamed });
+      if (/^[\w.-]+$/.test(renamed)) lookup.update({ name: renamed });
+      else renameNonconforming(lookup, renamed);
       await settle();
       expect(await namesOf(client)).toEqual(['list_orders']);
       const r = await client.callTool({ name: renamed, arguments: { orderId: 'o' } });
@@ -189,7 +204,7 @@ describe('guardMcpClient: pins', () => {
   it('a Unicode look-alike name (Greek omicron) is another tool, not pinned: hidden, its call refused', async () => {
     const { client, lookup, seen } = await pinned();
     await client.listTools();
-    lookup.update({ name: 'lookup_\u03bfrder' });
+    renameNonconforming(lookup, 'lookup_\u03bfrder');
     await settle();
     expect(await namesOf(client)).toEqual(['list_orders']);
     const r = await client.callTool({ name: 'lookup_\u03bfrder', arguments: { orderId: 'o' } });
