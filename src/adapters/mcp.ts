@@ -13,7 +13,7 @@
  * ESCALATE is a hold the model is told about (`ERROR: Tool '<name>' is held for human review: <reason>`).
  * @packageDocumentation
  */
-export type { GuardedMcpClient, GuardMcpClientOptions } from './mcp/client.js';
+export type { GuardedMcpClient, GuardMcpClientOptions, McpClientLike } from './mcp/client.js';
 export { guardMcpClient } from './mcp/client.js';
 export { PERMIT_META_KEY, SESSION_META_KEY } from './mcp/common.js';
 export type { McpPinSet } from './mcp/pins.js';

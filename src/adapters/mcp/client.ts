@@ -1,9 +1,8 @@
 /**
- * `guardMcpClient`: every `tools/call` an MCP `Client` 1.x sends is decided before it leaves, carries
+ * `guardMcpClient`: every `tools/call` an MCP `Client` (1.x or 2.x) sends is decided before it leaves, carries
  * its permit in `_meta`, and its result is checked at `context_egress`.
  * @internal
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { isSessionId } from '../../internal/guards.js';
@@ -57,6 +56,15 @@ export interface GuardMcpClientOptions {
   session?: string | undefined;
 }
 
+/**
+ * What {@link guardMcpClient} takes: a `Client` of `@modelcontextprotocol/sdk` 1.x or of
+ * `@modelcontextprotocol/client` 2.x (structurally, so that neither package's types are needed).
+ */
+export interface McpClientLike {
+  callTool(...args: never[]): Promise<unknown>;
+  request(...args: never[]): Promise<unknown>;
+}
+
 /** A client guarded by {@link guardMcpClient}. */
 export interface GuardedMcpClient {
   /**
@@ -73,7 +81,8 @@ const guardedClients = new WeakSet<object>();
 type Send = (params: Record<string, unknown>) => Promise<unknown>;
 
 /**
- * Guards the `tools/call` requests of an MCP `Client` (`@modelcontextprotocol/sdk` 1.x): `callTool` (and
+ * Guards the `tools/call` requests of an MCP `Client` (`@modelcontextprotocol/sdk` 1.x, or
+ * `@modelcontextprotocol/client` 2.x speaking protocol 2026-07-28; the stack is told by the object): `callTool` (and
  * any other `tools/call` sent through `client.request`) is authorized by the PDP before the request
  * leaves, and sent only after an ALLOW or WARN whose permit verified (`pep.guardTool`), with the
  * PDP's `transformedArgs` on WARN and the permit in `params._meta['agent-pep/permit']`, where a server
@@ -84,7 +93,8 @@ type Send = (params: Record<string, unknown>) => Promise<unknown>;
  *   which sends no permit). Session: `opts.session`, else the Pep's own; it is sent to the server in
  *   `params._meta['agent-pep/session']`, and nothing the server sends (`Mcp-Session-Id`, a response's
  *   `_meta`) changes it (CONTRACT section 16).
- * @param client - a `Client` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`
+ * @param client - a `Client` of `@modelcontextprotocol/sdk` 1.x or `@modelcontextprotocol/client` 2.x,
+ *   before or after `connect` (`pin` is 1.x only for now: a TypeError naming `pin` on 2.x)
  * @param opts - `{ checkResult?, hideBlocked?, pin?, allowNew?, session? }` (see {@link GuardMcpClientOptions})
  * @returns the same client
  * @throws TypeError when `pep` is not a Pep or cannot guard tools, `client` is not an MCP `Client`, the
@@ -106,7 +116,7 @@ type Send = (params: Record<string, unknown>) => Promise<unknown>;
  * // result.isError with the toolMessage when the PDP blocked or held the call: it was never sent.
  * ```
  */
-export function guardMcpClient<C extends Client>(
+export function guardMcpClient<C extends McpClientLike>(
   pep: Pep,
   client: C,
   opts?: GuardMcpClientOptions,
@@ -116,28 +126,39 @@ export function guardMcpClient<C extends Client>(
   const { checkResult, session, ...surfaceOpts } = readClientOptions(scope, opts);
   const target = client as unknown as Record<string, unknown>;
   if (!isObject(client) || typeof target.callTool !== 'function' || typeof target.request !== 'function') {
-    throw new TypeError(`${scope}: client must be a Client of @modelcontextprotocol/sdk 1.x`);
+    throw new TypeError(
+      `${scope}: client must be a Client of @modelcontextprotocol/sdk 1.x or @modelcontextprotocol/client 2.x`,
+    );
   }
   if (guardedClients.has(client)) throw new TypeError(`${scope}: this client is already guarded`);
+  const stack = stackOf(target);
+  if (stack === 'v2' && surfaceOpts.pin !== undefined) {
+    optionError(scope, 'pin', 'pinning is not supported on a @modelcontextprotocol/client 2.x Client yet');
+  }
   assertGuardable(pep, scope);
 
   const callTool = target.callTool as SdkMethod;
   const request = target.request as SdkMethod;
+  // The SDK's own request, one shape for both stacks: v1 takes `(request, resultSchema?, options?)`, v2
+  // `(request, options?)` for the spec's methods (the result schema is its own).
+  const sdkRequest: SdkMethod =
+    stack === 'v1'
+      ? (req, schema, options) => request.call(client, req, schema, options)
+      : (req, _schema, options) => request.call(client, req, options);
   const guard: ClientGuard = {
     pep,
     target,
     checkResult,
     session,
-    surface: makeToolSurface({ scope, pep, client: target, request, session, ...surfaceOpts }),
+    surface: makeToolSurface({ scope, pep, client: target, request: sdkRequest, session, ...surfaceOpts }),
     authorized: new WeakSet<object>(),
   };
-  const callToolGuarded = (params: unknown, resultSchema?: unknown, options?: unknown) =>
-    guardedCall(guard, params, options, (p) => {
-      guard.authorized.add(p);
-      return callTool.call(client, p, resultSchema, options);
-    });
-  fix(client, 'callTool', callToolGuarded);
-  fix(client, 'request', guardedRequest(guard, client, request));
+  fix(
+    client,
+    'callTool',
+    stack === 'v1' ? guardedCallToolV1(guard, client, callTool) : guardedCallToolV2(guard, client, callTool),
+  );
+  fix(client, 'request', guardedRequest(guard, client, request, stack));
   fix(client, 'pepPins', () => guard.surface.pins());
   guardedClients.add(client);
   return client as unknown as C & GuardedMcpClient;
@@ -145,6 +166,37 @@ export function guardMcpClient<C extends Client>(
 
 /** A method of the SDK's `Client`, as the guard calls it. */
 type SdkMethod = (...a: unknown[]) => Promise<unknown>;
+
+/**
+ * Which SDK made the client: `@modelcontextprotocol/client` 2.x has `discover` (protocol 2026-07-28's
+ * `server/discover`), which no 1.x `Client` has.
+ */
+function stackOf(client: Record<string, unknown>): 'v1' | 'v2' {
+  return typeof client.discover === 'function' ? 'v2' : 'v1';
+}
+
+/** v1's `callTool(params, resultSchema?, options?)`, guarded. */
+function guardedCallToolV1(guard: ClientGuard, client: object, callTool: SdkMethod) {
+  return (params: unknown, resultSchema?: unknown, options?: unknown) =>
+    guardedCall(guard, params, options, (p) => {
+      guard.authorized.add(p);
+      return callTool.call(client, p, resultSchema, options);
+    });
+}
+
+/** v2's `callTool(params, options?)`, guarded. */
+function guardedCallToolV2(guard: ClientGuard, client: object, callTool: SdkMethod) {
+  return (params: unknown, options?: unknown) =>
+    guardedCall(guard, params, options, (p) => {
+      guard.authorized.add(p);
+      return callTool.call(client, p, options);
+    });
+}
+
+/** Whether a v2 `request`'s second argument is a result schema (a Standard Schema), not the options. */
+function isResultSchema(v: unknown): boolean {
+  return isObject(v) && '~standard' in v;
+}
 
 /** What one guarded client works with. */
 interface ClientGuard {
@@ -168,8 +220,14 @@ function fix(client: object, key: string, value: unknown): void {
  * The client's `request`, guarded: `tools/list` through the tool surface (hidden and pinned tools),
  * `tools/call` decided (unless it is a `callTool` already authorized), anything else as it is.
  */
-function guardedRequest(guard: ClientGuard, client: object, request: SdkMethod) {
-  return (given: unknown, resultSchema?: unknown, options?: unknown) => {
+function guardedRequest(guard: ClientGuard, client: object, request: SdkMethod, stack: 'v1' | 'v2') {
+  return (given: unknown, second?: unknown, third?: unknown) => {
+    // v1: (request, resultSchema?, options?); v2: (request, options?) or (request, resultSchema, options?).
+    const withSchema = stack === 'v1' || isResultSchema(second);
+    const resultSchema = withSchema ? second : undefined;
+    const options = withSchema ? third : second;
+    const forward = (r: unknown): Promise<unknown> =>
+      withSchema ? request.call(client, r, second, third) : request.call(client, r, second);
     // Read once, so that a getter cannot show another method to this check than to the SDK.
     let req: unknown = given;
     if (isObject(given)) {
@@ -180,14 +238,12 @@ function guardedRequest(guard: ClientGuard, client: object, request: SdkMethod) 
       }
     }
     if (isObject(req) && req.method === 'tools/list') return guard.surface.list(req, resultSchema, options);
-    if (!isObject(req) || req.method !== 'tools/call') return request.call(client, req, resultSchema, options);
+    if (!isObject(req) || req.method !== 'tools/call') return forward(req);
     if (isObject(req.params) && guard.authorized.has(req.params)) {
       guard.authorized.delete(req.params);
-      return request.call(client, req, resultSchema, options);
+      return forward(req);
     }
-    return guardedCall(guard, req.params, options, (p) =>
-      request.call(client, { ...req, params: p }, resultSchema, options),
-    );
+    return guardedCall(guard, req.params, options, (p) => forward({ ...req, params: p }));
   };
 }
 
