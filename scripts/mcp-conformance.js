@@ -1,4 +1,5 @@
-// The official MCP conformance suite (@modelcontextprotocol/conformance) against a small server, bare and
+// The official MCP conformance suite (@modelcontextprotocol/conformance): its server scenarios against a small
+// server, and its client scenarios against scripts/mcp-conformance-client.js, each bare and
 // guarded by agent-pep (a policy that allows everything), over Streamable HTTP: every check must come out
 // the same (CONTRACT section 16; docs/mcp.md lists the results). The guarded server declares
 // `capabilities: { tools }` and has tools registered before guarding as well as after.
@@ -113,24 +114,13 @@ async function serve(pep) {
   };
 }
 
-/** Runs the suite's server scenarios against `url`; resolves with `{ "<scenario>/<check>": status }`. */
-async function runSuite(url) {
+/** Runs the conformance CLI with `args` and an output directory; resolves with the checks it wrote. */
+async function runCli(args) {
   const out = await mkdtemp(join(tmpdir(), 'mcp-conformance-'));
   try {
-    const args = [
-      cli,
-      'server',
-      '--url',
-      url,
-      '--spec-version',
-      specVersion,
-      '--output-dir',
-      out,
-      '--timeout',
-      '10000',
-    ];
     await new Promise((resolve, reject) => {
-      const child = spawn(node22, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+      const stdio = ['ignore', 'ignore', process.env.MCP_CONFORMANCE_VERBOSE ? 'inherit' : 'ignore'];
+      const child = spawn(node22, [cli, ...args, '--output-dir', out], { stdio });
       child.on('error', reject);
       child.on('exit', () => resolve());
     });
@@ -140,13 +130,30 @@ async function runSuite(url) {
   }
 }
 
+/** The suite's server scenarios against `url`: `{ "<scenario>/<check>": status }`. */
+const runServerSuite = (url) => runCli(['server', '--url', url, '--spec-version', specVersion, '--timeout', '10000']);
+
+/** The client scenarios (those without OAuth) the suite has for `specVersion`. */
+const CLIENT_SCENARIOS = ['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults'];
+
+/** The suite's client scenarios against scripts/mcp-conformance-client.js in `mode` (bare or guarded). */
+async function runClientSuite(mode) {
+  const results = {};
+  const command = `node ${join(import.meta.dirname, 'mcp-conformance-client.js')} ${mode}`;
+  for (const scenario of CLIENT_SCENARIOS) {
+    const args = ['client', '--command', command, '--scenario', scenario, '--spec-version', specVersion];
+    Object.assign(results, await runCli([...args, '--timeout', '20000']));
+  }
+  return results;
+}
+
 /** Every check in the suite's output directory (its `checks.json` files), by scenario and check id. */
 async function collect(dir) {
   const results = {};
   for (const entry of await readdir(dir, { recursive: true })) {
     if (!entry.endsWith('checks.json')) continue;
     const checks = JSON.parse(await readFile(join(dir, entry), 'utf8'));
-    // `server-<scenario>-<ISO time>/checks.json`
+    // `server-<scenario>-<ISO time>/checks.json` (server scenarios), `<scenario>-<ISO time>/...` (client)
     const scenario = (entry.split(/[\\/]/)[0] ?? '').replace(/^server-/, '').replace(/-\d{4}-\d\d-\d\dT[\d-]+Z$/, '');
     for (const c of checks) results[`${scenario}/${c.id}`] = c.status;
   }
@@ -162,27 +169,39 @@ const pep = createPep({
 });
 const bare = await serve(undefined);
 const guarded = await serve(pep);
-try {
-  const [a, b] = [await runSuite(bare.url), await runSuite(guarded.url)];
+/** Prints one comparison; true when bare and guarded agree on every check (and some ran). */
+function compare(title, a, b) {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
   const differ = keys.filter((k) => a[k] !== b[k]);
-  const count = (r, s) => Object.values(r).filter((v) => v === s).length;
-  console.log(`MCP conformance ${specVersion}, server scenarios over Streamable HTTP: ${keys.length} checks`);
+  const count = (r, st) => Object.values(r).filter((v) => v === st).length;
+  console.log(`MCP conformance ${specVersion}, ${title}: ${keys.length} checks`);
   for (const [name, r] of [
     ['bare', a],
     ['guarded', b],
   ]) {
-    console.log(
-      `  ${name}: ${count(r, 'SUCCESS')} success, ${count(r, 'FAILURE')} failure, ${count(r, 'WARNING')} warning, ${count(r, 'SKIPPED')} skipped`,
-    );
+    const counts = ['SUCCESS', 'FAILURE', 'WARNING', 'SKIPPED'].map((st) => `${count(r, st)} ${st.toLowerCase()}`);
+    console.log(`  ${name}: ${counts.join(', ')}`);
   }
   if (process.env.MCP_CONFORMANCE_LIST) for (const k of keys) console.log(`  ${k}: ${a[k]} / ${b[k]}`);
   for (const k of differ) console.log(`  DIFFERS ${k}: bare ${a[k]}, guarded ${b[k]}`);
-  if (keys.length === 0) console.log('  no checks ran');
+  return differ.length === 0 && keys.length > 0;
+}
+
+try {
+  const serverSame = compare(
+    'server scenarios over Streamable HTTP',
+    await runServerSuite(bare.url),
+    await runServerSuite(guarded.url),
+  );
   // The guard decided: each tools/call to the guarded server asked the PDP (none would mean it was bypassed).
   const decided = pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
   console.log(`  tools/call decisions at the PDP (guarded server): ${decided}`);
-  process.exitCode = differ.length === 0 && keys.length > 0 && decided > 0 ? 0 : 1;
+  const clientSame = compare(
+    'client scenarios over Streamable HTTP',
+    await runClientSuite('bare'),
+    await runClientSuite('guarded'),
+  );
+  process.exitCode = serverSame && decided > 0 && clientSame ? 0 : 1;
 } finally {
   await bare.close();
   await guarded.close();
