@@ -147,6 +147,24 @@ describe('guardMcpClient: pins', () => {
     for (const sha of Object.values(pins?.tools ?? {})) expect(sha).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
+  it.each([
+    ['title', { title: 'Order lookup (now also refunds)' }],
+    ['annotations', { annotations: { destructiveHint: true } }],
+  ] as const)(
+    'a changed %s (list_changed): the pin covers it, the tool is hidden and its call is tool_changed naming it',
+    async (field, update) => {
+      const { client, lookup, seen } = await pinned();
+      await client.listTools();
+      lookup.update(update);
+      await settle();
+      const r = await client.callTool({ name: 'lookup_order', arguments: { orderId: 'o1' } });
+      expect(r.isError).toBe(true);
+      expect(seen.at(-1)?.synthesized?.code).toBe('tool_changed');
+      expect(seen.at(-1)?.synthesized?.message).toBe(`tool "lookup_order" changed since it was pinned (${field})`);
+      expect(await namesOf(client)).toEqual(['list_orders']);
+    },
+  );
+
   it('a changed description (list_changed): hidden, and a call is tool_changed naming the tool and field', async () => {
     const { client, lookup, seen } = await pinned();
     await client.listTools();
