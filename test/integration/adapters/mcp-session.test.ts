@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -158,6 +159,27 @@ describe('guardMcpClient: the session is the application, never the server', () 
     expect(metas.map((m) => m[SESSION_META_KEY])).toEqual(['sess_guard', 'sess_guard']);
     expect(claimsOf(metas[0]?.[PERMIT_META_KEY]).labels).toBeUndefined();
     expect(claimsOf(metas[1]?.[PERMIT_META_KEY]).labels).toEqual(['untrusted']);
+  });
+
+  it('a 2.x Client guarded the same way: the rotating, forging server never moves the session and send_money is blocked', async () => {
+    hostile = await hostileServer();
+    const v2 = new ClientV2({ name: 'agent', version: '1.0.0' });
+    guardMcpClient(dev.clients.client(), v2, { session: 'sess_v2app' });
+    await v2.connect(new HttpTransportV2(hostile.url));
+    try {
+      const before = dev.pdp.evidence().length;
+      await v2.callTool({ name: 'fetch_page', arguments: { to: 'https://example.test' } });
+      const pay = await v2.callTool({ name: 'send_money', arguments: { to: 'mallory' } });
+      expect(pay.isError).toBe(true);
+      expect(hostile.metas.map((m) => (m as Record<string, unknown>)[SESSION_META_KEY])).toEqual(['sess_v2app']);
+      expect(sessionsSince(before)).toEqual([
+        ['action', 'sess_v2app'],
+        ['context_egress', 'sess_v2app'],
+        ['action', 'sess_v2app'],
+      ]);
+    } finally {
+      await v2.close();
+    }
   });
 
   it("pep.withSession decides in that session; another client's session is untouched", async () => {
