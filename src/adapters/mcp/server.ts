@@ -25,6 +25,7 @@ import {
   type SessionOfRequest,
   type ToolResult,
 } from './common.js';
+import { guardHandler, type McpHttpHandlerLike } from './handler.js';
 import { type Callback, makeRunner, type Received } from './server-call.js';
 import { guardTransport, type TransportLike } from './transport.js';
 
@@ -102,9 +103,8 @@ function hasHandler(low: LowLevel, method: string): boolean {
   }
 }
 
-/** The checked options and server. @throws TypeError */
-function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions | undefined) {
-  const scope = 'guardMcpServer';
+/** The checked options (both kinds of server). @throws TypeError with `err.option` */
+function readServerOptions(scope: string, pep: Pep, opts: GuardMcpServerOptions | undefined) {
   assertPep(pep, scope);
   const rawOpts: unknown = opts;
   if (rawOpts !== undefined && !isObject(rawOpts)) optionError(scope, 'opts', 'expected an object');
@@ -118,6 +118,14 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
   if (typeof hideBlocked !== 'boolean') optionError(scope, 'hideBlocked', 'expected a boolean');
   const session: unknown = opts?.session;
   if (session !== undefined && typeof session !== 'function') optionError(scope, 'session', 'expected a function');
+  if (verifier === undefined) assertGuardable(pep, scope);
+  return { verifier, hideBlocked: hideBlocked as boolean, session: session as SessionOfRequest | undefined };
+}
+
+/** The checked options and server. @throws TypeError */
+function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions | undefined) {
+  const scope = 'guardMcpServer';
+  const { verifier, hideBlocked, session } = readServerOptions(scope, pep, opts);
   const s = server as unknown as Record<string, unknown>;
   const low = isObject(server) ? (s.server as LowLevel | undefined) : undefined;
   if (
@@ -128,7 +136,9 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
     typeof low.setRequestHandler !== 'function' ||
     typeof low.assertCanSetRequestHandler !== 'function'
   ) {
-    throw new TypeError(`${scope}: server must be an McpServer of @modelcontextprotocol/sdk 1.x`);
+    throw new TypeError(
+      `${scope}: server must be an McpServer of @modelcontextprotocol/sdk 1.x or a createMcpHandler handler of @modelcontextprotocol/server 2.x`,
+    );
   }
   if (guardedServers.has(server)) throw new TypeError(`${scope}: this server is already guarded`);
   // Tools registered before this call: the SDK's tools/list and tools/call handlers are there, and their
@@ -140,15 +150,7 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
       `${scope}: the low-level server has a tools/call handler of its own, which the guard cannot see`,
     );
   }
-  if (verifier === undefined) assertGuardable(pep, scope);
-  return {
-    scope,
-    verifier,
-    hideBlocked: hideBlocked as boolean,
-    low,
-    preexisting,
-    session: session as SessionOfRequest | undefined,
-  };
+  return { scope, verifier, hideBlocked, low, preexisting, session };
 }
 
 /**
@@ -208,7 +210,34 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
  *   async ({ orderId, amount }) => ({ content: [{ type: 'text', text: `refunded ${amount} on ${orderId}` }] }));
  * ```
  */
-export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer {
+export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer;
+/**
+ * Guards the Web-standard handler of `@modelcontextprotocol/server` 2.x (`createMcpHandler(...)`, protocol
+ * 2026-07-28 and its stateless fallback): returns a new handler to serve instead, whose `fetch` decides each
+ * `tools/call` before the server sees it (on the args the tool will run with: the defaults of the input schema
+ * the server lists filled in, a value its parser would coerce refused), in the request's policy session
+ * (`params._meta['agent-pep/session']`, or `opts.session(request, httpRequest)`), and answers `tools/list` with
+ * what the caller may see, marked `cacheScope: "private"`. The handler given is not changed (serve the one
+ * returned). With `{ verifier }`, the client's permit is verified instead of asking the PDP.
+ * @param pep - the client that decides (`createPep`)
+ * @param handler - `createMcpHandler(factory, options?)`'s result (an object with `fetch(request)`)
+ * @param opts - `{ verifier?, hideBlocked?, session? }` (see {@link GuardMcpServerOptions})
+ * @returns a new handler with the same members and a guarded `fetch`
+ * @throws TypeError as for an `McpServer` (a bad option names it in `err.option`)
+ * @remarks ESCALATE is a hold the model is told about (no `InputRequiredResult` yet). A `tools/call` without
+ * a session is refused (`invalid_request`), observed by `onDecision` like every refusal of the guard.
+ */
+export function guardMcpServer<H extends McpHttpHandlerLike>(pep: Pep, handler: H, opts?: GuardMcpServerOptions): H;
+export function guardMcpServer(pep: Pep, target: unknown, opts?: GuardMcpServerOptions): unknown {
+  if (isObject(target) && typeof target.fetch === 'function' && typeof target.registerTool !== 'function') {
+    const deps = readServerOptions('guardMcpServer', pep, opts);
+    return guardHandler(target as unknown as McpHttpHandlerLike, { pep, ...deps });
+  }
+  return guardServer(pep, target as McpServer, opts);
+}
+
+/** `guardMcpServer` for an `McpServer` 1.x. */
+function guardServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer {
   const { scope, verifier, hideBlocked, low, preexisting, session } = checkArguments(pep, server, opts);
   /** Each guarded tool and the name it is registered under now. */
   const names = new Map<RegisteredTool, string>();

@@ -1,0 +1,191 @@
+/**
+ * guardMcpServer on the Web-standard handler of `@modelcontextprotocol/server` 2.x (`createMcpHandler`):
+ * a new handler whose `fetch` decides each tools/call before the server sees it, on the args the tool will
+ * run with, in the request's policy session; tools/list answers what the caller may see, marked
+ * `cacheScope: "private"`; nothing of the SDK's handler is changed. Driven by the SDK's own 2.x client over
+ * its Streamable HTTP transport (the handler's `fetch` as the transport's fetch), against the dev PDP.
+ */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  guardMcpClient,
+  guardMcpServer,
+  type McpHttpHandlerLike,
+  SESSION_META_KEY,
+} from '../../../src/adapters/mcp.js';
+import type { DecisionEvent } from '../../../src/index.js';
+import { useDevPdp } from '../../support/dev-pdp-suite.js';
+
+const policy = {
+  agents: ['support-ai'],
+  latches: [
+    { id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' },
+    {
+      id: 'bulk-print',
+      stage: 'action',
+      tool: 'print_labels',
+      when: { 'args.copies': { gt: 5 } },
+      verdict: 'BLOCK',
+      reason: 'at most 5 copies',
+    },
+  ],
+};
+const dev = useDevPdp({ policy }, { session: 'sess_handler', timeoutMs: 1000, retries: 0 });
+
+/** A stateless 2.x server: one McpServer per request; `ran` records each body that ran. */
+function handlerOf(ran: unknown[][]): McpHttpHandlerLike {
+  return createMcpHandler(() => {
+    const server = new McpServer({ name: 'payments', version: '2.0.0' });
+    server.registerTool('lookup_order', { inputSchema: z.object({ id: z.string() }) }, async (args) => {
+      ran.push(['lookup_order', args]);
+      return { content: [{ type: 'text', text: `order ${args.id}` }] };
+    });
+    server.registerTool('bank_transfer', { inputSchema: z.object({ to: z.string() }) }, async (args) => {
+      ran.push(['bank_transfer', args]);
+      return { content: [{ type: 'text', text: 'sent' }] };
+    });
+    // A default the client never sends: the guard decides on what the tool gets (10 copies: blocked).
+    server.registerTool(
+      'print_labels',
+      { inputSchema: z.object({ order: z.string(), copies: z.number().default(10) }) },
+      async (args) => {
+        ran.push(['print_labels', args]);
+        return { content: [{ type: 'text', text: 'printed' }] };
+      },
+    );
+    return server;
+  });
+}
+
+async function clientOf(handler: McpHttpHandlerLike, guard?: (c: Client) => void): Promise<Client> {
+  const client = new Client({ name: 'agent', version: '1.0.0' });
+  guard?.(client);
+  const fetch = (input: string | URL | Request, init?: RequestInit) => handler.fetch(new Request(input, init));
+  await client.connect(new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'), { fetch }));
+  return client;
+}
+
+const actionSteps = (before: number) =>
+  dev.pdp
+    .evidence()
+    .slice(before)
+    .filter((r) => r.stage === 'action' && r.visibility === undefined)
+    .map((r) => [r.tool, r.session, r.verdict]);
+
+describe('guardMcpServer on a createMcpHandler handler (@modelcontextprotocol/server 2.x)', () => {
+  it('returns a new handler and changes nothing of the one given (its properties are the same before and after)', () => {
+    const handler = handlerOf([]);
+    const before = Object.entries(Object.getOwnPropertyDescriptors(handler));
+    const guarded = guardMcpServer(dev.clients.client(), handler);
+    expect(guarded).not.toBe(handler);
+    expect(Object.entries(Object.getOwnPropertyDescriptors(handler))).toEqual(before);
+    expect(typeof guarded.fetch).toBe('function');
+  });
+
+  it("decides each tools/call in the request's session: an allowed call runs once, a blocked one never reaches the server", async () => {
+    const ran: unknown[][] = [];
+    const handler = guardMcpServer(dev.clients.client(), handlerOf(ran));
+    const client = await clientOf(handler);
+    const before = dev.pdp.evidence().length;
+    const meta = { [SESSION_META_KEY]: 'sess_req' };
+    const ok = await client.callTool({ name: 'lookup_order', arguments: { id: 'o1' }, _meta: meta });
+    const no = await client.callTool({ name: 'bank_transfer', arguments: { to: 'x' }, _meta: meta });
+    expect(ok.isError ?? false).toBe(false);
+    expect(no).toEqual({
+      content: [{ type: 'text', text: "ERROR: Tool 'bank_transfer' denied by policy: no money transfers" }],
+      isError: true,
+    });
+    expect(ran).toEqual([['lookup_order', { id: 'o1' }]]);
+    expect(actionSteps(before)).toEqual([
+      ['lookup_order', 'sess_req', 'ALLOW'],
+      ['bank_transfer', 'sess_req', 'BLOCK'],
+    ]);
+    await client.close();
+  });
+
+  it("decides on the args the tool will run with: the schema's default the client did not send is decided", async () => {
+    const ran: unknown[][] = [];
+    const client = await clientOf(guardMcpServer(dev.clients.client(), handlerOf(ran)));
+    const before = dev.pdp.evidence().length;
+    const r = await client.callTool({
+      name: 'print_labels',
+      arguments: { order: 'o1' },
+      _meta: { [SESSION_META_KEY]: 'sess_req' },
+    });
+    expect(r.isError).toBe(true);
+    expect(ran).toEqual([]);
+    expect(actionSteps(before)).toEqual([['print_labels', 'sess_req', 'BLOCK']]);
+    await client.close();
+  });
+
+  it('a tools/call without a session is refused (invalid_request) and observed by onDecision; the tool never runs', async () => {
+    const ran: unknown[][] = [];
+    const events: DecisionEvent[] = [];
+    const pep = dev.clients.client({ onDecision: (e: DecisionEvent) => events.push(e) });
+    const client = await clientOf(guardMcpServer(pep, handlerOf(ran)));
+    const r = await client.callTool({ name: 'lookup_order', arguments: { id: 'o1' } });
+    expect(r.isError).toBe(true);
+    expect(ran).toEqual([]);
+    expect(events.map((e) => [e.tool, e.decision.verdict, e.decision.synthesized?.code])).toEqual([
+      ['lookup_order', 'BLOCK', 'invalid_request'],
+    ]);
+    await client.close();
+  });
+
+  it("the server's session function names the session (from the HTTP request it is given)", async () => {
+    const ran: unknown[][] = [];
+    const handler = guardMcpServer(dev.clients.client(), handlerOf(ran), {
+      session: (_request, http) => ((http as Request).headers.get('x-tenant') === null ? '' : 'sess_tenant'),
+    });
+    const headed: McpHttpHandlerLike = {
+      fetch: (req: Request) => {
+        const headers = new Headers(req.headers);
+        headers.set('x-tenant', 't1');
+        return handler.fetch(new Request(req, { headers }));
+      },
+    };
+    const client = await clientOf(headed);
+    const before = dev.pdp.evidence().length;
+    await client.callTool({ name: 'lookup_order', arguments: { id: 'o2' } });
+    expect(actionSteps(before)).toEqual([['lookup_order', 'sess_tenant', 'ALLOW']]);
+    await client.close();
+  });
+
+  it('tools/list answers what the caller may see, marked cacheScope "private"', async () => {
+    const handler = guardMcpServer(dev.clients.client(), handlerOf([]));
+    const response = await handler.fetch(
+      new Request('http://127.0.0.1/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/list',
+          params: { _meta: { [SESSION_META_KEY]: 'sess_list' } },
+        }),
+      }),
+    );
+    const body = (await response.json()) as { id: number; result: { tools: { name: string }[]; cacheScope?: string } };
+    expect(body.id).toBe(7);
+    expect(body.result.tools.map((t) => t.name)).toEqual(['lookup_order', 'print_labels']);
+    expect(body.result.cacheScope).toBe('private');
+  });
+
+  it('a guarded 2.x client and a guarded handler decide in the application session, each once', async () => {
+    const ran: unknown[][] = [];
+    const client = await clientOf(guardMcpServer(dev.clients.client(), handlerOf(ran)), (c) =>
+      guardMcpClient(dev.clients.client().withSession('sess_agent'), c),
+    );
+    const before = dev.pdp.evidence().length;
+    const ok = await client.callTool({ name: 'lookup_order', arguments: { id: 'o3' } });
+    expect(ok.isError ?? false).toBe(false);
+    expect(ran).toEqual([['lookup_order', { id: 'o3' }]]);
+    expect(actionSteps(before)).toEqual([
+      ['lookup_order', 'sess_agent', 'ALLOW'],
+      ['lookup_order', 'sess_agent', 'ALLOW'],
+    ]);
+    await client.close();
+  });
+});
