@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { createPep } from 'agent-pep';
 import { startDevPdp } from 'agent-pep/dev-pdp';
 import { guardMcpServer } from 'agent-pep/mcp';
@@ -80,6 +81,41 @@ function makeServer(pep) {
   return server;
 }
 
+/**
+ * A stateless 2.x server (revision 2026-07-28): `createMcpHandler`, one `McpServer` per request, served by
+ * Node's http; guarded, the handler `guardMcpServer` returns is served.
+ */
+async function serveV2(pep) {
+  const handler = createMcpHandler(() => {
+    const server = new McpServerV2({ name: 'agent-pep-conformance', version: '2.0.0' });
+    const { test_tool_with_progress: _progress, ...after } = AFTER;
+    for (const [name, cb] of Object.entries({ ...BEFORE, ...after })) {
+      server.registerTool(name, { description: `conformance tool ${name}` }, () => cb());
+    }
+    return server;
+  });
+  const served = pep ? guardMcpServer(pep, handler, { session: () => 'conformance' }) : handler;
+  const http = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+    const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+    const request = new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body });
+    const response = await served.fetch(request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${http.address().port}/mcp`,
+    close: async () => {
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+}
+
 /** A stateful Streamable HTTP endpoint (one server and transport per MCP session), on 127.0.0.1. */
 async function serve(pep) {
   const transports = new Map();
@@ -131,7 +167,8 @@ async function runCli(args) {
 }
 
 /** The suite's server scenarios against `url`: `{ "<scenario>/<check>": status }`. */
-const runServerSuite = (url) => runCli(['server', '--url', url, '--spec-version', specVersion, '--timeout', '10000']);
+const runServerSuite = (url, version = specVersion) =>
+  runCli(['server', '--url', url, '--spec-version', version, '--timeout', '10000']);
 
 /** The client scenarios (those without OAuth) the suite has for `specVersion`. */
 const CLIENT_SCENARIOS = ['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults'];
@@ -169,12 +206,14 @@ const pep = createPep({
 });
 const bare = await serve(undefined);
 const guarded = await serve(pep);
+const bareV2 = await serveV2(undefined);
+const guardedV2 = await serveV2(pep);
 /** Prints one comparison; true when bare and guarded agree on every check (and some ran). */
-function compare(title, a, b) {
+function compare(title, a, b, version = specVersion) {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
   const differ = keys.filter((k) => a[k] !== b[k]);
   const count = (r, st) => Object.values(r).filter((v) => v === st).length;
-  console.log(`MCP conformance ${specVersion}, ${title}: ${keys.length} checks`);
+  console.log(`MCP conformance ${version}, ${title}: ${keys.length} checks`);
   for (const [name, r] of [
     ['bare', a],
     ['guarded', b],
@@ -196,15 +235,29 @@ try {
   // The guard decided: each tools/call to the guarded server asked the PDP (none would mean it was bypassed).
   const decided = pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
   console.log(`  tools/call decisions at the PDP (guarded server): ${decided}`);
+  const beforeV2 = pdp.evidence().length;
+  const v2Same = compare(
+    'server scenarios, 2.x createMcpHandler (stateless)',
+    await runServerSuite(bareV2.url, '2026-07-28'),
+    await runServerSuite(guardedV2.url, '2026-07-28'),
+    '2026-07-28',
+  );
+  const decidedV2 = pdp
+    .evidence()
+    .slice(beforeV2)
+    .filter((r) => r.stage === 'action' && r.visibility === undefined).length;
+  console.log(`  tools/call decisions at the PDP (guarded handler): ${decidedV2}`);
   const clientSame = compare(
     'client scenarios over Streamable HTTP',
     await runClientSuite('bare'),
     await runClientSuite('guarded'),
   );
-  process.exitCode = serverSame && decided > 0 && clientSame ? 0 : 1;
+  process.exitCode = serverSame && decided > 0 && v2Same && decidedV2 > 0 && clientSame ? 0 : 1;
 } finally {
   await bare.close();
   await guarded.close();
+  await bareV2.close();
+  await guardedV2.close();
   await pep.close();
   await pdp.close();
 }

@@ -63,12 +63,17 @@ function jsonAnswer(id: unknown, result: unknown, status = 200): Response {
   });
 }
 
-/** The request's headers for a request of the guard's own to the same endpoint (`method` mirrored). */
-function headersFor(original: Request, method: string): Headers {
+/**
+ * The original request's headers, for a request to the same endpoint: as they are for the call itself; for
+ * another method, the headers 2026-07-28 mirrors from the body (`Mcp-Method`, `Mcp-Name`) made to match it.
+ */
+function headersFor(original: Request, method: string, originalMethod: unknown): Headers {
   const headers = new Headers(original.headers);
   headers.delete('content-length');
-  headers.delete('mcp-name');
-  if (headers.has('mcp-method')) headers.set('mcp-method', method);
+  if (method !== originalMethod) {
+    headers.delete('mcp-name');
+    if (headers.has('mcp-method')) headers.set('mcp-method', method);
+  }
   return headers;
 }
 
@@ -121,7 +126,7 @@ function sessionOfCall(c: Call): string | undefined {
 async function send(c: Call, body: Message, method: string): Promise<{ response: Response; text: string }> {
   const req = new Request(c.request.url, {
     method: 'POST',
-    headers: headersFor(c.request, method),
+    headers: headersFor(c.request, method, c.message.method),
     body: JSON.stringify(body),
   });
   const response = await c.inner(req, c.rest);
@@ -133,12 +138,10 @@ async function listedSchema(c: Call, name: string): Promise<unknown> {
   let cursor: unknown;
   for (let page = 0; page < 100; page++) {
     const id = `agent-pep/${globalThis.crypto.randomUUID()}`;
-    const body: Message = {
-      jsonrpc: '2.0',
-      id,
-      method: 'tools/list',
-      ...(typeof cursor === 'string' ? { params: { cursor } } : {}),
-    };
+    // Stateless revisions carry what a request needs (protocol version, client info) in `_meta`: the same.
+    const listParams: Message = { ...(isObject(c.params._meta) ? { _meta: c.params._meta } : {}) };
+    if (typeof cursor === 'string') listParams.cursor = cursor;
+    const body: Message = { jsonrpc: '2.0', id, method: 'tools/list', params: listParams };
     const { text } = await send(c, body, 'tools/list');
     const result = answerIn(text, id)?.result;
     if (!isObject(result) || !Array.isArray(result.tools)) throw new Error('no tool list');
