@@ -55,6 +55,25 @@ function answerIn(text: string, id: unknown): Message | undefined {
   return undefined;
 }
 
+/** The `_meta` key in which revision 2026-07-28 names the request's protocol revision. */
+const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+
+/**
+ * Whether the request speaks a revision whose results must say `resultType` (2026-07-28 on): its `_meta`
+ * or its `MCP-Protocol-Version` header names one.
+ */
+function isModern(c: Call): boolean {
+  const meta = isObject(c.params._meta) ? c.params._meta[PROTOCOL_VERSION_META] : undefined;
+  const version = typeof meta === 'string' ? meta : (c.request.headers.get('mcp-protocol-version') ?? '');
+  return version >= '2026-07-28';
+}
+
+/** A JSON-RPC result the guard makes itself, as a JSON response (`resultType: "complete"` where due). */
+function guardAnswer(c: Call, result: unknown, status = 200): Response {
+  const complete = isModern(c) && isObject(result) && !('resultType' in result);
+  return jsonAnswer(c.message.id, complete ? { ...result, resultType: 'complete' } : result, status);
+}
+
 /** A JSON-RPC result as a JSON response. */
 function jsonAnswer(id: unknown, result: unknown, status = 200): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', id, result }), {
@@ -158,12 +177,12 @@ async function decideCall(c: Call): Promise<Response> {
   const { pep, verifier } = c.deps;
   const id = c.message.id;
   const name = typeof c.params.name === 'string' ? c.params.name : undefined;
-  const refuse = (why: string) => jsonAnswer(id, failedClosed(pep, name ?? 'unknown', 'invalid_request', why));
+  const refuse = (why: string) => guardAnswer(c, failedClosed(pep, name ?? 'unknown', 'invalid_request', why));
   if (name === undefined) return refuse('no tool name');
   const args = c.params.arguments ?? {};
   if (verifier !== undefined) {
     const refused = await permitRefusal(pep, verifier, name, args, c.params._meta);
-    return refused ? jsonAnswer(id, refused) : c.inner(c.request, c.rest);
+    return refused ? guardAnswer(c, refused) : c.inner(c.request, c.rest);
   }
   if (!isObject(args)) return refuse('arguments are not an object');
   const session = sessionOfCall(c);
@@ -191,10 +210,10 @@ async function decideCall(c: Call): Promise<Response> {
     const out = await pep.guardTool(name, run)(planned.args, { session, signal: c.request.signal });
     // The server's own answer as it came (its progress notifications included) when nothing replaced it.
     if (original !== undefined && out === original.result) return original.response;
-    return jsonAnswer(id, asToolResult(out));
+    return guardAnswer(c, asToolResult(out));
   } catch (err) {
     if (err instanceof Passthrough) return err.response;
-    if (err instanceof PolicyEnforcementError) return jsonAnswer(id, refusal(err.toolMessage));
+    if (err instanceof PolicyEnforcementError) return guardAnswer(c, refusal(err.toolMessage));
     return refuse('the adapter failed');
   }
 }
@@ -220,5 +239,5 @@ async function filterList(c: Call): Promise<Response> {
   }
   const tools = listed.filter((_, i) => names[i] !== undefined && visible.has(names[i] as string));
   // What this caller may see: a cache shared between callers must not keep it (MCP 2026-07-28 `cacheScope`).
-  return jsonAnswer(c.message.id, { ...result, tools, cacheScope: 'private' }, response.status);
+  return guardAnswer(c, { ...result, tools, cacheScope: 'private' }, response.status);
 }

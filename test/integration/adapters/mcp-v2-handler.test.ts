@@ -59,8 +59,9 @@ function handlerOf(ran: unknown[][]): McpHttpHandlerLike {
   });
 }
 
-async function clientOf(handler: McpHttpHandlerLike, guard?: (c: Client) => void): Promise<Client> {
-  const client = new Client({ name: 'agent', version: '1.0.0' });
+async function clientOf(handler: McpHttpHandlerLike, guard?: (c: Client) => void, revision?: string): Promise<Client> {
+  const options = revision ? { versionNegotiation: { mode: { pin: revision } } } : {};
+  const client = new Client({ name: 'agent', version: '1.0.0' }, options);
   guard?.(client);
   const fetch = (input: string | URL | Request, init?: RequestInit) => handler.fetch(new Request(input, init));
   await client.connect(new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'), { fetch }));
@@ -171,6 +172,23 @@ describe('guardMcpServer on a createMcpHandler handler (@modelcontextprotocol/se
     expect(body.id).toBe(7);
     expect(body.result.tools.map((t) => t.name)).toEqual(['lookup_order', 'print_labels']);
     expect(body.result.cacheScope).toBe('private');
+  });
+
+  it('at revision 2026-07-28 (stateless, _meta and mirrored headers on every request): decided on the args that run, blocked calls never reach the server', async () => {
+    const ran: unknown[][] = [];
+    const client = await clientOf(guardMcpServer(dev.clients.client(), handlerOf(ran)), undefined, '2026-07-28');
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const before = dev.pdp.evidence().length;
+    const meta = { [SESSION_META_KEY]: 'sess_modern' };
+    const ok = await client.callTool({ name: 'lookup_order', arguments: { id: 'o7' }, _meta: meta });
+    const printed = await client.callTool({ name: 'print_labels', arguments: { order: 'o7' }, _meta: meta });
+    expect([ok.isError ?? false, printed.isError]).toEqual([false, true]);
+    expect(ran).toEqual([['lookup_order', { id: 'o7' }]]);
+    expect(actionSteps(before)).toEqual([
+      ['lookup_order', 'sess_modern', 'ALLOW'],
+      ['print_labels', 'sess_modern', 'BLOCK'],
+    ]);
+    await client.close();
   });
 
   it('a guarded 2.x client and a guarded handler decide in the application session, each once', async () => {
