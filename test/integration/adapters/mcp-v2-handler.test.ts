@@ -76,6 +76,12 @@ const actionSteps = (before: number) =>
     .map((r) => [r.tool, r.session, r.verdict]);
 
 describe('guardMcpServer on a createMcpHandler handler (@modelcontextprotocol/server 2.x)', () => {
+  it('a 2.x McpServer given directly is a TypeError (never guarded silently in part): guard its createMcpHandler', () => {
+    expect(() => guardMcpServer(dev.clients.client(), new McpServer({ name: 's', version: '2' }) as never)).toThrow(
+      TypeError,
+    );
+  });
+
   it('returns a new handler and changes nothing of the one given (its properties are the same before and after)', () => {
     const handler = handlerOf([]);
     const before = Object.entries(Object.getOwnPropertyDescriptors(handler));
