@@ -9,8 +9,9 @@
 import { PolicyEnforcementError } from '../../errors.js';
 import type { Pep } from '../../pep.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
-import { argsBySchema } from '../kit.js';
+import { argsBySchema, enforcementOf } from '../kit.js';
 import { asToolResult, failedClosed, isObject, refusal, SESSION_META_KEY, sessionOf } from './common.js';
+import { argsHashOf, type RequestStates, type StateClaims } from './request-state.js';
 import { permitRefusal } from './server-call.js';
 
 /** A Web-standard MCP handler: `fetch(request)` answers one HTTP request (`createMcpHandler`'s result). */
@@ -23,6 +24,8 @@ export interface HandlerGuardDeps {
   pep: Pep;
   verifier: PermitVerifier | undefined;
   hideBlocked: boolean;
+  /** Signs and checks the `requestState` of the `InputRequiredResult` ESCALATE is answered with. */
+  states: RequestStates;
   /** The server's `session` option: called with the JSON-RPC request and the HTTP `Request`. */
   session: ((request: { method: string; params: Record<string, unknown> }, extra: unknown) => unknown) | undefined;
 }
@@ -194,11 +197,15 @@ async function decideCall(c: Call): Promise<Response> {
     return refuse("the server's tool list could not be read to apply the tool's input schema");
   }
   if (planned.kind === 'refused') return refuse(planned.why);
+  // A retry of a held call (2026-07-28): its state must be ours, unexpired, and for this very call.
+  const bound = { tool: name, argsHash: argsHashOf(planned.args), session };
+  if ('requestState' in c.params && !c.deps.states.verify(c.params.requestState, bound)) return invalidState(c, name);
+  const { requestState: _state, inputResponses: _responses, ...forwarded } = c.params;
   let original: { response: Response; result: unknown } | undefined;
   const run = async (effective: Record<string, unknown>) => {
     const { response, text } = await send(
       c,
-      { ...c.message, params: { ...c.params, arguments: effective } },
+      { ...c.message, params: { ...forwarded, arguments: effective } },
       'tools/call',
     );
     const answer = answerIn(text, id);
@@ -213,9 +220,46 @@ async function decideCall(c: Call): Promise<Response> {
     return guardAnswer(c, asToolResult(out));
   } catch (err) {
     if (err instanceof Passthrough) return err.response;
-    if (err instanceof PolicyEnforcementError) return guardAnswer(c, refusal(err.toolMessage));
+    if (err instanceof PolicyEnforcementError) return guardAnswer(c, heldOrRefused(c, err, bound));
     return refuse('the adapter failed');
   }
+}
+
+/**
+ * The answer to a refused call: at revision 2026-07-28 an ESCALATE the PDP opened is an `InputRequiredResult`
+ * (an elicitation with the held text, and a signed `requestState` bound to the call and the escalation); the
+ * client's retry is decided by the PDP again. Anything else is the tool-error result with the refusal text.
+ */
+function heldOrRefused(c: Call, err: PolicyEnforcementError, bound: Omit<StateClaims, 'escalationId'>): unknown {
+  const escalationId = err.decision.escalationId;
+  if (err.decision.verdict !== 'ESCALATE' || escalationId === undefined || !isModern(c)) {
+    return refusal(err.toolMessage);
+  }
+  const message = err.toolMessage;
+  return {
+    resultType: 'input_required',
+    inputRequests: {
+      'agent-pep/approval': {
+        method: 'elicitation/create',
+        params: { message, requestedSchema: { type: 'object', properties: {} } },
+      },
+    },
+    requestState: c.deps.states.sign({ ...bound, escalationId }),
+  };
+}
+
+/** A retry whose `requestState` fails verification: the SDK's invalid-params error, observed as a refusal. */
+function invalidState(c: Call, name: string): Response {
+  enforcementOf(c.deps.pep, 'agent-pep/mcp').refuse(
+    { stage: 'action', tool: name },
+    'invalid_request',
+    'the requestState failed verification (tampered, expired, or for another call)',
+  );
+  const error = { code: -32602, message: 'Invalid or expired requestState', data: { reason: 'invalid_request_state' } };
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id: c.message.id, error }), {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 /** A tools/list answer with only the tools `pep.visibleTools` shows for the session, marked private. */

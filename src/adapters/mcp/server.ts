@@ -26,6 +26,7 @@ import {
   type ToolResult,
 } from './common.js';
 import { guardHandler, type McpHttpHandlerLike } from './handler.js';
+import { requestStates } from './request-state.js';
 import { type Callback, makeRunner, type Received } from './server-call.js';
 import { guardTransport, type TransportLike } from './transport.js';
 
@@ -54,9 +55,23 @@ export interface GuardMcpServerOptions {
    * `params._meta['agent-pep/session']`)
    */
   session?: ((request: { method: string; params: Record<string, unknown> }, extra: unknown) => string) | undefined;
+  /**
+   * A `createMcpHandler` handler only: the HMAC-SHA256 key (at least 32 bytes) that signs the `requestState`
+   * of the `InputRequiredResult` an ESCALATE is answered with at revision 2026-07-28. Give every instance
+   * behind one endpoint the same key. @defaultValue a random key of this process
+   */
+  requestStateKey?: Uint8Array | undefined;
+  /** How long a `requestState` may be echoed back, in milliseconds. @defaultValue 600000 (10 minutes) */
+  requestStateTtlMs?: number | undefined;
 }
 
-const SERVER_OPTIONS: ReadonlySet<string> = new Set(['verifier', 'hideBlocked', 'session']);
+const SERVER_OPTIONS: ReadonlySet<string> = new Set([
+  'verifier',
+  'hideBlocked',
+  'session',
+  'requestStateKey',
+  'requestStateTtlMs',
+]);
 
 const guardedServers = new WeakSet<object>();
 
@@ -118,8 +133,21 @@ function readServerOptions(scope: string, pep: Pep, opts: GuardMcpServerOptions 
   if (typeof hideBlocked !== 'boolean') optionError(scope, 'hideBlocked', 'expected a boolean');
   const session: unknown = opts?.session;
   if (session !== undefined && typeof session !== 'function') optionError(scope, 'session', 'expected a function');
+  const key: unknown = opts?.requestStateKey;
+  if (key !== undefined && !(key instanceof Uint8Array && key.length >= 32)) {
+    optionError(scope, 'requestStateKey', 'expected a Uint8Array of at least 32 bytes');
+  }
+  const ttl: unknown = opts?.requestStateTtlMs ?? 600_000;
+  if (!Number.isSafeInteger(ttl) || (ttl as number) <= 0 || (ttl as number) > 86_400_000) {
+    optionError(scope, 'requestStateTtlMs', 'expected milliseconds, from 1 to 86400000');
+  }
   if (verifier === undefined) assertGuardable(pep, scope);
-  return { verifier, hideBlocked: hideBlocked as boolean, session: session as SessionOfRequest | undefined };
+  return {
+    verifier,
+    hideBlocked: hideBlocked as boolean,
+    session: session as SessionOfRequest | undefined,
+    states: requestStates(key as Uint8Array | undefined, ttl as number),
+  };
 }
 
 /** The checked options and server. @throws TypeError */
@@ -224,8 +252,13 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
  * @param opts - `{ verifier?, hideBlocked?, session? }` (see {@link GuardMcpServerOptions})
  * @returns a new handler with the same members and a guarded `fetch`
  * @throws TypeError as for an `McpServer` (a bad option names it in `err.option`)
- * @remarks ESCALATE is a hold the model is told about (no `InputRequiredResult` yet). A `tools/call` without
- * a session is refused (`invalid_request`), observed by `onDecision` like every refusal of the guard.
+ * @remarks Fails closed, as for an `McpServer`. At revision 2026-07-28, ESCALATE answers an
+ * `InputRequiredResult` (an elicitation with the held text) whose `requestState` is HMAC-SHA256 signed
+ * (`requestStateKey`) and bound to the tool, the args hash, the session and the escalation id, expiring after
+ * `requestStateTtlMs`; the client's retry is decided by the PDP again (an approval in the host alone runs
+ * nothing), and a tampered, expired or moved state is the SDK's invalid-params error (-32602,
+ * `invalid_request_state`). Earlier revisions get the hold text. A `tools/call` without a session is refused
+ * (`invalid_request`); every refusal of the guard is observed by `onDecision` and telemetry.
  */
 export function guardMcpServer<H extends McpHttpHandlerLike>(pep: Pep, handler: H, opts?: GuardMcpServerOptions): H;
 export function guardMcpServer(pep: Pep, target: unknown, opts?: GuardMcpServerOptions): unknown {

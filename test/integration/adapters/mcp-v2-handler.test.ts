@@ -7,7 +7,7 @@
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
   guardMcpClient,
@@ -22,6 +22,14 @@ const policy = {
   agents: ['support-ai'],
   latches: [
     { id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' },
+    {
+      id: 'refund-review',
+      stage: 'action',
+      tool: 'refund_payment',
+      when: { 'args.amount': { gt: 500 } },
+      verdict: 'ESCALATE',
+      reason: 'refunds over 500 need review',
+    },
     {
       id: 'bulk-print',
       stage: 'action',
@@ -46,6 +54,14 @@ function handlerOf(ran: unknown[][]): McpHttpHandlerLike {
       ran.push(['bank_transfer', args]);
       return { content: [{ type: 'text', text: 'sent' }] };
     });
+    server.registerTool(
+      'refund_payment',
+      { inputSchema: z.object({ orderId: z.string(), amount: z.number() }) },
+      async (args) => {
+        ran.push(['refund_payment', args]);
+        return { content: [{ type: 'text', text: `refunded ${args.amount}` }] };
+      },
+    );
     // A default the client never sends: the guard decides on what the tool gets (10 copies: blocked).
     server.registerTool(
       'print_labels',
@@ -176,7 +192,7 @@ describe('guardMcpServer on a createMcpHandler handler (@modelcontextprotocol/se
     );
     const body = (await response.json()) as { id: number; result: { tools: { name: string }[]; cacheScope?: string } };
     expect(body.id).toBe(7);
-    expect(body.result.tools.map((t) => t.name)).toEqual(['lookup_order', 'print_labels']);
+    expect(body.result.tools.map((t) => t.name)).toEqual(['lookup_order', 'refund_payment', 'print_labels']);
     expect(body.result.cacheScope).toBe('private');
   });
 
@@ -211,5 +227,116 @@ describe('guardMcpServer on a createMcpHandler handler (@modelcontextprotocol/se
       ['lookup_order', 'sess_agent', 'ALLOW'],
     ]);
     await client.close();
+  });
+
+  describe('ESCALATE at revision 2026-07-28: an InputRequiredResult with a signed requestState', () => {
+    /** A 2.x client pinned to 2026-07-28 whose human (the elicitation handler) runs `onAsk` and accepts. */
+    async function modern(handler: McpHttpHandlerLike, onAsk: () => void) {
+      const client = new Client(
+        { name: 'agent', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: {} } },
+      );
+      client.setRequestHandler('elicitation/create', async () => {
+        onAsk();
+        return { action: 'accept', content: {} };
+      });
+      const fetch = (input: string | URL | Request, init?: RequestInit) => handler.fetch(new Request(input, init));
+      await client.connect(new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'), { fetch }));
+      return client;
+    }
+    const refund = {
+      name: 'refund_payment',
+      arguments: { orderId: 'o1', amount: 900 },
+      _meta: { [SESSION_META_KEY]: 'sess_esc' },
+    };
+
+    it('the retried call is decided by the PDP again: approved there, it runs once; the approval in the host alone runs nothing', async () => {
+      const ran: unknown[][] = [];
+      const events: DecisionEvent[] = [];
+      const pep = dev.clients.client({ onDecision: (e: DecisionEvent) => events.push(e) });
+      const handler = guardMcpServer(pep, handlerOf(ran));
+      // The human accepts in the host, but nobody approved at the PDP: the retry is held again.
+      const unapproved = await modern(handler, () => undefined);
+      await expect(unapproved.callTool(refund)).rejects.toThrow();
+      expect(ran).toEqual([]);
+      await unapproved.close();
+      // Approved at the PDP while the human is asked: the retry gets the one-time ALLOW and runs once.
+      const approved = await modern(handler, () => {
+        const id = events.findLast((e) => e.decision.verdict === 'ESCALATE')?.decision.escalationId;
+        dev.pdp.resolveEscalation(id as string, 'approve');
+      });
+      const r = await approved.callTool(refund);
+      expect(r.isError ?? false).toBe(false);
+      expect(ran).toEqual([['refund_payment', { orderId: 'o1', amount: 900 }]]);
+      await approved.close();
+    });
+
+    it('a tampered, moved (other args or session) or expired requestState is the SDK invalid-params error; nothing runs', async () => {
+      const ran: unknown[][] = [];
+      const events: DecisionEvent[] = [];
+      const handler = guardMcpServer(
+        dev.clients.client({ onDecision: (e: DecisionEvent) => events.push(e) }),
+        handlerOf(ran),
+        {
+          requestStateTtlMs: 60_000,
+        },
+      );
+      // Capture the first (held) request and its InputRequiredResult, to replay variants of the retry.
+      let first: { headers: Headers; body: Record<string, unknown> } | undefined;
+      let state: string | undefined;
+      const spy: McpHttpHandlerLike = {
+        fetch: async (req: Request) => {
+          const body = JSON.parse(await req.clone().text()) as Record<string, unknown>;
+          const res = await handler.fetch(req);
+          const text = await res.clone().text();
+          if (body.method === 'tools/call' && state === undefined && text.includes('requestState')) {
+            first = { headers: req.headers, body };
+            state = (JSON.parse(text) as { result: { requestState: string } }).result.requestState;
+          }
+          return res;
+        },
+      };
+      const client = await modern(spy, () => undefined);
+      await expect(client.callTool(refund)).rejects.toThrow();
+      await client.close();
+      expect(typeof state).toBe('string');
+      const retry = async (params: Record<string, unknown>) => {
+        const body = { ...first?.body, id: 99, params: { ...(first?.body.params as object), ...params } };
+        const res = await handler.fetch(
+          new Request('http://127.0.0.1/mcp', {
+            method: 'POST',
+            headers: first?.headers ?? {},
+            body: JSON.stringify(body),
+          }),
+        );
+        return (await res.json()) as { error?: { code: number; data?: { reason?: string } } };
+      };
+      const s = state as string;
+      const tampered = `${s.slice(0, -2)}${s.endsWith('A') ? 'B' : 'A'}A`;
+      const params = first?.body.params as { arguments: Record<string, unknown>; _meta: Record<string, unknown> };
+      const answers = [
+        await retry({ requestState: tampered, inputResponses: {} }),
+        await retry({ requestState: s, inputResponses: {}, arguments: { ...params.arguments, amount: 901 } }),
+        await retry({
+          requestState: s,
+          inputResponses: {},
+          _meta: { ...params._meta, [SESSION_META_KEY]: 'sess_other' },
+        }),
+      ];
+      // The same state, for the same call, once its 60 s are over.
+      const realNow = Date.now();
+      const clock = vi.spyOn(Date, 'now').mockReturnValue(realNow + 61_000);
+      try {
+        answers.push(await retry({ requestState: s, inputResponses: {} }));
+      } finally {
+        clock.mockRestore();
+      }
+      for (const a of answers) {
+        expect([a.error?.code, a.error?.data?.reason]).toEqual([-32602, 'invalid_request_state']);
+      }
+      expect(ran).toEqual([]);
+      const refusals = events.filter((e) => e.decision.synthesized?.code === 'invalid_request');
+      expect(refusals).toHaveLength(4);
+    });
   });
 });
