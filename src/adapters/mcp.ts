@@ -14,9 +14,10 @@
  * @packageDocumentation
  * @module adapters/mcp
  */
-export type { GuardedMcpClient, GuardMcpClientOptions } from './mcp/client.js';
+export type { GuardedMcpClient, GuardMcpClientOptions, McpClientLike } from './mcp/client.js';
 export { guardMcpClient } from './mcp/client.js';
-export { PERMIT_META_KEY } from './mcp/common.js';
+export { PERMIT_META_KEY, SESSION_META_KEY } from './mcp/common.js';
+export type { McpHttpHandlerLike } from './mcp/handler.js';
 export type { McpPinSet } from './mcp/pins.js';
 export type { GuardMcpServerOptions } from './mcp/server.js';
 export { guardMcpServer } from './mcp/server.js';

@@ -13,7 +13,7 @@ export const USAGE = `Usage: agent-pep pin mcp --server CMD [ARG...]
 Starts the MCP server CMD (with its arguments: everything after --server) over stdio, reads its
 whole tool list, and prints the pin set on stdout: { "version": 1, "server": { "name", "version" },
 "tools": { "<name>": "<sha256>" } }, each tool's base64url SHA-256 over the RFC 8785 canonical
-{ name, description, inputSchema, outputSchema? }. Load it with
+{ name, title?, description, inputSchema, outputSchema?, annotations? }. Load it with
 guardMcpClient(pep, client, { pin: JSON.parse(readFileSync('tools.pin.json', 'utf8')) }).
 
   agent-pep pin mcp --server node build/server.js > tools.pin.json

@@ -21,6 +21,8 @@ export interface ToolExecutionContext {
   decision: PolicyDecision;
   /** The caller's signal, if any. */
   signal: AbortSignal | undefined;
+  /** The session the decision was made in (the call's `session`, else the client's). */
+  session: string;
 }
 
 /** A tool wrapped by `guardTool`: authorizes, verifies the permit, then executes. */
@@ -107,8 +109,8 @@ export function makeGuards(kernel: Kernel): Guards {
         const decided = await kernel.decideAction(name, args, callOpts);
         if (decided.kind === 'substituted') return decided.result as never;
         if (decided.kind === 'refused') throw refusalError(decided);
-        const { args: run, permitId, decision, signal } = decided;
-        const result = await execute(run, { permitId, decision, signal });
+        const { args: run, permitId, decision, signal, session } = decided;
+        const result = await execute(run, { permitId, decision, signal, session });
         const finished = await kernel.finishAction(name, decided, result, check as boolean);
         if (finished.kind === 'refused') throw refusalError(finished);
         return finished.result as never;

@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { guardTools as aiGuardTools, pepMiddleware as aiMiddleware } from '../../src/adapters/ai.js';
 import { pepCanUseTool, pepHooks } from '../../src/adapters/claude-agent-sdk.js';
 import { pepMiddleware as lcMiddleware } from '../../src/adapters/langchain.js';
-import { guardMcpClient, guardMcpServer } from '../../src/adapters/mcp.js';
+import { guardMcpClient, guardMcpServer, SESSION_META_KEY } from '../../src/adapters/mcp.js';
 import { guardTools as oaGuardTools, pepInputGuardrail } from '../../src/adapters/openai-agents.js';
 import type { Pep } from '../../src/index.js';
 import { runInProcess } from '../support/cli.js';
@@ -321,6 +321,9 @@ function serverGuard(side: 'server' | 'client', pep: Pep): ((server: McpServer) 
   return side === 'server' ? (server) => guardMcpServer(pep, server) : undefined;
 }
 
+/** The policy session an agent's request names (CONTRACT section 16): a guarded server decides in it. */
+const inSession = { [SESSION_META_KEY]: 'sess_contract' };
+
 function mcpTarget(side: 'server' | 'client'): Target {
   return {
     name: `mcp ${side}`,
@@ -330,7 +333,7 @@ function mcpTarget(side: 'server' | 'client'): Target {
       await connect();
       if (side === 'client') guardMcpClient(pep, client);
       try {
-        const r = (await client.callTool({ name: TOOL, arguments: args })) as McpResult;
+        const r = (await client.callTool({ name: TOOL, arguments: args, _meta: inSession })) as McpResult;
         return { ran, seen: r.content.map((p) => p.text ?? '').join('\n') };
       } finally {
         await client.close();
@@ -343,7 +346,11 @@ function mcpTarget(side: 'server' | 'client'): Target {
       await connect();
       if (side === 'client') guardMcpClient(pep, client);
       try {
-        const r = (await client.callTool({ name: TOOL, arguments: { orderId: 'o-text', amount: 1 } })) as McpResult;
+        const r = (await client.callTool({
+          name: TOOL,
+          arguments: { orderId: 'o-text', amount: 1 },
+          _meta: inSession,
+        })) as McpResult;
         return { modelGot: r.isError ? undefined : r.content.map((p) => p.text ?? '').join('\n') };
       } finally {
         await client.close();

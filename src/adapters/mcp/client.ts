@@ -1,11 +1,11 @@
 /**
- * `guardMcpClient`: every `tools/call` an MCP `Client` 1.x sends is decided before it leaves, carries
+ * `guardMcpClient`: every `tools/call` an MCP `Client` (1.x or 2.x) sends is decided before it leaves, carries
  * its permit in `_meta`, and its result is checked at `context_egress`.
  * @internal
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { PolicyEnforcementError } from '../../errors.js';
+import { isSessionId } from '../../internal/guards.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { Pep } from '../../pep.js';
 import { argsBySchema, callOptions, enforcementOf } from '../kit.js';
@@ -17,7 +17,7 @@ import {
   isObject,
   PERMIT_META_KEY,
   refusal,
-  sessionOf,
+  SESSION_META_KEY,
   type ToolResult,
 } from './common.js';
 import { type McpPinSet, readPinSet } from './pins.js';
@@ -47,6 +47,22 @@ export interface GuardMcpClientOptions {
   pin?: true | McpPinSet | undefined;
   /** With `pin`: offer (and pin at first sight) a tool that was not pinned, instead of hiding it. @defaultValue false */
   allowNew?: boolean | undefined;
+  /**
+   * The policy session every call of this client is decided in, and sent to the server in
+   * `params._meta['agent-pep/session']`. Nothing a server sends (`Mcp-Session-Id`, `_meta` of a response)
+   * changes it (CONTRACT section 16). @defaultValue the Pep's own session (`createPep({ session })`,
+   * `pep.withSession(id)`)
+   */
+  session?: string | undefined;
+}
+
+/**
+ * What {@link guardMcpClient} takes: a `Client` of `@modelcontextprotocol/sdk` 1.x or of
+ * `@modelcontextprotocol/client` 2.x (structurally, so that neither package's types are needed).
+ */
+export interface McpClientLike {
+  callTool(...args: never[]): Promise<unknown>;
+  request(...args: never[]): Promise<unknown>;
 }
 
 /** A client guarded by {@link guardMcpClient}. */
@@ -58,14 +74,15 @@ export interface GuardedMcpClient {
   pepPins(): McpPinSet | undefined;
 }
 
-const CLIENT_OPTIONS: ReadonlySet<string> = new Set(['checkResult', 'hideBlocked', 'pin', 'allowNew']);
+const CLIENT_OPTIONS: ReadonlySet<string> = new Set(['checkResult', 'hideBlocked', 'pin', 'allowNew', 'session']);
 
 const guardedClients = new WeakSet<object>();
 
 type Send = (params: Record<string, unknown>) => Promise<unknown>;
 
 /**
- * Guards the `tools/call` requests of an MCP `Client` (`@modelcontextprotocol/sdk` 1.x): `callTool` (and
+ * Guards the `tools/call` requests of an MCP `Client` (`@modelcontextprotocol/sdk` 1.x, or
+ * `@modelcontextprotocol/client` 2.x speaking protocol 2026-07-28; the stack is told by the object): `callTool` (and
  * any other `tools/call` sent through `client.request`) is authorized by the PDP before the request
  * leaves, and sent only after an ALLOW or WARN whose permit verified (`pep.guardTool`), with the
  * PDP's `transformedArgs` on WARN and the permit in `params._meta['agent-pep/permit']`, where a server
@@ -73,10 +90,12 @@ type Send = (params: Record<string, unknown>) => Promise<unknown>;
  * tool's name.
  *
  * @param pep - the client that decides (`createPep`), with `permits` configured (or `permits: false`,
- *   which sends no permit). Session: the MCP session id (`client.transport.sessionId`) where the
- *   transport has one, else the Pep's.
- * @param client - a `Client` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`
- * @param opts - `{ checkResult? }` (see {@link GuardMcpClientOptions})
+ *   which sends no permit). Session: `opts.session`, else the Pep's own; it is sent to the server in
+ *   `params._meta['agent-pep/session']`, and nothing the server sends (`Mcp-Session-Id`, a response's
+ *   `_meta`) changes it (CONTRACT section 16).
+ * @param client - a `Client` of `@modelcontextprotocol/sdk` 1.x or `@modelcontextprotocol/client` 2.x,
+ *   before or after `connect` (`pin` is 1.x only for now: a TypeError naming `pin` on 2.x)
+ * @param opts - `{ checkResult?, hideBlocked?, pin?, allowNew?, session? }` (see {@link GuardMcpClientOptions})
  * @returns the same client
  * @throws TypeError when `pep` is not a Pep or cannot guard tools, `client` is not an MCP `Client`, the
  *   client is already guarded, or `opts` has an unknown or bad key (`err.option` names it)
@@ -97,37 +116,49 @@ type Send = (params: Record<string, unknown>) => Promise<unknown>;
  * // result.isError with the toolMessage when the PDP blocked or held the call: it was never sent.
  * ```
  */
-export function guardMcpClient<C extends Client>(
+export function guardMcpClient<C extends McpClientLike>(
   pep: Pep,
   client: C,
   opts?: GuardMcpClientOptions,
 ): C & GuardedMcpClient {
   const scope = 'guardMcpClient';
   assertPep(pep, scope);
-  const { checkResult, ...surfaceOpts } = readClientOptions(scope, opts);
+  const { checkResult, session, ...surfaceOpts } = readClientOptions(scope, opts);
   const target = client as unknown as Record<string, unknown>;
   if (!isObject(client) || typeof target.callTool !== 'function' || typeof target.request !== 'function') {
-    throw new TypeError(`${scope}: client must be a Client of @modelcontextprotocol/sdk 1.x`);
+    throw new TypeError(
+      `${scope}: client must be a Client of @modelcontextprotocol/sdk 1.x or @modelcontextprotocol/client 2.x`,
+    );
   }
   if (guardedClients.has(client)) throw new TypeError(`${scope}: this client is already guarded`);
+  const stack = stackOf(target);
+  if (stack === 'v2' && surfaceOpts.pin !== undefined) {
+    optionError(scope, 'pin', 'pinning is not supported on a @modelcontextprotocol/client 2.x Client yet');
+  }
   assertGuardable(pep, scope);
 
   const callTool = target.callTool as SdkMethod;
   const request = target.request as SdkMethod;
+  // The SDK's own request, one shape for both stacks: v1 takes `(request, resultSchema?, options?)`, v2
+  // `(request, options?)` for the spec's methods (the result schema is its own).
+  const sdkRequest: SdkMethod =
+    stack === 'v1'
+      ? (req, schema, options) => request.call(client, req, schema, options)
+      : (req, _schema, options) => request.call(client, req, options);
   const guard: ClientGuard = {
     pep,
     target,
     checkResult,
-    surface: makeToolSurface({ scope, pep, client: target, request, ...surfaceOpts }),
+    session,
+    surface: makeToolSurface({ scope, pep, client: target, request: sdkRequest, session, ...surfaceOpts }),
     authorized: new WeakSet<object>(),
   };
-  const callToolGuarded = (params: unknown, resultSchema?: unknown, options?: unknown) =>
-    guardedCall(guard, params, options, (p) => {
-      guard.authorized.add(p);
-      return callTool.call(client, p, resultSchema, options);
-    });
-  fix(client, 'callTool', callToolGuarded);
-  fix(client, 'request', guardedRequest(guard, client, request));
+  fix(
+    client,
+    'callTool',
+    stack === 'v1' ? guardedCallToolV1(guard, client, callTool) : guardedCallToolV2(guard, client, callTool),
+  );
+  fix(client, 'request', guardedRequest(guard, client, request, stack));
   fix(client, 'pepPins', () => guard.surface.pins());
   guardedClients.add(client);
   return client as unknown as C & GuardedMcpClient;
@@ -136,12 +167,45 @@ export function guardMcpClient<C extends Client>(
 /** A method of the SDK's `Client`, as the guard calls it. */
 type SdkMethod = (...a: unknown[]) => Promise<unknown>;
 
+/**
+ * Which SDK made the client: `@modelcontextprotocol/client` 2.x has `discover` (protocol 2026-07-28's
+ * `server/discover`), which no 1.x `Client` has.
+ */
+function stackOf(client: Record<string, unknown>): 'v1' | 'v2' {
+  return typeof client.discover === 'function' ? 'v2' : 'v1';
+}
+
+/** v1's `callTool(params, resultSchema?, options?)`, guarded. */
+function guardedCallToolV1(guard: ClientGuard, client: object, callTool: SdkMethod) {
+  return (params: unknown, resultSchema?: unknown, options?: unknown) =>
+    guardedCall(guard, params, options, (p) => {
+      guard.authorized.add(p);
+      return callTool.call(client, p, resultSchema, options);
+    });
+}
+
+/** v2's `callTool(params, options?)`, guarded. */
+function guardedCallToolV2(guard: ClientGuard, client: object, callTool: SdkMethod) {
+  return (params: unknown, options?: unknown) =>
+    guardedCall(guard, params, options, (p) => {
+      guard.authorized.add(p);
+      return callTool.call(client, p, options);
+    });
+}
+
+/** Whether a v2 `request`'s second argument is a result schema (a Standard Schema), not the options. */
+function isResultSchema(v: unknown): boolean {
+  return isObject(v) && '~standard' in v;
+}
+
 /** What one guarded client works with. */
 interface ClientGuard {
   pep: Pep;
   /** The client, as an object. */
   target: Record<string, unknown>;
   checkResult: boolean;
+  /** The session given to the guard, else undefined (the Pep's own). */
+  session: string | undefined;
   surface: ReturnType<typeof makeToolSurface>;
   /** The params objects of calls already authorized, which `request` sends as they are. */
   authorized: WeakSet<object>;
@@ -156,26 +220,30 @@ function fix(client: object, key: string, value: unknown): void {
  * The client's `request`, guarded: `tools/list` through the tool surface (hidden and pinned tools),
  * `tools/call` decided (unless it is a `callTool` already authorized), anything else as it is.
  */
-function guardedRequest(guard: ClientGuard, client: object, request: SdkMethod) {
-  return (given: unknown, resultSchema?: unknown, options?: unknown) => {
+function guardedRequest(guard: ClientGuard, client: object, request: SdkMethod, stack: 'v1' | 'v2') {
+  return (given: unknown, second?: unknown, third?: unknown) => {
+    // v1: (request, resultSchema?, options?); v2: (request, options?) or (request, resultSchema, options?).
+    const withSchema = stack === 'v1' || isResultSchema(second);
+    const resultSchema = withSchema ? second : undefined;
+    const options = withSchema ? third : second;
+    const forward = (r: unknown): Promise<unknown> =>
+      withSchema ? request.call(client, r, second, third) : request.call(client, r, second);
     // Read once, so that a getter cannot show another method to this check than to the SDK.
     let req: unknown = given;
     if (isObject(given)) {
       try {
         req = { ...given };
       } catch {
-        return Promise.resolve(failedClosed('unknown', 'invalid_request', 'the request could not be read'));
+        return Promise.resolve(failedClosed(guard.pep, 'unknown', 'invalid_request', 'the request could not be read'));
       }
     }
     if (isObject(req) && req.method === 'tools/list') return guard.surface.list(req, resultSchema, options);
-    if (!isObject(req) || req.method !== 'tools/call') return request.call(client, req, resultSchema, options);
+    if (!isObject(req) || req.method !== 'tools/call') return forward(req);
     if (isObject(req.params) && guard.authorized.has(req.params)) {
       guard.authorized.delete(req.params);
-      return request.call(client, req, resultSchema, options);
+      return forward(req);
     }
-    return guardedCall(guard, req.params, options, (p) =>
-      request.call(client, { ...req, params: p }, resultSchema, options),
-    );
+    return guardedCall(guard, req.params, options, (p) => forward({ ...req, params: p }));
   };
 }
 
@@ -193,7 +261,7 @@ async function guardedCall(guard: ClientGuard, given: unknown, options: unknown,
   const params = readParams(given);
   const name = typeof params.name === 'string' ? params.name : undefined;
   if (name === undefined) {
-    return failedClosed('unknown', 'invalid_request', 'tools/call params without a tool name');
+    return failedClosed(guard.pep, 'unknown', 'invalid_request', 'tools/call params without a tool name');
   }
   if (isObject(params.task) || (isObject(options) && isObject(options.task))) {
     throw new McpError(ErrorCode.InvalidRequest, `agent-pep/mcp: task-augmented tools/call is not supported`);
@@ -219,7 +287,7 @@ async function guardedCall(guard: ClientGuard, given: unknown, options: unknown,
   } catch (err) {
     if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
     if (state.sent) throw err;
-    return failedClosed(name, 'invalid_request', 'the adapter failed');
+    return failedClosed(guard.pep, name, 'invalid_request', 'the adapter failed');
   }
 }
 
@@ -271,8 +339,11 @@ function decideAndSend(
   send: Send,
   state: SendState,
 ): Promise<unknown> {
-  const execute = async (effective: Record<string, unknown>, ctx: { permitId: string | undefined }) => {
-    const out = withPermit(params, effective, ctx.permitId);
+  const execute = async (
+    effective: Record<string, unknown>,
+    ctx: { permitId: string | undefined; session: string },
+  ) => {
+    const out = withPermit(params, effective, ctx.permitId, ctx.session);
     state.sent = true;
     return send(out);
   };
@@ -284,26 +355,29 @@ function decideAndSend(
   const guarded = guard.checkResult
     ? pep.guardTool(name, execute, { checkResult: check })
     : pep.guardTool(name, execute);
-  const session = sessionOf((guard.target.transport as { sessionId?: unknown } | undefined)?.sessionId);
-  const callOpts = callOptions({ session, signal: isObject(options) ? options.signal : undefined });
+  // The application's session (the guard's option, else the Pep's): never the transport's
+  // `sessionId`, which the SDK takes from whatever `mcp-session-id` the server last sent.
+  const callOpts = callOptions({ session: guard.session, signal: isObject(options) ? options.signal : undefined });
   const args = params.arguments ?? {};
   return guarded(args as Record<string, unknown>, callOpts);
 }
 
 /**
- * The params to send: the effective args, and in `_meta` only the permit the PDP minted for this call
- * (a caller's own value under the key never travels).
+ * The params to send: the effective args, and in `_meta` the session the call was decided in and only
+ * the permit the PDP minted for this call (a caller's own values under those keys never travel).
  */
 function withPermit(
   params: Record<string, unknown>,
   effective: Record<string, unknown>,
   permitId: string | undefined,
+  session: string,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...params, arguments: effective };
   const meta: Record<string, unknown> = { ...(isObject(params._meta) ? params._meta : {}) };
   delete meta[PERMIT_META_KEY];
   if (permitId !== undefined) meta[PERMIT_META_KEY] = permitId;
-  if (isObject(params._meta) || permitId !== undefined) out._meta = meta;
+  meta[SESSION_META_KEY] = session;
+  out._meta = meta;
   return out;
 }
 
@@ -314,7 +388,13 @@ function readClientOptions(scope: string, opts: GuardMcpClientOptions | undefine
   if (rawOpts !== undefined) refuseUnknownKeys(scope, rawOpts, CLIENT_OPTIONS);
   const checkResult: unknown = opts?.checkResult ?? true;
   if (typeof checkResult !== 'boolean') optionError(scope, 'checkResult', 'expected a boolean');
-  return { checkResult: checkResult as boolean, ...readSurfaceOptions(scope, opts) };
+  const session: unknown = opts?.session;
+  if (session !== undefined && !isSessionId(session)) optionError(scope, 'session', 'expected a non-empty string');
+  return {
+    checkResult: checkResult as boolean,
+    session: session as string | undefined,
+    ...readSurfaceOptions(scope, opts),
+  };
 }
 
 /** `hideBlocked`, `pin` and `allowNew`, checked. @throws TypeError with `err.option` */

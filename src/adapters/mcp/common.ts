@@ -4,9 +4,10 @@
  * @internal
  */
 
-import { type FailClosedCode, synthesizeBlock } from '../../decision.js';
-import { toolMessage } from '../../errors.js';
+import type { FailClosedCode } from '../../decision.js';
+import { isSessionId } from '../../internal/guards.js';
 import type { Pep } from '../../pep.js';
+import { enforcementOf } from '../kit.js';
 
 /**
  * The `params._meta` key a guarded client puts the permit under, and a guarded server reads it from.
@@ -20,6 +21,15 @@ import type { Pep } from '../../pep.js';
  * ```
  */
 export const PERMIT_META_KEY = 'agent-pep/permit';
+
+/**
+ * The `params._meta` key a guarded client puts the policy session under (the session its PEP decided the
+ * call in), and a guarded server reads it from (CONTRACT section 16). A response never changes it.
+ * @remarks The session is the application's, never the transport's: `Mcp-Session-Id` and anything else
+ * a server sends are ignored. A server that trusts no client to name its session passes
+ * `guardMcpServer(pep, server, { session: (request, extra) => ... })` instead (from its own auth).
+ */
+export const SESSION_META_KEY = 'agent-pep/session';
 
 /** An MCP tool result as this adapter builds it (the SDK's `CallToolResult`, structurally). */
 export interface ToolResult {
@@ -42,14 +52,44 @@ export function refusal(text: string): ToolResult {
   return result;
 }
 
-/** A refusal for a call the adapter itself failed closed on (no PDP decision to show). */
-export function failedClosed(tool: string, code: FailClosedCode, message: string): ToolResult {
-  return refusal(toolMessage(synthesizeBlock('action', globalThis.crypto.randomUUID(), code, message, 0), tool));
+/**
+ * A refusal for a call the adapter itself failed closed on (no PDP decision to show): a synthesized BLOCK
+ * made by the Pep's enforcement layer, so it reaches `onDecision` and telemetry like any other (CONTRACT
+ * sections 8 and 16).
+ */
+export function failedClosed(pep: Pep, tool: string, code: FailClosedCode, message: string): ToolResult {
+  return refusal(enforcementOf(pep, 'agent-pep/mcp').refuse({ stage: 'action', tool }, code, message).toolMessage);
 }
 
 /** A non-empty session id, else undefined. */
 export function sessionOf(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v : undefined;
+  return isSessionId(v) ? v : undefined;
+}
+
+/** How a guarded server learns the session of a request (`guardMcpServer`'s `session` option). */
+export type SessionOfRequest = (
+  request: { method: string; params: Record<string, unknown> },
+  extra: unknown,
+) => unknown;
+
+/**
+ * The policy session of a request a guarded server received (CONTRACT section 16): the server's
+ * `session` function's answer when it has one, else `params._meta['agent-pep/session']`; never the
+ * transport's `Mcp-Session-Id`. Undefined when there is none, or the function throws or answers no
+ * non-empty string.
+ */
+export function requestSession(
+  fn: SessionOfRequest | undefined,
+  method: string,
+  params: Record<string, unknown>,
+  extra: unknown,
+): string | undefined {
+  if (fn === undefined) return sessionOf(isObject(params._meta) ? params._meta[SESSION_META_KEY] : undefined);
+  try {
+    return sessionOf(fn({ method, params }, extra));
+  } catch {
+    return undefined;
+  }
 }
 
 /** An interceptor's substitute as a tool result: a result-shaped object as is, anything else as text. */

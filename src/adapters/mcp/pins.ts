@@ -1,6 +1,6 @@
 /**
  * Tool pins for `guardMcpClient(pep, client, { pin })` (docs/visibility.md): the SHA-256 of each tool's
- * RFC 8785 canonical `{ name, description, inputSchema, outputSchema? }`, the pin set as plain JSON,
+ * RFC 8785 canonical `{ name, title?, description, inputSchema, outputSchema?, annotations? }`, the pin set as plain JSON,
  * and what a later list says of each tool (unchanged, changed and which field, not pinned). Names are
  * compared after `normalizeToolName` (NFKC, case and separators), never by look-alike glyphs.
  * Internal to `agent-pep/mcp`.
@@ -21,7 +21,7 @@ export interface McpPinSet {
 }
 
 /** The members of a tool definition a pin covers, in the order a changed one is named. */
-const PINNED_FIELDS = ['name', 'description', 'inputSchema', 'outputSchema'] as const;
+const PINNED_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'] as const;
 type PinnedField = (typeof PINNED_FIELDS)[number];
 type Definition = Partial<Record<PinnedField, unknown>>;
 
@@ -45,16 +45,23 @@ export function normalizedName(name: unknown): string | undefined {
   }
 }
 
-/** The members a pin covers (`outputSchema` only when present). */
+/**
+ * The members a pin covers (CONTRACT sections 13 and 16): `name`, `title`, `description`, `inputSchema`,
+ * `outputSchema`, `annotations`; `title`, `outputSchema` and `annotations` only when present, so that the pin
+ * of a tool without them is the one earlier releases took.
+ */
 function definitionOf(tool: Record<string, unknown>): Definition {
   const def: Definition = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
-  if (tool.outputSchema !== undefined) def.outputSchema = tool.outputSchema;
+  for (const field of ['title', 'outputSchema', 'annotations'] as const) {
+    if (tool[field] !== undefined) def[field] = tool[field];
+  }
   return def;
 }
 
 /**
- * The pin of one listed tool: base64url SHA-256 of the RFC 8785 canonical JSON of `{ name, description,
- * inputSchema, outputSchema? }` (an absent `description` is left out, as JSON leaves out `undefined`).
+ * The pin of one listed tool: base64url SHA-256 of the RFC 8785 canonical JSON of `{ name, title?,
+ * description, inputSchema, outputSchema?, annotations? }` (an absent member is left out, as JSON leaves out
+ * `undefined`).
  * @throws TypeError when the definition is not JSON
  */
 export function pinOf(tool: Record<string, unknown>): string {

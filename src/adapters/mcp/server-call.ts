@@ -17,7 +17,8 @@ import {
   isObject,
   PERMIT_META_KEY,
   refusal,
-  sessionOf,
+  requestSession,
+  type SessionOfRequest,
   type ToolResult,
 } from './common.js';
 
@@ -73,6 +74,7 @@ async function parseInput(tool: RegisteredTool, args: unknown): Promise<unknown>
 
 /** A call on a server with a verifier: what it carried, and what the callback would get. */
 interface VerifiedCall {
+  pep: Pep;
   verifier: PermitVerifier;
   name: string;
   meta: unknown;
@@ -89,7 +91,7 @@ async function runVerified(c: VerifiedCall, invoke: () => unknown): Promise<unkn
   // The permit binds the arguments as received; the callback gets them as the schema parses them.
   // A schema may drop unknown members, never add one (a default the client did not send) or change
   // a value (a coercion, a transform): the callback would run args the permit does not bind.
-  const refused = await permitRefusal(c.verifier, c.name, c.wire, c.meta, () =>
+  const refused = await permitRefusal(c.pep, c.verifier, c.name, c.wire, c.meta, () =>
     c.hasSchema && !onlyDropsMembers(c.wire, withoutUndefinedMembers(c.parsed))
       ? 'the input schema changes the arguments the permit binds'
       : undefined,
@@ -102,6 +104,7 @@ async function runVerified(c: VerifiedCall, invoke: () => unknown): Promise<unkn
  * (docs/permits.md; its `jti` claimed when it does), or whose `shapeCheck` names a reason; else undefined.
  */
 export async function permitRefusal(
+  pep: Pep,
   verifier: PermitVerifier,
   name: string,
   args: unknown,
@@ -110,17 +113,17 @@ export async function permitRefusal(
 ): Promise<ToolResult | undefined> {
   const permit = isObject(meta) ? meta[PERMIT_META_KEY] : undefined;
   if (typeof permit !== 'string' || permit === '') {
-    return failedClosed(name, 'permit_invalid', 'no permit in params._meta');
+    return failedClosed(pep, name, 'permit_invalid', 'no permit in params._meta');
   }
-  if (!isObject(args)) return failedClosed(name, 'permit_invalid', 'arguments are not an object');
+  if (!isObject(args)) return failedClosed(pep, name, 'permit_invalid', 'arguments are not an object');
   const why = shapeCheck?.();
-  if (why !== undefined) return failedClosed(name, 'permit_invalid', why);
+  if (why !== undefined) return failedClosed(pep, name, 'permit_invalid', why);
   try {
     await verifier.verify(permit, { tool: name, args });
     return undefined;
   } catch (err) {
     const code = isObject(err) && typeof err.code === 'string' ? err.code : 'error';
-    return failedClosed(name, 'permit_invalid', `permit failed verification (${code})`);
+    return failedClosed(pep, name, 'permit_invalid', `permit failed verification (${code})`);
   }
 }
 
@@ -132,6 +135,8 @@ export interface RunnerDeps {
   nameOf(tool: RegisteredTool): string | undefined;
   /** What each tools/call carried, by the `extra` object the SDK hands to the callback. */
   received: WeakMap<object, Received>;
+  /** The server's `session` option, else undefined (`params._meta['agent-pep/session']`). */
+  session: SessionOfRequest | undefined;
 }
 
 /** Makes the guarded call of a server's tools. */
@@ -146,12 +151,12 @@ export function makeRunner(
     const parsed = hasSchema ? callArgs[0] : undefined;
     const extra = hasSchema ? callArgs[1] : callArgs[0];
     const name = nameOf(tool);
-    if (name === undefined) return failedClosed('unknown', 'invalid_request', 'the tool is no longer registered');
+    if (name === undefined) return failedClosed(pep, 'unknown', 'invalid_request', 'the tool is no longer registered');
     let bodyRan = false;
     try {
       const got = isObject(extra) ? received.get(extra) : undefined;
       if (got !== undefined && got.name !== name) {
-        return failedClosed(name, 'invalid_request', 'the request names another tool');
+        return failedClosed(pep, name, 'invalid_request', 'the request names another tool');
       }
       // The arguments as received (what the client's PDP decided on); a direct call: what the callback got.
       const wire = got !== undefined ? (got.arguments ?? {}) : (parsed ?? {});
@@ -162,18 +167,22 @@ export function makeRunner(
 
       if (verifier !== undefined) {
         const meta = got !== undefined ? got._meta : isObject(extra) ? extra._meta : undefined;
-        return await runVerified({ verifier, name, meta, wire, parsed, hasSchema }, () => invoke(parsed));
+        return await runVerified({ pep, verifier, name, meta, wire, parsed, hasSchema }, () => invoke(parsed));
       }
 
-      const callOpts: CallOptions = {};
-      const session = isObject(extra) ? sessionOf(extra.sessionId) : undefined;
-      if (session !== undefined) callOpts.session = session;
+      // The application's session (CONTRACT section 16): from the request, never the transport's id.
+      const meta = got !== undefined ? got._meta : isObject(extra) ? extra._meta : undefined;
+      const session = requestSession(deps.session, 'tools/call', { name, arguments: wire, _meta: meta }, extra);
+      if (session === undefined) {
+        return failedClosed(pep, name, 'invalid_request', 'the request names no policy session');
+      }
+      const callOpts: CallOptions = { session };
       if (isObject(extra) && extra.signal instanceof AbortSignal) callOpts.signal = extra.signal;
       // The PDP decides on the args the callback would get: as the input schema parsed them (its
       // coercions and defaults applied, its `undefined` members left out as JSON does), not as sent.
       // A schema that makes something other than an object of the arguments: nothing a permit can bind.
       if (hasSchema && got !== undefined && !(isObject(parsed) && isPlainObject(parsed))) {
-        return failedClosed(name, 'invalid_request', 'the input schema does not make an object of the arguments');
+        return failedClosed(pep, name, 'invalid_request', 'the input schema does not make an object of the arguments');
       }
       const decided = hasSchema && isObject(parsed) ? withoutUndefinedMembers(parsed) : wire;
       const guarded = pep.guardTool(name, async (effective) => {
@@ -200,10 +209,10 @@ export function makeRunner(
     } catch (err) {
       if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
       if (err instanceof SchemaRefusal) {
-        return failedClosed(name, 'invalid_request', 'the arguments to run do not fit the input schema');
+        return failedClosed(pep, name, 'invalid_request', 'the arguments to run do not fit the input schema');
       }
       if (bodyRan) throw err;
-      return failedClosed(name, 'invalid_request', 'the adapter failed');
+      return failedClosed(pep, name, 'invalid_request', 'the adapter failed');
     }
   };
 }

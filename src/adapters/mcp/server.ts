@@ -16,7 +16,17 @@ import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { Pep } from '../../pep.js';
 import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
-import { assertGuardable, assertPep, isObject, refusals, sessionOf, type ToolResult } from './common.js';
+import {
+  assertGuardable,
+  assertPep,
+  isObject,
+  refusals,
+  requestSession,
+  type SessionOfRequest,
+  type ToolResult,
+} from './common.js';
+import { guardHandler, type McpHttpHandlerLike } from './handler.js';
+import { requestStates } from './request-state.js';
 import { type Callback, makeRunner, type Received } from './server-call.js';
 import { guardTransport, type TransportLike } from './transport.js';
 
@@ -36,9 +46,32 @@ export interface GuardMcpServerOptions {
    * called anyway is still decided per call. @defaultValue true
    */
   hideBlocked?: boolean | undefined;
+  /**
+   * The policy session of a request, from what the server knows of its caller (its auth, a header in
+   * `extra.requestInfo`): called with the request (`{ method, params }`) and the SDK's `extra`; an answer
+   * that is not a non-empty string (or a throw) is no session, and a `tools/call` the guard decides
+   * without one is refused (`invalid_request`). Never the transport's `Mcp-Session-Id` (CONTRACT
+   * section 16). @defaultValue undefined (the session the client's guard sent in
+   * `params._meta['agent-pep/session']`)
+   */
+  session?: ((request: { method: string; params: Record<string, unknown> }, extra: unknown) => string) | undefined;
+  /**
+   * A `createMcpHandler` handler only: the HMAC-SHA256 key (at least 32 bytes) that signs the `requestState`
+   * of the `InputRequiredResult` an ESCALATE is answered with at revision 2026-07-28. Give every instance
+   * behind one endpoint the same key. @defaultValue a random key of this process
+   */
+  requestStateKey?: Uint8Array | undefined;
+  /** How long a `requestState` may be echoed back, in milliseconds. @defaultValue 600000 (10 minutes) */
+  requestStateTtlMs?: number | undefined;
 }
 
-const SERVER_OPTIONS: ReadonlySet<string> = new Set(['verifier', 'hideBlocked']);
+const SERVER_OPTIONS: ReadonlySet<string> = new Set([
+  'verifier',
+  'hideBlocked',
+  'session',
+  'requestStateKey',
+  'requestStateTtlMs',
+]);
 
 const guardedServers = new WeakSet<object>();
 
@@ -85,9 +118,8 @@ function hasHandler(low: LowLevel, method: string): boolean {
   }
 }
 
-/** The checked options and server. @throws TypeError */
-function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions | undefined) {
-  const scope = 'guardMcpServer';
+/** The checked options (both kinds of server). @throws TypeError with `err.option` */
+function readServerOptions(scope: string, pep: Pep, opts: GuardMcpServerOptions | undefined) {
   assertPep(pep, scope);
   const rawOpts: unknown = opts;
   if (rawOpts !== undefined && !isObject(rawOpts)) optionError(scope, 'opts', 'expected an object');
@@ -99,6 +131,29 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
   }
   const hideBlocked: unknown = opts?.hideBlocked ?? true;
   if (typeof hideBlocked !== 'boolean') optionError(scope, 'hideBlocked', 'expected a boolean');
+  const session: unknown = opts?.session;
+  if (session !== undefined && typeof session !== 'function') optionError(scope, 'session', 'expected a function');
+  const key: unknown = opts?.requestStateKey;
+  if (key !== undefined && !(key instanceof Uint8Array && key.length >= 32)) {
+    optionError(scope, 'requestStateKey', 'expected a Uint8Array of at least 32 bytes');
+  }
+  const ttl: unknown = opts?.requestStateTtlMs ?? 600_000;
+  if (!Number.isSafeInteger(ttl) || (ttl as number) <= 0 || (ttl as number) > 86_400_000) {
+    optionError(scope, 'requestStateTtlMs', 'expected milliseconds, from 1 to 86400000');
+  }
+  if (verifier === undefined) assertGuardable(pep, scope);
+  return {
+    verifier,
+    hideBlocked: hideBlocked as boolean,
+    session: session as SessionOfRequest | undefined,
+    states: requestStates(key as Uint8Array | undefined, ttl as number),
+  };
+}
+
+/** The checked options and server. @throws TypeError */
+function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions | undefined) {
+  const scope = 'guardMcpServer';
+  const { verifier, hideBlocked, session } = readServerOptions(scope, pep, opts);
   const s = server as unknown as Record<string, unknown>;
   const low = isObject(server) ? (s.server as LowLevel | undefined) : undefined;
   if (
@@ -109,7 +164,9 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
     typeof low.setRequestHandler !== 'function' ||
     typeof low.assertCanSetRequestHandler !== 'function'
   ) {
-    throw new TypeError(`${scope}: server must be an McpServer of @modelcontextprotocol/sdk 1.x`);
+    throw new TypeError(
+      `${scope}: server must be an McpServer of @modelcontextprotocol/sdk 1.x or a createMcpHandler handler of @modelcontextprotocol/server 2.x`,
+    );
   }
   if (guardedServers.has(server)) throw new TypeError(`${scope}: this server is already guarded`);
   // Tools registered before this call: the SDK's tools/list and tools/call handlers are there, and their
@@ -121,8 +178,7 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
       `${scope}: the low-level server has a tools/call handler of its own, which the guard cannot see`,
     );
   }
-  if (verifier === undefined) assertGuardable(pep, scope);
-  return { scope, verifier, hideBlocked: hideBlocked as boolean, low, preexisting };
+  return { scope, verifier, hideBlocked, low, preexisting, session };
 }
 
 /**
@@ -150,10 +206,12 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
  * `pep.visibleTools` shows for the session, unless `{ hideBlocked: false }` (docs/visibility.md).
  *
  * @param pep - the client that decides (`createPep`); it must be able to guard tools (`permits`
- *   configured, or `permits: false`) unless `opts.verifier` is given. Session: the MCP session id
- *   (`extra.sessionId`) where the transport has one, else the Pep's.
+ *   configured, or `permits: false`) unless `opts.verifier` is given. Session: `opts.session(request,
+ *   extra)` when given, else the one the client's guard sent in `params._meta['agent-pep/session']`;
+ *   never the transport's `Mcp-Session-Id`. A `tools/call` the guard decides without one is refused
+ *   (`invalid_request`, observed like any synthesized BLOCK).
  * @param server - an `McpServer` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`, with or without tools
- * @param opts - `{ verifier?, hideBlocked? }` (see {@link GuardMcpServerOptions})
+ * @param opts - `{ verifier?, hideBlocked?, session? }` (see {@link GuardMcpServerOptions})
  * @returns the same server
  * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x,
  *   the server is already guarded, its low-level `server.server` has a `tools/call` handler of its own
@@ -180,12 +238,44 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
  *   async ({ orderId, amount }) => ({ content: [{ type: 'text', text: `refunded ${amount} on ${orderId}` }] }));
  * ```
  */
-export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer {
-  const { scope, verifier, hideBlocked, low, preexisting } = checkArguments(pep, server, opts);
+export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer;
+/**
+ * Guards the Web-standard handler of `@modelcontextprotocol/server` 2.x (`createMcpHandler(...)`, protocol
+ * 2026-07-28 and its stateless fallback): returns a new handler to serve instead, whose `fetch` decides each
+ * `tools/call` before the server sees it (on the args the tool will run with: the defaults of the input schema
+ * the server lists filled in, a value its parser would coerce refused), in the request's policy session
+ * (`params._meta['agent-pep/session']`, or `opts.session(request, httpRequest)`), and answers `tools/list` with
+ * what the caller may see, marked `cacheScope: "private"`. The handler given is not changed (serve the one
+ * returned). With `{ verifier }`, the client's permit is verified instead of asking the PDP.
+ * @param pep - the client that decides (`createPep`)
+ * @param handler - `createMcpHandler(factory, options?)`'s result (an object with `fetch(request)`)
+ * @param opts - `{ verifier?, hideBlocked?, session? }` (see {@link GuardMcpServerOptions})
+ * @returns a new handler with the same members and a guarded `fetch`
+ * @throws TypeError as for an `McpServer` (a bad option names it in `err.option`)
+ * @remarks Fails closed, as for an `McpServer`. At revision 2026-07-28, ESCALATE answers an
+ * `InputRequiredResult` (an elicitation with the held text) whose `requestState` is HMAC-SHA256 signed
+ * (`requestStateKey`) and bound to the tool, the args hash, the session and the escalation id, expiring after
+ * `requestStateTtlMs`; the client's retry is decided by the PDP again (an approval in the host alone runs
+ * nothing), and a tampered, expired or moved state is the SDK's invalid-params error (-32602,
+ * `invalid_request_state`). Earlier revisions get the hold text. A `tools/call` without a session is refused
+ * (`invalid_request`); every refusal of the guard is observed by `onDecision` and telemetry.
+ */
+export function guardMcpServer<H extends McpHttpHandlerLike>(pep: Pep, handler: H, opts?: GuardMcpServerOptions): H;
+export function guardMcpServer(pep: Pep, target: unknown, opts?: GuardMcpServerOptions): unknown {
+  if (isObject(target) && typeof target.fetch === 'function' && typeof target.registerTool !== 'function') {
+    const deps = readServerOptions('guardMcpServer', pep, opts);
+    return guardHandler(target as unknown as McpHttpHandlerLike, { pep, ...deps });
+  }
+  return guardServer(pep, target as McpServer, opts);
+}
+
+/** `guardMcpServer` for an `McpServer` 1.x. */
+function guardServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer {
+  const { scope, verifier, hideBlocked, low, preexisting, session } = checkArguments(pep, server, opts);
   /** Each guarded tool and the name it is registered under now. */
   const names = new Map<RegisteredTool, string>();
   const received = new WeakMap<object, Received>();
-  const run = makeRunner({ pep, verifier, received, nameOf: (tool) => names.get(tool) });
+  const run = makeRunner({ pep, verifier, received, session, nameOf: (tool) => names.get(tool) });
 
   /** Refuses `name` when another guarded tool's name normalizes alike: a permit could not tell them apart. */
   function refuseLookalike(name: unknown, self: RegisteredTool | undefined): void {
@@ -227,14 +317,16 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
   guardLowLevel(low, scope, {
     installing: () => installing,
     onCall: (handler) => recording(handler, received),
-    onList: (handler) => (hideBlocked ? listing(pep, handler) : handler),
+    onList: (handler) => (hideBlocked ? listing(pep, handler, session) : handler),
   });
   if (preexisting) {
     const wrapped = (name: string): boolean => [...names.values()].includes(name);
     const filterList = hideBlocked
-      ? (result: unknown, session: string | undefined) => visibleOnly(pep, result, { ...(session ? { session } : {}) })
+      ? (result: unknown, listed: string | undefined) => visibleOnly(pep, result, listed ? { session: listed } : {})
       : undefined;
-    onTransport(low, scope, (transport) => guardTransport(transport, { pep, verifier, wrapped, filterList }, scope));
+    onTransport(low, scope, (transport) =>
+      guardTransport(transport, { pep, verifier, wrapped, filterList, session }, scope),
+    );
   }
   guardedServers.add(server);
   return server;
@@ -315,12 +407,16 @@ function recording(handler: Callback, received: WeakMap<object, Received>): Call
   };
 }
 
-/** A tools/list handler whose answer keeps only the tools `pep.visibleTools` shows for the session. */
-function listing(pep: Pep, handler: Callback): Callback {
+/**
+ * A tools/list handler whose answer keeps only the tools `pep.visibleTools` shows for the request's
+ * session (its `_meta` or the `session` option; else the Pep's: visibility reads no session state).
+ */
+function listing(pep: Pep, handler: Callback, sessionFn: SessionOfRequest | undefined): Callback {
   return async (request: unknown, extra: unknown) => {
     const result = (await handler(request, extra)) as unknown;
     const o: VisibleToolsOptions = {};
-    const session = isObject(extra) ? sessionOf(extra.sessionId) : undefined;
+    const params = isObject(request) && isObject(request.params) ? request.params : {};
+    const session = requestSession(sessionFn, 'tools/list', params, extra);
     if (session !== undefined) o.session = session;
     if (isObject(extra) && extra.signal instanceof AbortSignal) o.signal = extra.signal;
     return await visibleOnly(pep, result, o);

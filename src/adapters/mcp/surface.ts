@@ -10,7 +10,7 @@ import { synthesizeBlock } from '../../decision.js';
 import { kernelOf } from '../../enforce/registry.js';
 import { toolMessage } from '../../errors.js';
 import type { Pep } from '../../pep.js';
-import { isObject, refusal, sessionOf, type ToolResult } from './common.js';
+import { isObject, refusal, type ToolResult } from './common.js';
 import { type McpPinSet, PinBook, toolChangedMessage } from './pins.js';
 
 type Request = (req: unknown, resultSchema?: unknown, options?: unknown) => Promise<unknown>;
@@ -44,6 +44,8 @@ export interface SurfaceDeps {
   hideBlocked: boolean;
   pin: McpPinSet | true | undefined;
   allowNew: boolean;
+  /** The guard's session, else undefined (the Pep's). */
+  session: string | undefined;
 }
 
 /** A `tool_changed` refusal, observed by the Pep's `onDecision` and telemetry like any synthesized BLOCK. */
@@ -56,10 +58,9 @@ function toolChanged(pep: Pep, name: string, message: string): ToolResult {
   return refusal(toolMessage(decision, name));
 }
 
-/** The session of the client's transport, else the Pep's. */
-function callOptions(client: Record<string, unknown>, options: unknown): VisibleToolsOptions {
+/** The guard's session, else the Pep's (never the transport's: a server sets `sessionId`). */
+function callOptions(session: string | undefined, options: unknown): VisibleToolsOptions {
   const out: VisibleToolsOptions = {};
-  const session = sessionOf((client.transport as { sessionId?: unknown } | undefined)?.sessionId);
   if (session !== undefined) out.session = session;
   if (isObject(options) && options.signal instanceof AbortSignal) out.signal = options.signal;
   return out;
@@ -87,13 +88,13 @@ function rememberSchemas(schemas: Map<string, unknown>, result: unknown): void {
 /** The tools `pep.visibleTools` shows for the client's session (docs/visibility.md). */
 async function visibleOnly(
   pep: Pep,
-  client: Record<string, unknown>,
+  session: string | undefined,
   tools: Record<string, unknown>[],
   options: unknown,
 ): Promise<Record<string, unknown>[]> {
   if (tools.length === 0) return tools;
   const names = tools.map((t) => t.name as string);
-  const visible = new Set(await pep.visibleTools(names, callOptions(client, options)));
+  const visible = new Set(await pep.visibleTools(names, callOptions(session, options)));
   return tools.filter((t) => visible.has(t.name as string));
 }
 
@@ -154,7 +155,7 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
         checkPage(result, typeof params.cursor === 'string');
         tools = tools.filter((t) => book.statusOf(t.name as string).kind === 'ok');
       }
-      if (hideBlocked) tools = await visibleOnly(pep, client, tools, options);
+      if (hideBlocked) tools = await visibleOnly(pep, deps.session, tools, options);
       return { ...result, tools };
     },
     async refuseCall(name, options) {

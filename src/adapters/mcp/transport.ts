@@ -11,7 +11,8 @@ import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
 import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
-import { asToolResult, failedClosed, isObject, refusal, sessionOf } from './common.js';
+import { argsBySchema } from '../kit.js';
+import { asToolResult, failedClosed, isObject, refusal, requestSession, type SessionOfRequest } from './common.js';
 import { permitRefusal } from './server-call.js';
 
 type Message = Record<string, unknown>;
@@ -33,6 +34,8 @@ export interface TransportDeps {
   wrapped(name: string): boolean;
   /** The tools/list filter (`pep.visibleTools`), or undefined with `hideBlocked: false`. */
   filterList: ((result: unknown, session: string | undefined) => Promise<unknown>) | undefined;
+  /** The server's `session` option, else undefined (`params._meta['agent-pep/session']`). */
+  session: SessionOfRequest | undefined;
 }
 
 /** A forwarded request waiting for the server's answer. */
@@ -57,11 +60,17 @@ const guardedTransports = new WeakSet<object>();
 export function guardTransport(transport: TransportLike, deps: TransportDeps, scope: string): void {
   if (guardedTransports.has(transport)) return;
   const guard = new TransportGuard(transport, deps);
+  // A transport whose `onmessage` is an accessor of its class forwards the handler somewhere (the SDK's
+  // Node `StreamableHTTPServerTransport` to an inner Web-standard transport, where requests arrive): the
+  // guarded handler must reach it there too, or every request is dropped.
+  const inherited = inheritedSetter(transport, 'onmessage');
+  const forward = (): void => inherited?.call(transport, guard.onmessage());
   try {
     Object.defineProperty(transport, 'onmessage', {
       get: () => guard.onmessage(),
       set: (value: OnMessage | undefined) => {
         guard.inner = value;
+        forward();
       },
       enumerable: true,
       configurable: false,
@@ -71,7 +80,17 @@ export function guardTransport(transport: TransportLike, deps: TransportDeps, sc
   } catch (cause) {
     throw new TypeError(`${scope}: the server's transport cannot be guarded (onmessage or send is fixed)`, { cause });
   }
+  forward();
   guardedTransports.add(transport);
+}
+
+/** The setter of `key` where the prototype chain of `target` defines it as an accessor, else undefined. */
+function inheritedSetter(target: object, key: string): ((value: unknown) => void) | undefined {
+  for (let proto = Object.getPrototypeOf(target); proto !== null; proto = Object.getPrototypeOf(proto)) {
+    const d = Object.getOwnPropertyDescriptor(proto, key);
+    if (d !== undefined) return typeof d.set === 'function' ? (d.set as (value: unknown) => void) : undefined;
+  }
+  return undefined;
 }
 
 /** One guarded transport: what arrives, what was forwarded, and what waits for the server's answer. */
@@ -80,14 +99,15 @@ class TransportGuard {
   inner: OnMessage | undefined;
   private readonly forwarded = new WeakSet<object>();
   private readonly pending = new Map<unknown, Pending>();
-  private readonly lists = new Set<unknown>();
+  /** The tools/list requests whose answer is filtered, with the session each names. */
+  private readonly lists = new Map<unknown, string | undefined>();
   /** The calls being decided, by request id: a `notifications/cancelled` aborts the decision. */
   private readonly deciding = new Map<unknown, AbortController>();
   private readonly rawSend: Send;
   private readonly guarded: OnMessage;
 
   constructor(
-    private readonly transport: TransportLike,
+    transport: TransportLike,
     private readonly deps: TransportDeps,
   ) {
     this.inner = transport.onmessage;
@@ -112,13 +132,16 @@ class TransportGuard {
       handler(message, extra);
       return;
     }
-    if (message.method === 'tools/list' && this.deps.filterList !== undefined) this.lists.add(message.id);
+    if (message.method === 'tools/list' && this.deps.filterList !== undefined) {
+      const listParams = isObject(message.params) ? message.params : {};
+      this.lists.set(message.id, requestSession(this.deps.session, 'tools/list', listParams, extra));
+    }
     if (message.method !== 'tools/call') {
       handler(message, extra);
       return;
     }
     const params = isObject(message.params) ? message.params : {};
-    void this.decide(message, params, (m) => {
+    void this.decide(message, params, extra, (m) => {
       this.forwarded.add(m);
       handler(m, extra);
     });
@@ -151,25 +174,36 @@ class TransportGuard {
     return response.result;
   }
 
-  /** Whether another tool of the server has a name that normalizes like `name`: a permit cannot tell them apart. */
-  private async hasLookalike(name: string, deliver: (m: Message) => void): Promise<boolean> {
-    const norm = normalized(name);
-    if (norm === undefined) return false;
-    // A tools/list of the guard's own (never answered to the client).
+  /**
+   * The server's own listing of `name` (a tools/list of the guard's, never answered to the client): its
+   * `inputSchema`, and whether another tool has a name that normalizes alike (a permit cannot tell them apart).
+   */
+  private async listing(
+    name: string,
+    deliver: (m: Message) => void,
+  ): Promise<{ lookalike: boolean; inputSchema: unknown }> {
     const id = `agent-pep/${globalThis.crypto.randomUUID()}`;
     const response = await this.exchange({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }, deliver);
     const tools = isObject(response) && isObject(response.result) ? response.result.tools : undefined;
     if (!Array.isArray(tools)) throw new Error('no tool list');
-    return tools.some(
-      (t) => isObject(t) && t.name !== name && typeof t.name === 'string' && normalized(t.name) === norm,
-    );
+    const norm = normalized(name);
+    const lookalike =
+      norm !== undefined &&
+      tools.some((t) => isObject(t) && t.name !== name && typeof t.name === 'string' && normalized(t.name) === norm);
+    const own = tools.find((t) => isObject(t) && t.name === name) as Message | undefined;
+    return { lookalike, inputSchema: own?.inputSchema };
   }
 
   /** One tools/call: refused (answered here), or forwarded as decided and its answer sent. */
-  private async decide(message: Message, params: Message, deliver: (m: Message) => void): Promise<void> {
+  private async decide(
+    message: Message,
+    params: Message,
+    extra: unknown,
+    deliver: (m: Message) => void,
+  ): Promise<void> {
     const name = typeof params.name === 'string' ? params.name : 'unknown';
     const args = params.arguments ?? {};
-    const refuse = (why: string) => this.answer(message.id, failedClosed(name, 'invalid_request', why));
+    const refuse = (why: string) => this.answer(message.id, failedClosed(this.deps.pep, name, 'invalid_request', why));
     const run = (a: unknown) => {
       if (controller.signal.aborted) throw new ErrorAnswer({});
       return this.forward(message, params, a, deliver);
@@ -181,19 +215,23 @@ class TransportGuard {
       }
       this.deciding.set(message.id, controller);
       if (typeof params.name !== 'string') return await refuse('no tool name');
-      if (await this.hasLookalike(name, deliver)) return await refuse('another tool has the same normalized name');
+      const listed = await this.listing(name, deliver);
+      if (listed.lookalike) return await refuse('another tool has the same normalized name');
       // A tool registered after guarding: its wrapped callback decides (with the schema in view).
       if (this.deps.wrapped(name)) return deliver(message);
       if (this.deps.verifier !== undefined) {
-        const refused = await permitRefusal(this.deps.verifier, name, args, params._meta);
+        const refused = await permitRefusal(this.deps.pep, this.deps.verifier, name, args, params._meta);
         return await this.answer(message.id, refused ?? (await run(args)));
       }
       if (!isObject(args)) return await refuse('arguments are not an object');
-      const callOpts: CallOptions = {};
-      const session = sessionOf(this.transport.sessionId);
-      if (session !== undefined) callOpts.session = session;
-      callOpts.signal = controller.signal;
-      const out = await this.deps.pep.guardTool(name, run)(args as Record<string, unknown>, callOpts);
+      // The args the tool will run: its listed schema's defaults filled in, a value its parser would
+      // coerce refused (docs/adapters.md "Schemas"), so that the PDP decides on what runs.
+      const planned = argsBySchema(listed.inputSchema, args as Record<string, unknown>);
+      if (planned.kind === 'refused') return await refuse(planned.why);
+      const session = requestSession(this.deps.session, 'tools/call', params, extra);
+      if (session === undefined) return await refuse('the request names no policy session');
+      const callOpts: CallOptions = { session, signal: controller.signal };
+      const out = await this.deps.pep.guardTool(name, run)(planned.args, callOpts);
       return await this.answer(message.id, asToolResult(out));
     } catch (err) {
       if (err instanceof ErrorAnswer) {
@@ -203,7 +241,7 @@ class TransportGuard {
       const result =
         err instanceof PolicyEnforcementError
           ? refusal(err.toolMessage)
-          : failedClosed(name, 'invalid_request', 'the adapter failed');
+          : failedClosed(this.deps.pep, name, 'invalid_request', 'the adapter failed');
       if (!controller.signal.aborted) await this.answer(message.id, result).catch(() => undefined);
     } finally {
       if (this.deciding.get(message.id) === controller) this.deciding.delete(message.id);
@@ -215,10 +253,13 @@ class TransportGuard {
     if (isObject(message) && !('method' in message) && 'id' in message) {
       const waiting = this.pending.get(message.id);
       if (waiting !== undefined) return waiting.settle(message);
-      if (this.lists.delete(message.id) && this.deps.filterList !== undefined && 'result' in message) {
+      const listed = this.lists.has(message.id);
+      const session = this.lists.get(message.id);
+      this.lists.delete(message.id);
+      if (listed && this.deps.filterList !== undefined && 'result' in message) {
         let result: unknown;
         try {
-          result = await this.deps.filterList(message.result, sessionOf(this.transport.sessionId));
+          result = await this.deps.filterList(message.result, session);
         } catch {
           result = { tools: [] };
         }

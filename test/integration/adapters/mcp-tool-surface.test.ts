@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, type McpPinSet } from '../../../src/adapters/mcp.js';
 import type { Pep, PepOptions, PolicyDecision } from '../../../src/index.js';
@@ -20,6 +20,8 @@ const dev = useDevPdp(
   { policy: { agents: ['support-ai'], latches: [...TOOL_SURFACE_LATCHES] } },
   { session: 'sess_surface' },
 );
+/** The session a guarded server decides a raw client's calls in (CONTRACT section 16: the request names it, or the server's `session` function does). */
+const inSession = { session: () => 'sess_surface' };
 function makePep(extra: Partial<PepOptions> = {}): Pep {
   return dev.clients.client(extra);
 }
@@ -28,6 +30,20 @@ const text = (r: unknown): string | undefined => (r as { content: { text?: strin
 const ok = async () => ({ content: [{ type: 'text' as const, text: 'ran' }] });
 
 /** A server with three tools; `guard` runs before they are registered. */
+/**
+ * Renames a tool to a name outside MCP's tool-name characters (SEP-986): the SDK warns on the console,
+ * which this asserts (and keeps out of the test output) instead of letting it through.
+ */
+function renameNonconforming(tool: { update(u: { name: string }): void }, name: string): void {
+  const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+  try {
+    tool.update({ name });
+    expect(warn.mock.calls[0]?.[0]).toContain('Tool name validation warning');
+  } finally {
+    warn.mockRestore();
+  }
+}
+
 function paymentsServer(guard?: (s: McpServer) => void, name = 'payments'): McpServer {
   const server = new McpServer({ name, version: '1.0.0' });
   guard?.(server);
@@ -48,12 +64,12 @@ const namesOf = async (client: Client) => (await client.listTools()).tools.map((
 
 describe('guardMcpServer: tools/list answers the visible tools for the session', () => {
   it('hides a tool the policy blocks outright; a latch conditioned on args never hides one', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s)));
+    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, inSession)));
     expect(await namesOf(client)).toEqual(['lookup_order', 'refund_payment']);
   });
 
   it('one visibility batch per list: one evidence record naming the tools hidden', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s)));
+    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, inSession)));
     const before = dev.pdp.evidence().length;
     await client.listTools();
     const added = dev.pdp.evidence().slice(before);
@@ -62,19 +78,23 @@ describe('guardMcpServer: tools/list answers the visible tools for the session',
   });
 
   it('{ hideBlocked: false } offers every tool', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, { hideBlocked: false })));
+    const client = await connect(
+      paymentsServer((s) => guardMcpServer(makePep(), s, { ...inSession, hideBlocked: false })),
+    );
     expect(await namesOf(client)).toEqual(['lookup_order', 'bank_transfer', 'refund_payment']);
   });
 
   it('a hidden tool called anyway is decided per call and refused by policy; its body never runs', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s)));
+    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, inSession)));
     const r = await client.callTool({ name: 'bank_transfer', arguments: { to: 'x' } });
     expect(r.isError).toBe(true);
     expect(text(r)).toBe("ERROR: Tool 'bank_transfer' denied by policy: no money transfers");
   });
 
   it('a PDP that hangs during the visibility batch hides every tool, within the deadline', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep({ timeoutMs: 300, retries: 0 }), s)));
+    const client = await connect(
+      paymentsServer((s) => guardMcpServer(makePep({ timeoutMs: 300, retries: 0 }), s, inSession)),
+    );
     dev.pdp.setFault({ kind: 'hang' });
     try {
       const started = Date.now();
@@ -127,6 +147,24 @@ describe('guardMcpClient: pins', () => {
     for (const sha of Object.values(pins?.tools ?? {})) expect(sha).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
+  it.each([
+    ['title', { title: 'Order lookup (now also refunds)' }],
+    ['annotations', { annotations: { destructiveHint: true } }],
+  ] as const)(
+    'a changed %s (list_changed): the pin covers it, the tool is hidden and its call is tool_changed naming it',
+    async (field, update) => {
+      const { client, lookup, seen } = await pinned();
+      await client.listTools();
+      lookup.update(update);
+      await settle();
+      const r = await client.callTool({ name: 'lookup_order', arguments: { orderId: 'o1' } });
+      expect(r.isError).toBe(true);
+      expect(seen.at(-1)?.synthesized?.code).toBe('tool_changed');
+      expect(seen.at(-1)?.synthesized?.message).toBe(`tool "lookup_order" changed since it was pinned (${field})`);
+      expect(await namesOf(client)).toEqual(['list_orders']);
+    },
+  );
+
   it('a changed description (list_changed): hidden, and a call is tool_changed naming the tool and field', async () => {
     const { client, lookup, seen } = await pinned();
     await client.listTools();
@@ -171,7 +209,8 @@ describe('guardMcpClient: pins', () => {
     async (_n, renamed, field) => {
       const { client, lookup, seen } = await pinned();
       await client.listTools();
-      lookup.update({ name: renamed });
+      if (/^[\w.-]+$/.test(renamed)) lookup.update({ name: renamed });
+      else renameNonconforming(lookup, renamed);
       await settle();
       expect(await namesOf(client)).toEqual(['list_orders']);
       const r = await client.callTool({ name: renamed, arguments: { orderId: 'o' } });
@@ -183,7 +222,7 @@ describe('guardMcpClient: pins', () => {
   it('a Unicode look-alike name (Greek omicron) is another tool, not pinned: hidden, its call refused', async () => {
     const { client, lookup, seen } = await pinned();
     await client.listTools();
-    lookup.update({ name: 'lookup_\u03bfrder' });
+    renameNonconforming(lookup, 'lookup_\u03bfrder');
     await settle();
     expect(await namesOf(client)).toEqual(['list_orders']);
     const r = await client.callTool({ name: 'lookup_\u03bfrder', arguments: { orderId: 'o' } });

@@ -18,6 +18,8 @@ const policy = {
 };
 
 const dev = useDevPdp({ policy }, { session: 'sess_transport', timeoutMs: 1000, retries: 0 });
+/** The session a guarded server decides a raw client's calls in (CONTRACT section 16: the request names it, or the server's `session` function does). */
+const inSession = { session: () => 'sess_transport' };
 function makePep(extra: Partial<PepOptions> = {}): Pep {
   return dev.clients.client(extra);
 }
@@ -51,7 +53,7 @@ describe('guardMcpServer: tools registered before it', () => {
     const ran: string[] = [];
     const server = preRegistered(ran);
     const client = await clientOf(server);
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     const before = decisions();
     expect(text(await client.callTool({ name: 'bank_transfer', arguments: { id: 'x' } }))).toBe(DENIED);
     expect(text(await client.callTool({ name: 'lookup_order', arguments: { id: 'o1' } }))).toBe('lookup_order o1');
@@ -63,7 +65,7 @@ describe('guardMcpServer: tools registered before it', () => {
   it('a tool registered after guarding on such a server is decided once, by its wrapped callback', async () => {
     const ran: string[] = [];
     const server = preRegistered(ran);
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     server.registerTool('bank_wire', {}, async () => {
       ran.push('bank_wire');
       return { content: [] };
@@ -83,7 +85,7 @@ describe('guardMcpServer: tools registered before it', () => {
   it('a call the transport had queued before the server started is decided too', async () => {
     const ran: string[] = [];
     const server = preRegistered(ran);
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const answers: unknown[] = [];
     clientSide.onmessage = (m) => {
@@ -158,7 +160,7 @@ describe('guardMcpServer: tools registered before it', () => {
         },
       },
     ];
-    guardMcpServer(makePep({ interceptors }), server, { hideBlocked: false });
+    guardMcpServer(makePep({ interceptors }), server, { ...inSession, hideBlocked: false });
     const client = await clientOf(server);
     const abort = new AbortController();
     const call = client

@@ -43,6 +43,8 @@ const policy = {
 };
 
 const dev = useDevPdp({ policy }, { session: 'sess_mcp', timeoutMs: 1000, retries: 0 });
+/** The session a guarded server decides a raw client's calls in (CONTRACT section 16: the request names it, or the server's `session` function does). */
+const inSession = { session: () => 'sess_mcp' };
 afterEach(() => dev.pdp.setFault(null));
 function makePep(extra: Partial<PepOptions> = {}): Pep {
   return dev.clients.client(extra);
@@ -118,7 +120,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
   beforeEach(async () => {
     ran = [];
     const server = makeServer(ran);
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     client = await connect(server);
   });
 
@@ -138,7 +140,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
    */
   async function oneTool(name: string, inputSchema: z.ZodRawShape) {
     const server = new McpServer({ name: 'one', version: '1.0.0' });
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     const got: unknown[] = [];
     server.registerTool(name, { inputSchema }, async (a: unknown) => {
       got.push(a);
@@ -184,7 +186,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   it('a schema that makes something other than an object of the args is refused, not decided as sent', async () => {
     const server = new McpServer({ name: 'payments', version: '1.0.0' });
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     const got: unknown[] = [];
     const inputSchema = z
       .object({ orderId: z.string(), amount: z.coerce.number() })
@@ -245,7 +247,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   it('guards tools registered after guardMcpServer (registerTool and the tool() overloads)', async () => {
     const server = makeServer(ran);
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     let later = 0;
     server.registerTool('bank_wire', { inputSchema: { to: z.string() } }, async () => {
       later++;
@@ -274,7 +276,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     const swapped: string[] = [];
     const transfer = server.registerTool('bank_transfer_funds', {}, async () => ({ content: [] }));
     const lookup = server.registerTool('lookup_order', {}, async () => ({ content: [] }));
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     for (const [tool, name] of [
       [transfer, 'bank_transfer_funds'],
       [lookup, 'lookup_order'],
@@ -303,7 +305,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     };
     server.registerTool('lookup_order', {}, shared);
     server.registerTool('bank_lookup', {}, shared);
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     const c = await connect(server);
     const blocked = await c.callTool({ name: 'bank_lookup', arguments: {} });
     const allowed = await c.callTool({ name: 'lookup_order', arguments: {} });
@@ -321,40 +323,12 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
       runs++;
       return { content: [] };
     });
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     tool.update({ name: 'bank_lookup' });
     const c = await connect(server);
     const r = await c.callTool({ name: 'bank_lookup', arguments: {} });
     expect(textOf(r)).toBe("ERROR: Tool 'bank_lookup' denied by policy: no money transfers");
     expect(runs).toBe(0);
-  });
-});
-
-describe('the session is the MCP session id where the transport has one', () => {
-  it("the server decides under extra.sessionId, the client under its transport's sessionId", async () => {
-    const ran: Ran[] = [];
-    const server = makeServer(ran);
-    guardMcpServer(makePep(), server);
-    const client = new Client({ name: 'agent', version: '1.0.0' });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    serverSide.sessionId = 'mcp-server-session';
-    clientSide.sessionId = 'mcp-client-session';
-    await server.connect(serverSide);
-    await client.connect(clientSide);
-    guardMcpClient(makePep(), client);
-    const before = dev.pdp.evidence().length;
-    await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
-    expect(ran).toHaveLength(1);
-    const sessions = dev.pdp
-      .evidence()
-      .slice(before)
-      .filter((r) => r.visibility === undefined)
-      .map((r) => [r.stage, r.session]);
-    expect(sessions).toEqual([
-      ['action', 'mcp-client-session'],
-      ['action', 'mcp-server-session'],
-      ['context_egress', 'mcp-client-session'],
-    ]);
   });
 });
 
@@ -364,7 +338,7 @@ describe('guardMcpServer: experimental task tools', () => {
       { name: 's', version: '1' },
       { capabilities: { tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() },
     );
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     const created: string[] = [];
     for (const name of ['bank_batch', 'lookup_batch']) {
       server.experimental.tasks.registerToolTask(
@@ -401,7 +375,7 @@ describe('guardMcpServer: failing closed', () => {
   it('fails closed when the PDP is down: pdp_unreachable, the body does not run', async () => {
     const ran: Ran[] = [];
     const server = makeServer(ran);
-    guardMcpServer(makePep({ pdpUrl: await closedPort() }), server);
+    guardMcpServer(makePep({ pdpUrl: await closedPort() }), server, inSession);
     const client = await connect(server);
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_unreachable)");
@@ -422,7 +396,7 @@ describe('guardMcpServer: failing closed', () => {
         };
       },
     };
-    guardMcpServer(broken, server);
+    guardMcpServer(broken, server, inSession);
     const client = await connect(server);
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(r.isError).toBe(true);
@@ -444,7 +418,7 @@ describe('guardMcpServer: failing closed', () => {
     } finally {
       warn.mockRestore();
     }
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     const client = await connect(server);
     const r = await client.callTool({ name: '---', arguments: {} });
     expect(r.isError).toBe(true);
@@ -455,7 +429,7 @@ describe('guardMcpServer: failing closed', () => {
   it('a tools/call handler set on the low-level server cannot bypass the guard: refused when set, or when found', async () => {
     // After guarding: server.server.setRequestHandler(tools/call) would replace the guarded dispatch.
     const guarded = makeServer([]);
-    guardMcpServer(makePep(), guarded);
+    guardMcpServer(makePep(), guarded, inSession);
     let rawRuns = 0;
     const raw = async () => {
       rawRuns++;
@@ -473,7 +447,7 @@ describe('guardMcpServer: failing closed', () => {
     expect(rawRuns).toBe(0);
     // The SDK's own install of its handler (the first registerTool after guarding) still works.
     const late = new McpServer({ name: 's', version: '1' });
-    guardMcpServer(makePep(), late);
+    guardMcpServer(makePep(), late, inSession);
     let runs = 0;
     late.registerTool('lookup_order', { inputSchema: { orderId: z.string() } }, async () => {
       runs++;
@@ -492,7 +466,7 @@ describe('guardMcpServer: failing closed', () => {
       if (request.method === 'tools/call') fallbackRuns++;
       return { content: [{ type: 'text', text: 'dynamic tool ran' }] } as never;
     };
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     const client = await connect(server);
     const r = await client
       .request(
@@ -506,7 +480,7 @@ describe('guardMcpServer: failing closed', () => {
 
   it('WARN args that do not fit the input schema are refused, not run', async () => {
     const server = new McpServer({ name: 's', version: '1' });
-    guardMcpServer(makePep(), server);
+    guardMcpServer(makePep(), server, inSession);
     let runs = 0;
     // The PDP caps limit at 10; this tool's schema wants more than 10, so the capped call cannot run.
     server.registerTool(
@@ -545,7 +519,7 @@ describe('guardMcpServer: interceptors apply through pep.guardTool', () => {
     ];
     const ran: Ran[] = [];
     const server = makeServer(ran);
-    guardMcpServer(makePep({ interceptors }), server);
+    guardMcpServer(makePep({ interceptors }), server, inSession);
     const client = await connect(server);
     const before = decisions('action');
     const sub = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'cached', amount: 1 } });

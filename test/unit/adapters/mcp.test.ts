@@ -98,6 +98,18 @@ describe('guardMcpServer refuses what it cannot guard', () => {
       'hideBlocked',
     );
   });
+
+  it('a requestStateKey under 32 bytes, or a requestStateTtlMs that is not 1 to 86400000 ms, is a TypeError naming it', () => {
+    const bad = [
+      [{ requestStateKey: new Uint8Array(31) }, 'requestStateKey'],
+      [{ requestStateKey: 'secret' as never }, 'requestStateKey'],
+      [{ requestStateTtlMs: 0 }, 'requestStateTtlMs'],
+      [{ requestStateTtlMs: 86_400_001 }, 'requestStateTtlMs'],
+      [{ requestStateTtlMs: 1.5 }, 'requestStateTtlMs'],
+    ] as const;
+    for (const [opts, option] of bad)
+      expect(typeErrorOf(() => guardMcpServer(withPermits(), server(), opts)).option).toBe(option);
+  });
 });
 
 describe('guardMcpClient refuses what it cannot guard', () => {

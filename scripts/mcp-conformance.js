@@ -1,0 +1,263 @@
+// The official MCP conformance suite (@modelcontextprotocol/conformance): its server scenarios against a small
+// server, and its client scenarios against scripts/mcp-conformance-client.js, each bare and
+// guarded by agent-pep (a policy that allows everything), over Streamable HTTP: every check must come out
+// the same (CONTRACT section 16; docs/mcp.md lists the results). The guarded server declares
+// `capabilities: { tools }` and has tools registered before guarding as well as after.
+//
+// Usage: node scripts/mcp-conformance.js <conformance CLI (dist/index.js)> <node 22 binary> [spec version]
+// Exit code 0 when bare and guarded agree on every check, 1 otherwise (the checks that differ are printed).
+// Needs `npm run build` first (it imports agent-pep from dist/ as a user does).
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import { createPep } from 'agent-pep';
+import { startDevPdp } from 'agent-pep/dev-pdp';
+import { guardMcpServer } from 'agent-pep/mcp';
+
+const [cli, node22, specVersion = '2025-11-25'] = process.argv.slice(2);
+if (!cli || !node22) {
+  console.error('usage: node scripts/mcp-conformance.js <conformance dist/index.js> <node 22 binary> [spec version]');
+  process.exit(2);
+}
+
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+const WAV = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=';
+
+/** The conformance tools, in two groups: registered before guarding, and after. */
+const BEFORE = {
+  test_simple_text: async () => ({ content: [{ type: 'text', text: 'This is a simple text response for testing.' }] }),
+  test_image_content: async () => ({ content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] }),
+  test_error_handling: async () => {
+    throw new Error('This tool intentionally returns an error for testing');
+  },
+};
+const AFTER = {
+  test_audio_content: async () => ({ content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] }),
+  test_embedded_resource: async () => ({
+    content: [
+      { type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'embedded' } },
+    ],
+  }),
+  test_multiple_content_types: async () => ({
+    content: [
+      { type: 'text', text: 'Multiple content types test:' },
+      { type: 'image', data: PNG, mimeType: 'image/png' },
+      { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'text/plain', text: 'r' } },
+    ],
+  }),
+  test_tool_with_progress: async (extra) => {
+    const token = extra._meta?.progressToken;
+    for (const progress of [0, 50, 100]) {
+      if (token !== undefined) {
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress, total: 100 },
+        });
+      }
+    }
+    return { content: [{ type: 'text', text: 'progress done' }] };
+  },
+};
+
+function register(server, tools) {
+  for (const [name, cb] of Object.entries(tools)) {
+    server.registerTool(name, { description: `conformance tool ${name}` }, cb);
+  }
+}
+
+/** A server: `capabilities: { tools }`, tools before guarding, the guard (or none), tools after. */
+function makeServer(pep) {
+  const server = new McpServer({ name: 'agent-pep-conformance', version: '1.0.0' }, { capabilities: { tools: {} } });
+  register(server, BEFORE);
+  // The conformance client names no policy session: the server takes it from what it knows of its caller.
+  if (pep) guardMcpServer(pep, server, { session: () => 'conformance' });
+  register(server, AFTER);
+  return server;
+}
+
+/**
+ * A stateless 2.x server (revision 2026-07-28): `createMcpHandler`, one `McpServer` per request, served by
+ * Node's http; guarded, the handler `guardMcpServer` returns is served.
+ */
+async function serveV2(pep) {
+  const handler = createMcpHandler(() => {
+    const server = new McpServerV2({ name: 'agent-pep-conformance', version: '2.0.0' });
+    const { test_tool_with_progress: _progress, ...after } = AFTER;
+    for (const [name, cb] of Object.entries({ ...BEFORE, ...after })) {
+      server.registerTool(name, { description: `conformance tool ${name}` }, () => cb());
+    }
+    return server;
+  });
+  const served = pep ? guardMcpServer(pep, handler, { session: () => 'conformance' }) : handler;
+  const http = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+    const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+    const request = new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body });
+    const response = await served.fetch(request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${http.address().port}/mcp`,
+    close: async () => {
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+}
+
+/** A stateful Streamable HTTP endpoint (one server and transport per MCP session), on 127.0.0.1. */
+async function serve(pep) {
+  const transports = new Map();
+  const http = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+    const id = req.headers['mcp-session-id'];
+    let transport = typeof id === 'string' ? transports.get(id) : undefined;
+    if (!transport && req.method === 'POST' && isInitializeRequest(body)) {
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (sid) => transports.set(sid, transport),
+      });
+      await makeServer(pep).connect(transport);
+    }
+    if (!transport) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'No valid session' }, id: null }));
+      return;
+    }
+    await transport.handleRequest(req, res, body);
+  });
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${http.address().port}/mcp`,
+    close: async () => {
+      for (const t of transports.values()) await t.close();
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+}
+
+/** Runs the conformance CLI with `args` and an output directory; resolves with the checks it wrote. */
+async function runCli(args) {
+  const out = await mkdtemp(join(tmpdir(), 'mcp-conformance-'));
+  try {
+    await new Promise((resolve, reject) => {
+      const stdio = ['ignore', 'ignore', process.env.MCP_CONFORMANCE_VERBOSE ? 'inherit' : 'ignore'];
+      const child = spawn(node22, [cli, ...args, '--output-dir', out], { stdio });
+      child.on('error', reject);
+      child.on('exit', () => resolve());
+    });
+    return await collect(out);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+/** The suite's server scenarios against `url`: `{ "<scenario>/<check>": status }`. */
+const runServerSuite = (url, version = specVersion) =>
+  runCli(['server', '--url', url, '--spec-version', version, '--timeout', '10000']);
+
+/** The client scenarios (those without OAuth) the suite has for `specVersion`. */
+const CLIENT_SCENARIOS = ['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults'];
+
+/** The suite's client scenarios against scripts/mcp-conformance-client.js in `mode` (bare or guarded). */
+async function runClientSuite(mode) {
+  const results = {};
+  const command = `node ${join(import.meta.dirname, 'mcp-conformance-client.js')} ${mode}`;
+  for (const scenario of CLIENT_SCENARIOS) {
+    const args = ['client', '--command', command, '--scenario', scenario, '--spec-version', specVersion];
+    Object.assign(results, await runCli([...args, '--timeout', '20000']));
+  }
+  return results;
+}
+
+/** Every check in the suite's output directory (its `checks.json` files), by scenario and check id. */
+async function collect(dir) {
+  const results = {};
+  for (const entry of await readdir(dir, { recursive: true })) {
+    if (!entry.endsWith('checks.json')) continue;
+    const checks = JSON.parse(await readFile(join(dir, entry), 'utf8'));
+    // `server-<scenario>-<ISO time>/checks.json` (server scenarios), `<scenario>-<ISO time>/...` (client)
+    const scenario = (entry.split(/[\\/]/)[0] ?? '').replace(/^server-/, '').replace(/-\d{4}-\d\d-\d\dT[\d-]+Z$/, '');
+    for (const c of checks) results[`${scenario}/${c.id}`] = c.status;
+  }
+  return results;
+}
+
+const pdp = await startDevPdp({ policy: { agents: ['conformance'], latches: [] }, log: false });
+const pep = createPep({
+  pdpUrl: pdp.url,
+  agentId: 'conformance',
+  session: 'conformance',
+  permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
+});
+const bare = await serve(undefined);
+const guarded = await serve(pep);
+const bareV2 = await serveV2(undefined);
+const guardedV2 = await serveV2(pep);
+/** Prints one comparison; true when bare and guarded agree on every check (and some ran). */
+function compare(title, a, b, version = specVersion) {
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  const differ = keys.filter((k) => a[k] !== b[k]);
+  const count = (r, st) => Object.values(r).filter((v) => v === st).length;
+  console.log(`MCP conformance ${version}, ${title}: ${keys.length} checks`);
+  for (const [name, r] of [
+    ['bare', a],
+    ['guarded', b],
+  ]) {
+    const counts = ['SUCCESS', 'FAILURE', 'WARNING', 'SKIPPED'].map((st) => `${count(r, st)} ${st.toLowerCase()}`);
+    console.log(`  ${name}: ${counts.join(', ')}`);
+  }
+  if (process.env.MCP_CONFORMANCE_LIST) for (const k of keys) console.log(`  ${k}: ${a[k]} / ${b[k]}`);
+  for (const k of differ) console.log(`  DIFFERS ${k}: bare ${a[k]}, guarded ${b[k]}`);
+  return differ.length === 0 && keys.length > 0;
+}
+
+try {
+  const serverSame = compare(
+    'server scenarios over Streamable HTTP',
+    await runServerSuite(bare.url),
+    await runServerSuite(guarded.url),
+  );
+  // The guard decided: each tools/call to the guarded server asked the PDP (none would mean it was bypassed).
+  const decided = pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
+  console.log(`  tools/call decisions at the PDP (guarded server): ${decided}`);
+  const beforeV2 = pdp.evidence().length;
+  const v2Same = compare(
+    'server scenarios, 2.x createMcpHandler (stateless)',
+    await runServerSuite(bareV2.url, '2026-07-28'),
+    await runServerSuite(guardedV2.url, '2026-07-28'),
+    '2026-07-28',
+  );
+  const decidedV2 = pdp
+    .evidence()
+    .slice(beforeV2)
+    .filter((r) => r.stage === 'action' && r.visibility === undefined).length;
+  console.log(`  tools/call decisions at the PDP (guarded handler): ${decidedV2}`);
+  const clientSame = compare(
+    'client scenarios over Streamable HTTP',
+    await runClientSuite('bare'),
+    await runClientSuite('guarded'),
+  );
+  process.exitCode = serverSame && decided > 0 && v2Same && decidedV2 > 0 && clientSame ? 0 : 1;
+} finally {
+  await bare.close();
+  await guarded.close();
+  await bareV2.close();
+  await guardedV2.close();
+  await pep.close();
+  await pdp.close();
+}
