@@ -8,8 +8,8 @@
 import { checkToolName } from '../core/request.js';
 import { isTextStage, type PolicyDecision, type TextStage } from '../decision.js';
 import { PolicyBlockedError, type PolicyEnforcementError, PolicyEscalatedError } from '../errors.js';
-import { optionError } from '../options/kit.js';
-import type { CallOptions } from '../options/pep.js';
+import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import type { CallOptions, EgressCallOptions } from '../options/pep.js';
 import type { Kernel } from './kernel.js';
 import type { Refused } from './results.js';
 
@@ -67,6 +67,24 @@ function checkGuardToolArgs(name: unknown, execute: unknown, options: unknown): 
   }
 }
 
+/** The per-call keys a guard helper takes (docs/api.md, `CallOptions`); `guardText` at context_egress also `tool`. */
+const GUARD_CALL_KEYS: ReadonlySet<string> = new Set(['signal', 'session', 'simulated']);
+const GUARD_EGRESS_KEYS: ReadonlySet<string> = new Set([...GUARD_CALL_KEYS, 'tool']);
+
+/**
+ * A guard helper's per-call options: an unknown key (or options that are not an object) is a
+ * programming error, thrown as the `TypeError` with `err.option` (CONTRACT section 2), never a BLOCK a
+ * caller would read as a policy decision. Values are the decision's to judge (BLOCK `invalid_request`).
+ * @throws TypeError with `option` naming the key, or `'(options)'`
+ */
+function checkGuardCallOptions(scope: string, opts: unknown, egress: boolean): void {
+  if (opts === undefined) return;
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+    optionError(scope, '(options)', 'expected an object of call options');
+  }
+  refuseUnknownKeys(scope, opts, egress ? GUARD_EGRESS_KEYS : GUARD_CALL_KEYS);
+}
+
 /** The guard helpers of a client (`pep.guardTool`, `pep.guardText`): the enforcement layer as exceptions. */
 export interface Guards {
   /**
@@ -77,7 +95,8 @@ export interface Guards {
    * @param execute - the side effect; receives the effective args (`transformedArgs` or the snapshot)
    * @param options - `{ checkResult }`
    * @returns `(args, opts?) => Promise<R>`, which throws `PolicyBlockedError` (BLOCK, a failed permit, a
-   *   simulated decision, an `after` deny) or `PolicyEscalatedError` (ESCALATE)
+   *   simulated decision, an `after` deny) or `PolicyEscalatedError` (ESCALATE), and a `TypeError` with
+   *   `err.option` for an unknown key in `opts` (the tool never runs, nothing is sent)
    * @throws TypeError at creation when `permits` is not configured (unless `permits: false`), or `name` is bad
    */
   guardTool<R>(
@@ -87,10 +106,13 @@ export interface Guards {
   ): GuardedTool<R>;
   /**
    * Checks text at a stage and resolves with the text to use (original on ALLOW, transformed on WARN).
+   * @param opts - `{ signal, session, simulated }`, and at `context_egress` also `tool` (the tool whose result this is)
    * @throws PolicyBlockedError on BLOCK (PDP, interceptor or synthesized) or a simulated decision
    * @throws PolicyEscalatedError on ESCALATE
+   * @throws TypeError with `err.option` on an unknown key in `opts` (or `opts` not an object): a
+   *   programming error, never read as a policy decision (a bad value is BLOCK `invalid_request`)
    */
-  guardText(stage: TextStage, content: string, opts?: CallOptions): Promise<string>;
+  guardText(stage: TextStage, content: string, opts?: EgressCallOptions): Promise<string>;
 }
 
 /**
@@ -104,6 +126,7 @@ export function makeGuards(kernel: Kernel): Guards {
       kernel.requirePermits('guardTool');
       const check = options?.checkResult ?? false;
       return async (args, callOpts) => {
+        checkGuardCallOptions(`guardTool(${JSON.stringify(name.slice(0, 40))})`, callOpts, false);
         const decided = await kernel.decideAction(name, args, callOpts);
         if (decided.kind === 'substituted') return decided.result as never;
         if (decided.kind === 'refused') throw refusalError(decided);
@@ -118,6 +141,7 @@ export function makeGuards(kernel: Kernel): Guards {
     async guardText(stage, content, o) {
       if (!isTextStage(stage))
         throw new TypeError('guardText: stage must be input, context_egress, output or delivery');
+      checkGuardCallOptions('guardText', o, stage === 'context_egress');
       const r = await kernel.decideText(stage, content, o);
       if (r.kind === 'refused') throw refusalError(r);
       return r.text;

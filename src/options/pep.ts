@@ -14,14 +14,34 @@ export type { PermitKeySource } from '../permit/keys.js';
 
 export type { PermitsOptions } from '../permit/verifier.js';
 
+/**
+ * The decision an observer sees: only the fields listed here (an allow-list, docs/api.md "Observers");
+ * a permit, transformed args or content, a substitute result and any field not listed never reach it.
+ */
+export type ObservedDecision = Pick<
+  PolicyDecision,
+  | 'verdict'
+  | 'stage'
+  | 'requestId'
+  | 'decisionId'
+  | 'reason'
+  | 'latches'
+  | 'sessionLabels'
+  | 'escalationId'
+  | 'simulated'
+  | 'synthesized'
+  | 'interceptor'
+  | 'route'
+>;
+
 /** What an `onDecision` observer sees after every decision (never content, args or the permit). */
 export interface DecisionEvent {
   /** The stage decided. */
   stage: Stage;
   /** The id sent to the PDP. */
   requestId: string;
-  /** The decision without `permitId`, `transformedArgs`, `transformedContent` and `substitute`. */
-  decision: Omit<PolicyDecision, 'permitId' | 'transformedArgs' | 'transformedContent' | 'substitute'>;
+  /** The decision's allow-listed fields ({@link ObservedDecision}): never a permit, args, content or a substitute result. */
+  decision: ObservedDecision;
   /** Time from the call to the decision, in milliseconds. */
   latencyMs: number;
   /** HTTP attempts made (0 when none was sent). */
