@@ -12,6 +12,7 @@ import { ABORT_CAUSES } from '../core/exchange.js';
 import { runAfter } from '../core/interceptors.js';
 import { checkToolName, isAbortSignal, isSessionId, takeSnapshot } from '../core/request.js';
 import { type FailClosedCode, type PolicyDecision, synthesizeBlock, type TextStage } from '../decision.js';
+import { PermitVerificationError } from '../errors.js';
 import type { CallOptions, EgressCallOptions } from '../options/pep.js';
 import type { PermitExpectation } from '../permit/verifier.js';
 import {
@@ -160,7 +161,11 @@ async function verifyPermit(
     if (cause === CALLER_ABORTED)
       return refuseFrom(deps, v.decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
     const code = (cause as { code?: unknown } | null)?.code;
-    const message = `permit failed verification (${String(code ?? 'error')})`;
+    // Which check failed and what was expected (the verifier's message never holds the permit).
+    const message =
+      cause instanceof PermitVerificationError
+        ? cause.message
+        : `permit failed verification (${String(code ?? 'error')})`;
     return refuseFrom(deps, v.decision, 'permit_invalid', message, started, name, { cause });
   }
 }

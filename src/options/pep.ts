@@ -4,6 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { PolicyDecision, Stage } from '../decision.js';
+import { joinUrl, trimTrailingSlashes } from '../internal/url.js';
 import type { PermitsOptions } from '../permit/verifier.js';
 import { type TelemetryOption, validateTelemetry } from '../telemetry.js';
 import { DEFAULTS } from './defaults.js';
@@ -229,7 +230,7 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('pdpUrl', 'must be http: or https:');
   if (url.username !== '' || url.password !== '') fail('pdpUrl', 'must not carry credentials; use apiKey');
   if (url.search !== '' || url.hash !== '') fail('pdpUrl', 'must not have a query or fragment');
-  const base = url.pathname.replace(/\/+$/, '');
+  const base = trimTrailingSlashes(url.pathname);
   const protocol = options.protocol ?? DEFAULTS.protocol;
   if (protocol !== 'agent-pep' && protocol !== 'authzen') fail('protocol', "expected 'agent-pep' or 'authzen'");
   const discover = optionalBoolean(options.discover, 'discover', DEFAULTS.discover);
@@ -269,7 +270,7 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
     fail('onDecision', 'expected a function');
   return Object.freeze({
     origin: url.origin,
-    path: protocol === 'authzen' ? `${base}/access/v1/evaluation` : `${base}/api/policy/authorize`,
+    path: joinUrl(base, protocol === 'authzen' ? '/access/v1/evaluation' : '/api/policy/authorize'),
     pdp: url,
     base,
     protocol,

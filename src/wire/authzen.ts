@@ -7,6 +7,7 @@
  */
 import { VERDICTS, type Verdict } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
+import { joinUrl, trimTrailingSlashes } from '../internal/url.js';
 import {
   type AuthorizeRequest,
   type AuthorizeResponse,
@@ -285,12 +286,12 @@ export interface Endpoints {
 
 /** The endpoints under `base` (the path of `pdpUrl`, no trailing `/`) when there is no discovery. */
 export function defaultEndpoints(base: string): Endpoints {
-  return { evaluation: `${base}${AUTHZEN_PATHS.evaluation}`, evaluations: `${base}${AUTHZEN_PATHS.evaluations}` };
+  return { evaluation: joinUrl(base, AUTHZEN_PATHS.evaluation), evaluations: joinUrl(base, AUTHZEN_PATHS.evaluations) };
 }
 
 /** A PDP identifier in comparable form: origin and path, without a trailing `/`. */
 function identifier(url: URL): string {
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  return `${url.origin}${trimTrailingSlashes(url.pathname)}`;
 }
 
 /** Why a discovery document was discarded for good (every decision is then `pdp_unreachable`). */
