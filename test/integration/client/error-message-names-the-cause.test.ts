@@ -12,7 +12,7 @@ import { useFakePdp } from '../../support/fake-pdp-suite.js';
 const fake = useFakePdp();
 const { clients } = fake;
 let jwk: Record<string, unknown>;
-let privateKey: CryptoKey;
+let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
 beforeAll(async () => {
   const pair = await generateKeyPair('EdDSA');
