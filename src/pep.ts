@@ -14,6 +14,7 @@ import { registerKernel } from './enforce/registry.js';
 import type { ActionCall, CallOptions, EgressCallOptions, PepOptions } from './options/pep.js';
 
 export type { GuardedTool, Guards, GuardToolOptions, ToolExecutionContext } from './enforce/guard.js';
+export type { StandardSchemaIssue, StandardSchemaResult, StandardSchemaV1 } from './enforce/schema.js';
 
 /** The PEP client returned by {@link createPep}. */
 export interface Pep extends Guards {

@@ -12,6 +12,7 @@ import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { CallOptions, EgressCallOptions } from '../options/pep.js';
 import type { Kernel } from './kernel.js';
 import type { Refused } from './results.js';
+import { isStandardSchema, type StandardSchemaV1, validateArgs } from './schema.js';
 
 /** What `guardTool`'s `execute` receives besides the args. */
 export interface ToolExecutionContext {
@@ -23,11 +24,25 @@ export interface ToolExecutionContext {
   signal: AbortSignal | undefined;
 }
 
-/** A tool wrapped by `guardTool`: authorizes, verifies the permit, then executes. */
-export type GuardedTool<R> = (args: Record<string, unknown>, opts?: CallOptions) => Promise<R>;
+/**
+ * A tool wrapped by `guardTool`: authorizes, verifies the permit, then executes.
+ * @typeParam R - what the tool resolves with
+ * @typeParam A - the args it takes (a plain object of JSON values at run time)
+ */
+export type GuardedTool<R, A extends object = Record<string, unknown>> = (args: A, opts?: CallOptions) => Promise<R>;
 
 /** Options of `guardTool`. */
-export interface GuardToolOptions<R> {
+export interface GuardToolOptions<R, A extends object = Record<string, unknown>> {
+  /**
+   * A Standard Schema (zod, valibot, arktype, ...: anything with the `~standard` v1 interface) that
+   * validates every call's args before the decision. Args that do not match are refused with a
+   * `PolicyBlockedError` `invalid_request` (its message names the issues' paths, never a value): no
+   * request is sent and the tool never runs. Args that match are decided on as the schema outputs
+   * them (defaults filled in, values coerced), so the PDP decides on what runs; a PDP WARN's
+   * `transformedArgs` must match the schema too, else the call is refused the same way.
+   * @defaultValue undefined (no validation)
+   */
+  schema?: StandardSchemaV1<unknown, A>;
   /**
    * Check the tool's result at `context_egress` (with `tool: name`) before it is returned, after the
    * `after` interceptors: `true` sends it as the text a model reads (a string as is, anything else as
@@ -59,7 +74,13 @@ function checkGuardToolArgs(name: unknown, execute: unknown, options: unknown): 
     throw new TypeError('guardTool: options must be an object');
   }
   for (const key of Object.keys(options ?? {})) {
-    if (key !== 'checkResult') optionError('guardTool', key, `unknown option ${JSON.stringify(key.slice(0, 40))}`);
+    if (key !== 'checkResult' && key !== 'schema') {
+      optionError('guardTool', key, `unknown option ${JSON.stringify(key.slice(0, 40))}`);
+    }
+  }
+  const schema = (options as { schema?: unknown } | undefined)?.schema;
+  if (schema !== undefined && !isStandardSchema(schema)) {
+    optionError('guardTool', 'schema', 'expected a Standard Schema (an object with a `~standard` v1 member)');
   }
   const checkResult = (options as { checkResult?: unknown } | undefined)?.checkResult;
   if (checkResult !== undefined && typeof checkResult !== 'boolean' && typeof checkResult !== 'function') {
@@ -92,18 +113,19 @@ export interface Guards {
    * An interceptor's `substitute` result is returned without running the tool; `after` interceptors and
    * `checkResult` see the result before it is returned (docs/interceptors.md).
    * @param name - the tool name (at most 256 characters; must normalize to something)
-   * @param execute - the side effect; receives the effective args (`transformedArgs` or the snapshot)
-   * @param options - `{ checkResult }`
+   * @param execute - the side effect; receives the effective args (`transformedArgs` or the snapshot).
+   *   Its args type is the guarded tool's: `guardTool('send_email', async (args: { to: string }) => ...)`
+   * @param options - `{ checkResult, schema }`
    * @returns `(args, opts?) => Promise<R>`, which throws `PolicyBlockedError` (BLOCK, a failed permit, a
    *   simulated decision, an `after` deny) or `PolicyEscalatedError` (ESCALATE), and a `TypeError` with
    *   `err.option` for an unknown key in `opts` (the tool never runs, nothing is sent)
    * @throws TypeError at creation when `permits` is not configured (unless `permits: false`), or `name` is bad
    */
-  guardTool<R>(
+  guardTool<R, A extends object = Record<string, unknown>>(
     name: string,
-    execute: (args: Record<string, unknown>, ctx: ToolExecutionContext) => R | Promise<R>,
-    options?: GuardToolOptions<R>,
-  ): GuardedTool<R>;
+    execute: (args: A, ctx: ToolExecutionContext) => R | Promise<R>,
+    options?: GuardToolOptions<R, A>,
+  ): GuardedTool<R, A>;
   /**
    * Checks text at a stage and resolves with the text to use (original on ALLOW, transformed on WARN).
    * @param opts - `{ signal, session, simulated }`, and at `context_egress` also `tool` (the tool whose result this is)
@@ -116,6 +138,22 @@ export interface Guards {
 }
 
 /**
+ * `args` as `schema` outputs them, or the refusal thrown (BLOCK `invalid_request`, observed).
+ * @throws PolicyBlockedError when they do not match
+ */
+async function schemaArgs(
+  kernel: Kernel,
+  name: string,
+  schema: StandardSchemaV1,
+  args: unknown,
+  what: string,
+): Promise<unknown> {
+  const v = await validateArgs(schema, args);
+  if (v.ok) return v.value;
+  throw refusalError(kernel.refuse({ stage: 'action', tool: name }, 'invalid_request', `${what}: ${v.message}`));
+}
+
+/**
  * Builds `guardTool` and `guardText` over one client's enforcement layer.
  * @internal
  */
@@ -125,13 +163,19 @@ export function makeGuards(kernel: Kernel): Guards {
       checkGuardToolArgs(name, execute, options);
       kernel.requirePermits('guardTool');
       const check = options?.checkResult ?? false;
+      const schema = options?.schema;
       return async (args, callOpts) => {
         checkGuardCallOptions(`guardTool(${JSON.stringify(name.slice(0, 40))})`, callOpts, false);
-        const decided = await kernel.decideAction(name, args, callOpts);
+        const input = schema === undefined ? args : await schemaArgs(kernel, name, schema, args, 'args');
+        const decided = await kernel.decideAction(name, input, callOpts);
         if (decided.kind === 'substituted') return decided.result as never;
         if (decided.kind === 'refused') throw refusalError(decided);
         const { args: run, permitId, decision, signal } = decided;
-        const result = await execute(run, { permitId, decision, signal });
+        // The PDP's replacement must fit the tool too; it runs as bound (the permit binds it), unparsed.
+        if (schema !== undefined && decision.transformedArgs !== undefined) {
+          await schemaArgs(kernel, name, schema, run, "the PDP's transformedArgs");
+        }
+        const result = await execute(run as never, { permitId, decision, signal });
         const finished = await kernel.finishAction(name, decided, result, check as boolean);
         if (finished.kind === 'refused') throw refusalError(finished);
         return finished.result as never;
