@@ -27,12 +27,17 @@ export interface ToolExecutionContext {
 /**
  * A tool wrapped by `guardTool`: authorizes, verifies the permit, then executes.
  * @typeParam R - what the tool resolves with
- * @typeParam A - the args it takes (a plain object of JSON values at run time)
+ * @typeParam A - the args it takes (a plain object of JSON values at run time; with a `schema`, its input type)
  */
-export type GuardedTool<R, A extends object = Record<string, unknown>> = (args: A, opts?: CallOptions) => Promise<R>;
+export type GuardedTool<R, A = Record<string, unknown>> = (args: A, opts?: CallOptions) => Promise<R>;
 
-/** Options of `guardTool`. */
-export interface GuardToolOptions<R, A extends object = Record<string, unknown>> {
+/**
+ * Options of `guardTool`.
+ * @typeParam R - what the tool resolves with
+ * @typeParam A - the args `execute` receives (a `schema`'s output)
+ * @typeParam I - the args the guarded tool takes (a `schema`'s input; `A` without one)
+ */
+export interface GuardToolOptions<R, A extends object = Record<string, unknown>, I = A> {
   /**
    * A Standard Schema (zod, valibot, arktype, ...: anything with the `~standard` v1 interface) that
    * validates every call's args before the decision. Args that do not match are refused with a
@@ -42,7 +47,7 @@ export interface GuardToolOptions<R, A extends object = Record<string, unknown>>
    * `transformedArgs` must match the schema too, else the call is refused the same way.
    * @defaultValue undefined (no validation)
    */
-  schema?: StandardSchemaV1<unknown, A>;
+  schema?: StandardSchemaV1<I, A>;
   /**
    * Check the tool's result at `context_egress` (with `tool: name`) before it is returned, after the
    * `after` interceptors: `true` sends it as the text a model reads (a string as is, anything else as
@@ -121,11 +126,11 @@ export interface Guards {
    *   `err.option` for an unknown key in `opts` (the tool never runs, nothing is sent)
    * @throws TypeError at creation when `permits` is not configured (unless `permits: false`), or `name` is bad
    */
-  guardTool<R, A extends object = Record<string, unknown>>(
+  guardTool<R, A extends object = Record<string, unknown>, I = A>(
     name: string,
     execute: (args: A, ctx: ToolExecutionContext) => R | Promise<R>,
-    options?: GuardToolOptions<R, A>,
-  ): GuardedTool<R, A>;
+    options?: GuardToolOptions<R, A, I>,
+  ): GuardedTool<R, I>;
   /**
    * Checks text at a stage and resolves with the text to use (original on ALLOW, transformed on WARN).
    * @param opts - `{ signal, session, simulated }`, and at `context_egress` also `tool` (the tool whose result this is)

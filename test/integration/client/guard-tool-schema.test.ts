@@ -49,7 +49,7 @@ describe('guardTool with a Standard Schema', () => {
     allowWithPermit();
     const execute = vi.fn(async (args: { to: string; subject: string }) => args.subject);
     const send = fake.clients.client().guardTool('send_email', execute, { schema: email });
-    await expect(send({ to: 'a@example.com' } as never)).resolves.toBe('(none)');
+    await expect(send({ to: 'a@example.com' })).resolves.toBe('(none)');
     expect((fake.pdp.received[0]?.body as { args?: unknown } | undefined)?.args).toEqual({
       to: 'a@example.com',
       subject: '(none)',

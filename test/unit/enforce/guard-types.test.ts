@@ -42,5 +42,7 @@ describe('guardTool types', () => {
         { schema },
       );
     expectTypeOf(tool).returns.returns.resolves.toEqualTypeOf<boolean>();
+    // the guarded tool takes the schema's input: `subject` may be left out (its default fills it in)
+    expectTypeOf(tool).returns.parameter(0).toEqualTypeOf<{ to: string; subject?: string | undefined }>();
   });
 });
