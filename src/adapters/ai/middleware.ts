@@ -203,18 +203,41 @@ function withText(parts: readonly Part[], texts: readonly Part[], use: string): 
   return parts.flatMap((p) => (p === first ? [{ ...p, text: use }] : texts.includes(p) ? [] : [p]));
 }
 
-/** The user text of one message, checked as one text: the text parts joined, as the model reads them. */
-async function userContent(side: Side, i: number, content: unknown, signal: unknown): Promise<unknown> {
+/**
+ * `providerOptions.agentPep.source` values that mark a user-role message as text the app made from
+ * earlier messages or tool output (a summary, a condensed history, a memory recall; docs/adapters.md
+ * "Text made from tool output"): such a message is checked at `context_egress`, never at `input`.
+ */
+const DERIVED_SOURCES: ReadonlySet<string> = new Set(['summary', 'history', 'memory', 'tool-output']);
+
+/** Whether a user-role prompt message is marked as made from earlier messages or tool output. */
+function isDerived(message: Message): boolean {
+  const options = (message as { providerOptions?: { agentPep?: { source?: unknown } } }).providerOptions;
+  const source = options?.agentPep?.source;
+  return typeof source === 'string' && DERIVED_SOURCES.has(source);
+}
+
+/**
+ * The text of one user-role message, checked as one text (the text parts joined, as the model reads
+ * them) at `stage`: `input`, or `context_egress` for a message made from tool output.
+ */
+async function userContent(
+  side: Side,
+  i: number,
+  content: unknown,
+  signal: unknown,
+  stage: 'input' | 'context_egress' = 'input',
+): Promise<unknown> {
   if (typeof content === 'string') {
     // a prompt built by hand (the SDK always makes a list of parts): checked all the same
-    return checked(side, 'input', keyOf(side, ['input', i, content]), content, signal);
+    return checked(side, stage, keyOf(side, [stage, i, content]), content, signal);
   }
-  if (!Array.isArray(content)) throw refusal(side.enforcement, 'input');
+  if (!Array.isArray(content)) throw refusal(side.enforcement, stage);
   const texts = (content as Part[]).filter((p) => p?.type === 'text');
-  if (texts.some((p) => typeof p.text !== 'string')) throw refusal(side.enforcement, 'input');
+  if (texts.some((p) => typeof p.text !== 'string')) throw refusal(side.enforcement, stage);
   if (texts.length === 0) return content;
   const text = joined(texts);
-  const use = await checked(side, 'input', keyOf(side, ['input', i, text]), text, signal);
+  const use = await checked(side, stage, keyOf(side, [stage, i, text]), text, signal);
   return use === text ? content : withText(content as Part[], texts, use);
 }
 
@@ -239,7 +262,10 @@ async function toolContent(side: Side, content: unknown, signal: unknown): Promi
   return parts.some((p, i) => p !== content[i]) ? parts : content;
 }
 
-/** The prompt with its user messages checked at `input` and its tool results at `context_egress`. */
+/**
+ * The prompt with its user messages checked at `input` (at `context_egress` when marked as made from
+ * tool output) and its tool results at `context_egress`.
+ */
 async function transformPrompt(side: Side, params: CallParams): Promise<CallParams> {
   const prompt = params.prompt;
   if (!Array.isArray(prompt)) throw refusal(side.enforcement, 'input');
@@ -253,8 +279,9 @@ async function transformPrompt(side: Side, params: CallParams): Promise<CallPara
       continue;
     }
     const content = message.content;
+    const stage = isDerived(message) ? 'context_egress' : 'input';
     const use =
-      role === 'user' ? await userContent(side, i, content, signal) : await toolContent(side, content, signal);
+      role === 'user' ? await userContent(side, i, content, signal, stage) : await toolContent(side, content, signal);
     if (use !== content) {
       next.push({ ...message, content: use });
       changed = true;
