@@ -312,7 +312,8 @@ function inputText(input: unknown): string | undefined {
   for (const item of input) {
     if (typeof item !== 'object' || item === null) continue;
     const { role, content } = item as { role?: unknown; content?: unknown };
-    if (role !== 'user') continue;
+    // A summary or memory recall the app marked is not the user's words: the model input filter checks it at context_egress.
+    if (role !== 'user' || isDerivedItem(item)) continue;
     const text = partsText(content);
     if (text !== undefined) texts.push(text);
   }
@@ -397,6 +398,21 @@ interface ToolResultItem {
   output: unknown;
 }
 
+/**
+ * `providerData.agentPep.source` values that mark a user-role input item as text the app made from
+ * earlier items or tool output (a summary, a condensed history, a memory recall; docs/adapters.md
+ * "Text made from tool output"): the input guardrail leaves it out, and `pepModelInputFilter` checks
+ * it at `context_egress`, never at `input`.
+ */
+const DERIVED_SOURCES: ReadonlySet<string> = new Set(['summary', 'history', 'memory', 'tool-output']);
+
+/** Whether an input item is a user-role message the app marked as made from tool output. */
+function isDerivedItem(item: unknown): boolean {
+  if (typeof item !== 'object' || item === null || (item as { role?: unknown }).role !== 'user') return false;
+  const source = (item as { providerData?: { agentPep?: { source?: unknown } } }).providerData?.agentPep?.source;
+  return typeof source === 'string' && DERIVED_SOURCES.has(source);
+}
+
 /** Every `function_call_result`, whatever else it carries (a history item without a name is checked too). */
 function isToolResult(item: unknown): item is ToolResultItem {
   return typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'function_call_result';
@@ -411,7 +427,9 @@ function outputText(output: unknown): string | undefined {
 
 /**
  * A `callModelInputFilter` that sends each new tool output in the model's input to the PDP (stage
- * `context_egress`, with the tool's name) before it goes to the model.
+ * `context_egress`, with the tool's name) before it goes to the model, and each user-role item the app
+ * marked as made from tool output (`providerData: { agentPep: { source: 'summary' } }`, also
+ * `'history'`, `'memory'`, `'tool-output'`: a summary or a memory recall) at `context_egress` too.
  *
  * @param pep - the client that decides
  * @returns a filter for `run(agent, input, { callModelInputFilter })` or `new Runner({ callModelInputFilter })`
@@ -442,11 +460,21 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
     if (text === undefined) return item;
     const opts: EgressCallOptions = { ...sessionOption() };
     if (typeof item.name === 'string' && item.name !== '') opts.tool = item.name;
-    const key = JSON.stringify([
-      opts.session ?? null,
-      String(item.callId),
-      createHash('sha256').update(text).digest('base64url'),
-    ]);
+    const replacement = await replacementFor(text, opts, String(item.callId));
+    return replacement === null ? item : { ...item, output: replacement };
+  }
+
+  /** A user-role item made from tool output (a summary, a recall): its text checked at context_egress. */
+  async function checkDerived(item: { content?: unknown }): Promise<unknown> {
+    const text = partsText(item.content);
+    if (text === undefined) return item;
+    const replacement = await replacementFor(text, { ...sessionOption() }, 'derived');
+    return replacement === null ? item : { ...item, content: replacement };
+  }
+
+  /** What to send in place of `text` (null: as it is), remembered by session, place and text. */
+  async function replacementFor(text: string, opts: EgressCallOptions, place: string): Promise<string | null> {
+    const key = JSON.stringify([opts.session ?? null, place, createHash('sha256').update(text).digest('base64url')]);
     let replacement = seen.get(key);
     if (replacement === undefined) {
       const outcome = await egressReplacement(pep, text, opts);
@@ -455,17 +483,29 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
       // checked again on the next turn rather than withheld for good once the PDP is back.
       if (outcome.decided) seen.set(key, replacement);
     }
-    return replacement === null ? item : { ...item, output: replacement };
+    return replacement;
   }
 
   return async ({ modelData }): Promise<ModelInputData> => {
     const input = await Promise.all(
       modelData.input.map(async (item) => {
-        if (!isToolResult(item)) return item;
+        const derived = isDerivedItem(item);
+        if (!isToolResult(item) && !derived) return item;
         try {
-          return (await checkOne(item)) as typeof item;
+          return (
+            derived ? await checkDerived(item as { content?: unknown }) : await checkOne(item as ToolResultItem)
+          ) as typeof item;
         } catch {
-          return { ...item, output: toolMessage(adapterBlock(pep, 'context_egress', 'could not be checked')) };
+          if (derived) {
+            return {
+              ...item,
+              content: toolMessage(adapterBlock(pep, 'context_egress', 'could not be checked')),
+            } as typeof item;
+          }
+          return {
+            ...item,
+            output: toolMessage(adapterBlock(pep, 'context_egress', 'could not be checked')),
+          } as typeof item;
         }
       }),
     );
