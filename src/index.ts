@@ -43,6 +43,8 @@ export type {
   PepOptions,
   PermitKeySource,
   PermitsOptions,
+  SandboxCall,
+  SandboxRunner,
 } from './options/pep.js';
 export { DEFAULTS } from './options/pep.js';
 export type {

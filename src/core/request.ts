@@ -5,7 +5,7 @@
  * `invalid_request`, docs/api.md).
  * @internal
  */
-import type { Stage } from '../decision.js';
+import type { SandboxRoute, Stage } from '../decision.js';
 import { isAbortSignal, isSessionId } from '../internal/guards.js';
 import { NotJsonError, snapshotJsonObject } from '../internal/json.js';
 import { type CallOptions, DEFAULTS, type EgressCallOptions } from '../options/pep.js';
@@ -126,6 +126,8 @@ export interface Prepared {
   readonly call: CallContext;
   /** Set when an interceptor's `proceedWith` replaced the running args or content. */
   replaced?: true;
+  /** Set when an interceptor routed the action to a sandbox (docs/interceptors.md). */
+  route?: SandboxRoute;
   /**
    * Set when the args snapshot is the client's own (taken by {@link prepare}, not handed in by a guard
    * helper, whose tool runs with it): nothing outside the client ever holds it, so the `before` chain

@@ -106,6 +106,7 @@ function beforeChain(b: Bound, p: Prepared, deadlineAt: number): PreparedStep | 
 function afterBefore(p: Prepared, r: BeforeOutcome): PreparedStep {
   switch (r.kind) {
     case 'proceed':
+      if (r.route !== undefined) p.route = r.route;
       if (r.replaced) {
         try {
           replaceRunningValue(p, r);

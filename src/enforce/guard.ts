@@ -172,7 +172,7 @@ export function makeGuards(kernel: Kernel): Guards {
       return async (args, callOpts) => {
         checkGuardCallOptions(`guardTool(${JSON.stringify(name.slice(0, 40))})`, callOpts, false);
         const input = schema === undefined ? args : await schemaArgs(kernel, name, schema, args, 'args');
-        const decided = await kernel.decideAction(name, input, callOpts);
+        const decided = await kernel.decideAction(name, input, callOpts, true);
         if (decided.kind === 'substituted') return decided.result as never;
         if (decided.kind === 'refused') throw refusalError(decided);
         const { args: run, permitId, decision, signal } = decided;
@@ -180,7 +180,19 @@ export function makeGuards(kernel: Kernel): Guards {
         if (schema !== undefined && decision.transformedArgs !== undefined) {
           await schemaArgs(kernel, name, schema, run, "the PDP's transformedArgs");
         }
-        const result = await execute(run as never, { permitId, decision, signal });
+        // A routed action runs in its sandbox, never as the tool (docs/interceptors.md, "Routes to a sandbox").
+        const { sandbox } = decided;
+        const result =
+          sandbox === undefined
+            ? await execute(run as never, { permitId, decision, signal })
+            : ((await sandbox.runner({
+                tool: name,
+                args: run,
+                profile: sandbox.route.profile,
+                permitId,
+                decision,
+                signal,
+              })) as never);
         const finished = await kernel.finishAction(name, decided, result, check as boolean);
         if (finished.kind === 'refused') throw refusalError(finished);
         return finished.result as never;

@@ -11,7 +11,13 @@ import type { ClientInternals } from '../core/client.js';
 import { ABORT_CAUSES } from '../core/exchange.js';
 import { runAfter } from '../core/interceptors.js';
 import { checkToolName, isAbortSignal, isSessionId, takeSnapshot } from '../core/request.js';
-import { type FailClosedCode, type PolicyDecision, synthesizeBlock, type TextStage } from '../decision.js';
+import {
+  type FailClosedCode,
+  type PolicyDecision,
+  type SandboxRoute,
+  synthesizeBlock,
+  type TextStage,
+} from '../decision.js';
 import { PermitVerificationError } from '../errors.js';
 import type { CallOptions, EgressCallOptions } from '../options/pep.js';
 import type { PermitExpectation } from '../permit/verifier.js';
@@ -39,8 +45,12 @@ export type ResultCheck = boolean | ((result: never) => string);
 
 /** The enforcement layer of one client. Nothing here rejects. */
 export interface Kernel {
-  /** Decides an action and, on ALLOW or WARN, verifies its permit against the args that will run. */
-  decideAction(name: string, args: unknown, opts?: unknown): Promise<ActionResult>;
+  /**
+   * Decides an action and, on ALLOW or WARN, verifies its permit against the args that will run.
+   * `runsSandboxes`: the caller runs a routed action's sandbox runner (`guardTool`); a caller whose host
+   * runs the tool itself (a hook, `canUseTool`) leaves it false, and a routed action is refused.
+   */
+  decideAction(name: string, args: unknown, opts?: unknown, runsSandboxes?: boolean): Promise<ActionResult>;
   /**
    * After the tool ran: the `after` interceptors, then the result check. `ran` is the verified action,
    * or (a host that runs the tool itself, such as a PostToolUse hook) the session and args it ran with.
@@ -170,7 +180,38 @@ async function verifyPermit(
   }
 }
 
-async function decideAction(deps: KernelDeps, name: string, args: unknown, callOpts?: unknown): Promise<ActionResult> {
+/**
+ * A routed action's sandbox (docs/interceptors.md, "Routes to a sandbox"), or its refusal: a host that
+ * runs the tool itself cannot run it elsewhere, and a name not in `createPep({ sandboxes })` has no runner.
+ */
+function sandboxOf(
+  deps: KernelDeps,
+  name: string,
+  decision: PolicyDecision,
+  runsSandboxes: boolean,
+  started: number,
+): NonNullable<Verified['sandbox']> | Refused {
+  const route = decision.route as SandboxRoute;
+  const shown = JSON.stringify(route.to.slice(0, 40));
+  if (!runsSandboxes) {
+    const message = `routed to sandbox ${shown}, which this host cannot run (it runs the tool itself)`;
+    return refuseFrom(deps, decision, 'ambiguous_decision', message, started, name);
+  }
+  const runner = deps.sandboxes.get(route.to);
+  if (runner === undefined) {
+    const message = `routed to sandbox ${shown}, which is not registered in createPep({ sandboxes })`;
+    return refuseFrom(deps, decision, 'ambiguous_decision', message, started, name);
+  }
+  return { route, runner };
+}
+
+async function decideAction(
+  deps: KernelDeps,
+  name: string,
+  args: unknown,
+  callOpts?: unknown,
+  runsSandboxes = false,
+): Promise<ActionResult> {
   const started = performance.now();
   try {
     // One read of the args: a failed snapshot is answered invalid_request without a network call.
@@ -195,6 +236,11 @@ async function decideAction(deps: KernelDeps, name: string, args: unknown, callO
       session,
       signal,
     };
+    if (decision.route !== undefined) {
+      const sandbox = sandboxOf(deps, name, decision, runsSandboxes, started);
+      if (isRefused(sandbox)) return sandbox;
+      verified.sandbox = sandbox;
+    }
     const failed = await verifyPermit(deps, name, verified, bound, started);
     if (failed) return failed;
     if (signal?.aborted) return refuseFrom(deps, decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
@@ -291,7 +337,7 @@ function refuse(deps: KernelDeps, site: RefusalSite, code: FailClosedCode, messa
  */
 export function makeKernel(deps: KernelDeps): Kernel {
   return {
-    decideAction: (name, args, opts) => decideAction(deps, name, args, opts),
+    decideAction: (name, args, opts, runsSandboxes) => decideAction(deps, name, args, opts, runsSandboxes),
     finishAction: (name, ran, result, check) => finishAction(deps, name, ran, result, check),
     decideText: (stage, text, opts) => decideTextAs(deps, stage, text, opts, undefined),
     refuse: (site, code, message, cause) => refuse(deps, site, code, message, cause),

@@ -4,8 +4,9 @@
  * result stands in for the tool's) or {@link Refused}; a text is {@link Passed} or {@link Refused}.
  * @internal
  */
-import type { PolicyDecision, Stage } from '../decision.js';
+import type { PolicyDecision, SandboxRoute, Stage } from '../decision.js';
 import { type EnforcementCode, toolMessage } from '../errors.js';
+import type { SandboxRunner } from '../options/pep.js';
 
 /** An action the tool may run: exactly `args` (`transformedArgs ?? snapshot`), with `permitId` verified. */
 export interface Verified {
@@ -20,6 +21,8 @@ export interface Verified {
   session: string;
   /** The caller's signal, if any. */
   signal: AbortSignal | undefined;
+  /** Set when the action is routed to a sandbox: its route and runner run in place of the tool (docs/interceptors.md). */
+  sandbox?: { route: SandboxRoute; runner: SandboxRunner };
 }
 
 /** An interceptor's `substitute`: its result stands in for the tool's; the tool never runs. */

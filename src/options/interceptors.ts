@@ -20,12 +20,19 @@ export interface Step {
   readonly content?: string;
 }
 
-/** The answer of a `before` interceptor. */
+/**
+ * The answer of a `before` interceptor. `route` (action stage only) sends the action to the sandbox
+ * registered as `to` in `createPep({ sandboxes })` instead of running the tool (docs/interceptors.md,
+ * "Routes to a sandbox"): the chain goes on and the PDP is still asked; an ALLOW becomes a WARN with
+ * the route. A later interceptor may not route elsewhere (`interceptor_failed`), nor may the PDP
+ * (`ambiguous_decision`).
+ */
 export type BeforeResult =
   | { action: 'proceed' }
   | { action: 'proceedWith'; args?: Record<string, unknown>; content?: string }
   | { action: 'deny'; reason: string }
-  | { action: 'substitute'; result: unknown };
+  | { action: 'substitute'; result: unknown }
+  | { action: 'route'; to: string; profile?: string };
 
 /** The answer of an `after` interceptor. */
 export type AfterResult =

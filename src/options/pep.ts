@@ -53,6 +53,29 @@ export interface DecisionEvent {
   interceptor?: string;
 }
 
+/**
+ * What a sandbox runner gets: the routed action as it was decided (docs/interceptors.md, "Routes to a
+ * sandbox"). It runs in place of the tool's own body; its result goes on as the tool's would (`after`
+ * interceptors, `checkResult`).
+ */
+export interface SandboxCall {
+  /** The tool name as guarded (not normalized). */
+  tool: string;
+  /** The args that were decided and that the permit binds (`transformedArgs` or the snapshot). */
+  args: Record<string, unknown>;
+  /** The route's profile, when the interceptor or the PDP named one. */
+  profile: string | undefined;
+  /** The verified permit, for a sandbox that presents it on (undefined only with `permits: false`). */
+  permitId: string | undefined;
+  /** The decision (a WARN carrying the route). */
+  decision: PolicyDecision;
+  /** The caller's signal, if any: a runner should stop the sandbox when it fires. */
+  signal: AbortSignal | undefined;
+}
+
+/** Runs a routed action in a sandbox (a local process, a container, E2B, Daytona, ...) and resolves with its result. */
+export type SandboxRunner = (call: SandboxCall) => unknown;
+
 /** Options of {@link createPep}. */
 export interface PepOptions {
   /**
@@ -113,6 +136,13 @@ export interface PepOptions {
   /** Observer called after every decision; throwing is contained. */
   onDecision?: (event: DecisionEvent) => void;
   /**
+   * Sandbox runners by name (docs/interceptors.md, "Routes to a sandbox"): when an interceptor or the
+   * PDP routes an action to `name`, `guardTool` (and the adapters that run tools through it) run
+   * `runner` with the decided call, never the tool's body. A route to a name not registered here is a
+   * synthesized BLOCK `ambiguous_decision`. Names: 1 to 128 characters. @defaultValue {}
+   */
+  sandboxes?: Record<string, SandboxRunner>;
+  /**
    * OpenTelemetry (docs/telemetry.md): `true` records with the globally registered tracer and
    * meter, `{ tracer?, meter? }` with those given. Needs the optional peer `@opentelemetry/api`, which is
    * loaded only when this is set. @defaultValue undefined (nothing recorded, nothing loaded)
@@ -171,9 +201,26 @@ export interface ResolvedOptions {
   interceptors: readonly CompiledInterceptor[];
   onDecision: ((event: DecisionEvent) => void) | undefined;
   telemetry: TelemetryOption | undefined;
+  sandboxes: ReadonlyMap<string, SandboxRunner>;
 }
 
 const SCOPE = 'createPep';
+
+/** The `sandboxes` option: names (1 to 128 characters) to runner functions. @throws TypeError */
+function readSandboxes(raw: unknown): ReadonlyMap<string, SandboxRunner> {
+  const out = new Map<string, SandboxRunner>();
+  if (raw === undefined) return out;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    optionError(SCOPE, 'sandboxes', 'expected an object of runner functions by name');
+  }
+  for (const [name, runner] of Object.entries(raw)) {
+    const path = `sandboxes.${name.slice(0, 40)}`;
+    if (name.length > 128 || !name.isWellFormed()) optionError(SCOPE, path, 'a sandbox name is 1 to 128 characters');
+    if (typeof runner !== 'function') optionError(SCOPE, path, 'expected a runner function');
+    out.set(name, runner as SandboxRunner);
+  }
+  return out;
+}
 
 function fail(path: string, problem: string): never {
   optionError(SCOPE, path, problem);
@@ -205,6 +252,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'interceptors',
   'onDecision',
   'telemetry',
+  'sandboxes',
 ]);
 
 const KNOWN_PERMITS_OPTIONS: ReadonlySet<string> = new Set(['keys', 'issuer', 'algorithms', 'clockToleranceSec']);
@@ -268,7 +316,9 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
   const interceptors = validateInterceptors(options.interceptors, (path, problem) => fail(path, problem));
   if (options.onDecision !== undefined && typeof options.onDecision !== 'function')
     fail('onDecision', 'expected a function');
+  const sandboxes = readSandboxes(options.sandboxes);
   return Object.freeze({
+    sandboxes,
     origin: url.origin,
     path: joinUrl(base, protocol === 'authzen' ? '/access/v1/evaluation' : '/api/policy/authorize'),
     pdp: url,

@@ -56,6 +56,7 @@ export const checkAuthorizeResponse: Check = looseObject({
   transformedContent: optional(string),
   transformedArgs: optional(jsonObject),
   escalationId: optional(string),
+  route: optional(jsonObject),
   simulated: optional(boolean),
   requestId: optional(string),
   stage: optional(string),

@@ -141,6 +141,7 @@ const checkProfileContext: Check = looseObject({
   decisionId: optional(string),
   requestId: optional(string),
   sessionLabels: optional(arrayOf(string)),
+  route: optional(jsonObject),
 });
 
 /** `context` once it passed {@link checkProfileContext}. */
@@ -153,6 +154,7 @@ interface ProfileContext {
   decisionId?: string;
   requestId?: string;
   sessionLabels?: string[];
+  route?: Record<string, unknown>;
   [member: string]: unknown;
 }
 
@@ -230,6 +232,7 @@ export function mapAnswer(value: unknown, where = ''): MappedAnswer {
   if (context.transformedContent !== undefined) response.transformedContent = context.transformedContent;
   if (context.transformedArgs !== undefined) response.transformedArgs = context.transformedArgs;
   if (context.escalationId !== undefined) response.escalationId = context.escalationId;
+  if (context.route !== undefined) response.route = context.route;
   if (context.requestId !== undefined) response.requestId = context.requestId;
   const item = value as Record<string, unknown>;
   const raw: Record<string, unknown> = {};
