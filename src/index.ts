@@ -9,6 +9,7 @@
  */
 
 export type { AfterResult, BeforeResult, Interceptor, Step } from './core/interceptors.js';
+export type { ModelRequest, ModelRequestResult } from './options/interceptors.js';
 export type {
   FailClosedCode,
   PolicyDecision,

@@ -33,6 +33,8 @@ export interface ClientInternals {
   run(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<Outcome>;
   observe(outcome: Outcome, started: number, tool: string | undefined): PolicyDecision;
   readonly after: readonly CompiledInterceptor[];
+  /** The `modelRequest` interceptors, in registration order (docs/interceptors.md). */
+  readonly modelRequest: readonly CompiledInterceptor[];
   /** The sandbox runners by name (`createPep({ sandboxes })`). */
   readonly sandboxes: ReadonlyMap<string, SandboxRunner>;
 }
@@ -81,6 +83,7 @@ function internalsOf(b: Bound): ClientInternals {
     },
     after: shared.chains.action.after,
     sandboxes: opts.sandboxes,
+    modelRequest: opts.interceptors.filter((i) => i.modelRequest !== undefined),
   };
 }
 

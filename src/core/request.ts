@@ -19,7 +19,7 @@ export class InvalidRequest extends Error {
 }
 
 /** What a stage method was called with. */
-export type Payload = { content: unknown } | { tool: unknown; args: unknown };
+export type Payload = { content: unknown; purpose?: 'model_request' } | { tool: unknown; args: unknown };
 
 /** Args read once: their snapshot, or why they could not be taken. */
 export type Snapshot = { ok: true; args: Record<string, unknown> } | { ok: false; error: unknown };
@@ -48,7 +48,7 @@ export interface CallContext {
   /** `checkContextEgress`'s `tool`, as given. */
   tool: string | undefined;
   /** Set by `visibleTools` only (never a per-call option): the request asks what the model may see. */
-  purpose?: 'visibility' | undefined;
+  purpose?: 'visibility' | 'model_request' | undefined;
   /** Set by `visibleTools` only: the batch the request belongs to. */
   visibilityBatch?: VisibilityBatch | undefined;
 }

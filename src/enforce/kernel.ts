@@ -10,6 +10,7 @@
 import type { ClientInternals } from '../core/client.js';
 import { ABORT_CAUSES } from '../core/exchange.js';
 import { runAfter } from '../core/interceptors.js';
+import { afterPdp, modelRequestJson, readModelRequest, runModelRequestChain } from '../core/model-request.js';
 import { checkToolName, isAbortSignal, isSessionId, takeSnapshot } from '../core/request.js';
 import {
   type FailClosedCode,
@@ -24,6 +25,7 @@ import type { PermitExpectation } from '../permit/verifier.js';
 import {
   type ActionResult,
   type FinishResult,
+  type ModelResult,
   type RefusalSite,
   type Refused,
   refusedBy,
@@ -56,6 +58,11 @@ export interface Kernel {
    * or (a host that runs the tool itself, such as a PostToolUse hook) the session and args it ran with.
    */
   finishAction(name: string, ran: Ran, result: unknown, check?: ResultCheck): Promise<FinishResult>;
+  /**
+   * Decides a model request's settings (docs/interceptors.md, "Model requests"): the `modelRequest`
+   * interceptors, then the PDP (`context_egress`, `purpose: 'model_request'`). Never rejects.
+   */
+  decideModelRequest(request: unknown, opts?: unknown): Promise<ModelResult>;
   /** Decides a text at a stage; `opts` may carry `tool` at context_egress. */
   decideText(stage: TextStage, text: string, opts?: unknown): Promise<TextResult>;
   /** A refusal the adapter makes itself (the step never reached a decision): observed like any synthesized BLOCK. */
@@ -331,6 +338,49 @@ function refuse(deps: KernelDeps, site: RefusalSite, code: FailClosedCode, messa
   return refusedBy(deps.observe({ decision, attempts: 0 }, started, site.tool), tool, cause);
 }
 
+/** The model request chain, then the PDP, then the one capping rule. */
+async function decideModelRequest(deps: KernelDeps, raw: unknown, opts: unknown): Promise<ModelResult> {
+  const started = performance.now();
+  try {
+    const request = readModelRequest(raw);
+    if (typeof request === 'string') return refuse(deps, { stage: 'context_egress' }, 'invalid_request', request);
+    const { signal, session } = readCall(opts, deps.session);
+    const bounds = { deadlineAt: started + deps.timeoutMs, signal };
+    const chain = await runModelRequestChain(deps.modelRequest, request, session, bounds);
+    const here = synthesizeBlock('context_egress', crypto.randomUUID(), 'aborted', '', 0);
+    if (chain.kind === 'aborted')
+      return refuseFrom(deps, here, 'aborted', ABORT_CAUSES.caller.message, started, undefined);
+    if (chain.kind === 'failed') {
+      const message = `interceptor '${chain.name}' ${chain.why}`;
+      return refuseFrom(deps, here, 'interceptor_failed', message, started, undefined, { interceptor: chain.name });
+    }
+    if (chain.kind === 'deny') {
+      const denied: PolicyDecision = {
+        verdict: 'BLOCK',
+        stage: 'context_egress',
+        requestId: here.requestId,
+        reason: chain.reason,
+        interceptor: chain.name,
+      };
+      return refusedBy(deps.observe({ decision: denied, attempts: 0 }, started, undefined), undefined);
+    }
+    const json = modelRequestJson(chain.request);
+    const { decision } = await deps.run('context_egress', { content: json, purpose: 'model_request' }, opts);
+    const use = enforced(deps, textRule(decision, json), decision, started, undefined);
+    if (isRefused(use)) return use;
+    const capped = afterPdp(decision, chain.request, chain.replaced);
+    if (!capped.ok) return refuseFrom(deps, decision, 'ambiguous_decision', capped.why, started, undefined);
+    const final = modelRequestJson(capped.request);
+    // What continues is what was decided: the settings to send, when an interceptor or the PDP changed them.
+    if (final !== modelRequestJson(request) || decision.transformedContent !== undefined) {
+      decision.transformedContent = final;
+    }
+    return { kind: 'passed', request: capped.request, decision };
+  } catch (cause) {
+    return refuse(deps, { stage: 'context_egress' }, 'invalid_request', 'internal error', cause);
+  }
+}
+
 /**
  * Builds the enforcement layer over one client.
  * @internal
@@ -340,6 +390,7 @@ export function makeKernel(deps: KernelDeps): Kernel {
     decideAction: (name, args, opts, runsSandboxes) => decideAction(deps, name, args, opts, runsSandboxes),
     finishAction: (name, ran, result, check) => finishAction(deps, name, ran, result, check),
     decideText: (stage, text, opts) => decideTextAs(deps, stage, text, opts, undefined),
+    decideModelRequest: (request, opts) => decideModelRequest(deps, request, opts),
     refuse: (site, code, message, cause) => refuse(deps, site, code, message, cause),
     requirePermits(scope) {
       if (deps.permits === undefined) {

@@ -6,6 +6,7 @@
  */
 import type { PolicyDecision, SandboxRoute, Stage } from '../decision.js';
 import { type EnforcementCode, toolMessage } from '../errors.js';
+import type { ModelRequest } from '../options/interceptors.js';
 import type { SandboxRunner } from '../options/pep.js';
 
 /** An action the tool may run: exactly `args` (`transformedArgs ?? snapshot`), with `permitId` verified. */
@@ -59,6 +60,16 @@ export interface Released {
   kind: 'released';
   result: unknown;
 }
+
+/** A model request that may be sent: exactly these settings (capped or replaced by interceptors and the PDP). */
+export interface ModelPassed {
+  kind: 'passed';
+  request: ModelRequest;
+  decision: PolicyDecision;
+}
+
+/** What deciding a model request gives. */
+export type ModelResult = ModelPassed | Refused;
 
 /** What deciding an action gives. */
 export type ActionResult = Verified | Substituted | Refused;

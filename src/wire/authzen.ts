@@ -45,7 +45,7 @@ export interface Evaluation {
     session: string;
     requestId: string;
     simulated?: true;
-    purpose?: 'visibility';
+    purpose?: 'visibility' | 'model_request';
     visibilityBatch?: VisibilityBatch;
   };
 }

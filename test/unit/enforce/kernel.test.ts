@@ -37,6 +37,7 @@ function deps(script: Script, over: Partial<ClientInternals> = {}) {
     },
     after: [],
     sandboxes: new Map(),
+    modelRequest: [],
     ...over,
   };
   return { kernel: makeKernel(internals), observed, asked, check };
