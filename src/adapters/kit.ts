@@ -101,6 +101,7 @@ function publicEnforcement(pep: Pep): Enforcement {
         return unobserved({ stage: 'context_egress' }, 'invalid_request', 'adapter error', e);
       }
     },
+    hasModelRequestInterceptors: false,
     async finishAction(name) {
       return unobserved({ stage: 'action', tool: name }, 'invalid_request', 'not a client from createPep');
     },

@@ -63,6 +63,8 @@ export interface Kernel {
    * interceptors, then the PDP (`context_egress`, `purpose: 'model_request'`). Never rejects.
    */
   decideModelRequest(request: unknown, opts?: unknown): Promise<ModelResult>;
+  /** Whether the client has `modelRequest` interceptors (the adapters then check every model request by default). */
+  readonly hasModelRequestInterceptors: boolean;
   /** Decides a text at a stage; `opts` may carry `tool` at context_egress. */
   decideText(stage: TextStage, text: string, opts?: unknown): Promise<TextResult>;
   /** A refusal the adapter makes itself (the step never reached a decision): observed like any synthesized BLOCK. */
@@ -391,6 +393,7 @@ export function makeKernel(deps: KernelDeps): Kernel {
     finishAction: (name, ran, result, check) => finishAction(deps, name, ran, result, check),
     decideText: (stage, text, opts) => decideTextAs(deps, stage, text, opts, undefined),
     decideModelRequest: (request, opts) => decideModelRequest(deps, request, opts),
+    hasModelRequestInterceptors: deps.modelRequest.length > 0,
     refuse: (site, code, message, cause) => refuse(deps, site, code, message, cause),
     requirePermits(scope) {
       if (deps.permits === undefined) {
