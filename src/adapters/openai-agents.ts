@@ -20,10 +20,12 @@ import {
 } from '@openai/agents';
 import type { PolicyDecision, Stage } from '../decision.js';
 import { PolicyEnforcementError, toolMessage } from '../errors.js';
+import type { ModelRequest } from '../options/interceptors.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { EgressCallOptions } from '../options/pep.js';
 import type { Pep, ToolExecutionContext } from '../pep.js';
 import { argsBySchema, enforcementOf, TextMemory } from './kit.js';
+import { checksModelRequests, decideSettings } from './model-request.js';
 import { perStepVisibility, readHideBlocked } from './visible-tools.js';
 
 /** What the SDK passes a function tool's `invoke` as its third argument. */
@@ -433,7 +435,9 @@ function outputText(output: unknown): string | undefined {
  *
  * @param pep - the client that decides
  * @returns a filter for `run(agent, input, { callModelInputFilter })` or `new Runner({ callModelInputFilter })`
- * @throws never when made; the filter itself never throws
+ * @param opts - `{ modelRequest? }` ({@link PepModelInputFilterOptions})
+ * @throws TypeError when made, on a bad option or a `pep` that is not a client; the filter itself throws only to stop
+ *   a model request its settings check refused (the run then rejects with that {@link PolicyEnforcementError})
  * @remarks Each `function_call_result` is checked once (the outcome is remembered by session, call id
  * and output, and applied again on later turns, since the SDK rebuilds the input from the run's
  * items): ALLOW sends it as it is, WARN replaces it with the PDP's `transformedContent`, and BLOCK or
@@ -446,7 +450,16 @@ function outputText(output: unknown): string | undefined {
  * const result = await run(agent, 'Where is my order?', { callModelInputFilter: pepModelInputFilter(pep) });
  * ```
  */
-export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
+export function pepModelInputFilter(pep: Pep, opts?: PepModelInputFilterOptions): CallModelInputFilter {
+  const enforcement = enforcementOf(pep, 'pepModelInputFilter');
+  if (opts !== undefined && (typeof opts !== 'object' || opts === null)) {
+    optionError('pepModelInputFilter', 'opts', 'expected an object');
+  }
+  refuseUnknownKeys('pepModelInputFilter', opts ?? {}, new Set(['modelRequest']));
+  if (opts?.modelRequest !== undefined && typeof opts.modelRequest !== 'boolean') {
+    optionError('pepModelInputFilter', 'modelRequest', 'expected a boolean');
+  }
+  const caps = checksModelRequests(enforcement, opts?.modelRequest);
   /** Outcome by key: the output to send instead, or null for the original. */
   const seen = new TextMemory<string | null>(EGRESS_MEMORY);
 
@@ -486,7 +499,9 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
     return replacement;
   }
 
-  return async ({ modelData }): Promise<ModelInputData> => {
+  return async ({ modelData, agent }): Promise<ModelInputData> => {
+    // The model request's settings first: a deny or BLOCK (or a change this filter cannot apply) throws, and the run stops.
+    const instructions = caps ? await cappedInstructions(enforcement, agent, modelData.instructions) : undefined;
     const input = await Promise.all(
       modelData.input.map(async (item) => {
         const derived = isDerivedItem(item);
@@ -509,8 +524,43 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
         }
       }),
     );
-    return { ...modelData, input };
+    return instructions === undefined ? { ...modelData, input } : { ...modelData, input, instructions };
   };
+}
+
+/** Options of {@link pepModelInputFilter}. */
+export interface PepModelInputFilterOptions {
+  /**
+   * Check each model call's settings (docs/interceptors.md, "Model requests"): the agent's `model`
+   * (when a string), `instructions` as `system`, and its `modelSettings` `temperature`, `topP` and
+   * `maxTokens` (as `maxOutputTokens`). A replaced `instructions` is applied; a filter cannot change
+   * the model or its settings, so a cap or a replacement of those stops the run (`ambiguous_decision`),
+   * as a deny or a BLOCK does. @defaultValue true when the client has `modelRequest` interceptors, else false
+   */
+  modelRequest?: boolean;
+}
+
+/** The instructions to send after the settings were checked; throws the refusal that stops the run. */
+async function cappedInstructions(
+  enforcement: ReturnType<typeof enforcementOf>,
+  agent: unknown,
+  instructions: string | undefined,
+): Promise<string | undefined> {
+  const a = agent as {
+    model?: unknown;
+    modelSettings?: { temperature?: unknown; topP?: unknown; maxTokens?: unknown };
+  };
+  const asked: ModelRequest = {};
+  if (typeof a?.model === 'string' && a.model !== '') asked.model = a.model;
+  if (typeof instructions === 'string') asked.system = instructions;
+  const s = a?.modelSettings ?? {};
+  if (typeof s.temperature === 'number') asked.temperature = s.temperature;
+  if (typeof s.topP === 'number') asked.topP = s.topP;
+  if (typeof s.maxTokens === 'number') asked.maxOutputTokens = s.maxTokens;
+  const cannot = ['model', 'temperature', 'topP', 'maxOutputTokens'] as const;
+  const allowed = await decideSettings(enforcement, asked, sessionOption(), cannot);
+  if (allowed instanceof Error) throw allowed;
+  return allowed.system;
 }
 
 /**
