@@ -1,6 +1,6 @@
 /**
  * Observers: every decision (PDP, synthesized, interceptor, guard refusals) is shown to `onDecision`
- * redacted through an allow-list (docs/api.md, "Observers"): only the fields of
+ * redacted through an allow-list (docs/telemetry.md, "What `onDecision` observers see"): only the fields of
  * {@link OBSERVABLE_FIELDS} (and of a synthesized BLOCK, {@link OBSERVABLE_SYNTHESIZED}) are copied;
  * everything else (a permit, transformed args or content, a substitute result, and any field a later
  * version or a bug adds) is dropped. Contained: a throw or a rejection cannot change the outcome.

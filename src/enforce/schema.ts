@@ -1,7 +1,7 @@
 /**
  * Standard Schema (https://standardschema.dev, v1): the `~standard` interface that zod, valibot,
  * arktype and others implement, read here without a dependency on any of them. `guardTool`'s `schema`
- * option validates a call's args with it before the decision (docs/api.md, "guardTool").
+ * option validates a call's args with it before the decision (docs/api.md: `GuardToolOptions.schema`).
  * @internal
  */
 

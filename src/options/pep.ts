@@ -16,7 +16,7 @@ export type { PermitKeySource } from '../permit/keys.js';
 export type { PermitsOptions } from '../permit/verifier.js';
 
 /**
- * The decision an observer sees: only the fields listed here (an allow-list, docs/api.md "Observers");
+ * The decision an observer sees: only the fields listed here (an allow-list, docs/telemetry.md "What `onDecision` observers see");
  * a permit, transformed args or content, a substitute result and any field not listed never reach it.
  */
 export type ObservedDecision = Pick<
