@@ -9,7 +9,6 @@
  */
 
 export type { AfterResult, BeforeResult, Interceptor, Step } from './core/interceptors.js';
-export type { ModelRequest, ModelRequestResult } from './options/interceptors.js';
 export type {
   FailClosedCode,
   PolicyDecision,
@@ -35,6 +34,7 @@ export type {
   VerifyEvidenceOptions,
 } from './evidence/verify.js';
 export { verifyEvidence } from './evidence/verify.js';
+export type { ModelRequest, ModelRequestResult } from './options/interceptors.js';
 export type {
   ActionCall,
   CallOptions,

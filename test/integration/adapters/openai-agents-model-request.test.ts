@@ -34,7 +34,9 @@ describe('OpenAI Agents model requests', () => {
     const pep = fake.clients.client({ interceptors: [brief] });
     const model = new ScriptedModel([[assistantMessage('ok')]]);
     await run(agentWith(model, { temperature: 0.5 }), 'hi', { callModelInputFilter: pepModelInputFilter(pep) });
-    expect((model.calls[0]?.request as { systemInstructions?: string }).systemInstructions).toBe('Be brief.');
+    expect((model.calls[0]?.request as { systemInstructions?: string } | undefined)?.systemInstructions).toBe(
+      'Be brief.',
+    );
     expect(modelAsks()[0]).toEqual({ system: 'Be brief.', temperature: 0.5 });
   });
 

@@ -71,7 +71,8 @@ describe('modelRequest interceptors', () => {
     pdpWarns(JSON.stringify({ temperature: 0.7 }));
     const d = await fake.clients.client({ interceptors: [cap] }).checkModelRequest(REQUEST);
     expect(settings(d)).toMatchObject({ temperature: 0.2, system: 'Be brief.' });
-    expect(JSON.parse((fake.pdp.received[0]?.body as { content: string }).content)).toMatchObject({ temperature: 0.2 });
+    const sent = fake.pdp.received[0]?.body as { content?: string } | undefined;
+    expect(JSON.parse(sent?.content ?? '{}')).toMatchObject({ temperature: 0.2 });
   });
 
   it('the PDP may not replace a text an interceptor set: ambiguous_decision', async () => {
