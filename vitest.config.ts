@@ -50,6 +50,8 @@ export const E2E = [
   'test/integration/examples/payments-service.test.ts',
   'test/integration/examples/claude-code-hook.test.ts',
   'test/integration/examples/hook-settings-fail-closed.test.ts',
+  // A child Node process as the sandbox.
+  'test/integration/examples/sandbox.test.ts',
   // Node processes loading the package as a user's project would.
   'test/integration/package/**/*.test.ts',
   'test/integration/telemetry/loading.test.ts',

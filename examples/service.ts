@@ -14,7 +14,8 @@
 import { createServer } from 'node:http';
 import { createPermitVerifier, PermitVerificationError } from 'agent-pep';
 
-const pdpUrl = process.env.PDP_URL ?? 'http://127.0.0.1:8787';
+// The base URL without its trailing `/`, so the JWKS URL and the issuer match the PDP's (one rule: docs/api.md).
+const pdpUrl = (process.env.PDP_URL ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
 const verifier = createPermitVerifier({
   keys: `${pdpUrl}/.well-known/jwks.json`,
   issuer: pdpUrl,

@@ -116,6 +116,21 @@ export interface PolicyDecision {
   interceptor?: string;
   /** An action BLOCK from an interceptor's `substitute`: the result to return in place of running the tool. */
   substitute?: { result: unknown };
+  /**
+   * Action WARN: run the action in this named sandbox, never as the tool itself (docs/interceptors.md,
+   * "Routes to a sandbox"). Set by the PDP (`route` on an action WARN) or a `before` interceptor's
+   * `route` answer; `guardTool` and the adapters run the runner registered under `to` in
+   * `createPep({ sandboxes })`, and a route to a name not registered there is a synthesized BLOCK.
+   */
+  route?: SandboxRoute;
+}
+
+/** Where a routed action runs: the name of a sandbox registered in `createPep({ sandboxes })`, and an optional profile. */
+export interface SandboxRoute {
+  /** The sandbox's name (a key of `createPep({ sandboxes })`). Non-empty, at most 128 characters. */
+  to: string;
+  /** A profile the runner reads (e.g. `'no-network'`); its meaning is the runner's. At most 128 characters. */
+  profile?: string;
 }
 
 /**

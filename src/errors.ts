@@ -45,6 +45,12 @@ export function toolMessage(decision: PolicyDecision, tool?: string): string {
 /**
  * The base of the errors the guard helpers throw when a step must not run. Catch this to handle
  * a denial, an outage and a hold alike; read `code` to tell them apart.
+ *
+ * `message` is for the person reading a log: the {@link toolMessage} without `ERROR: `, then, for a
+ * synthesized BLOCK, its detail (`synthesized.message`: `PDP answered HTTP 401 (unauthorized) at
+ * http://127.0.0.1:8787/api/policy/authorize`, `permit refused (permit_claim_invalid):
+ * claim 'iss' is not the expected issuer (expected "...")`), then the request id. `toolMessage`, which
+ * the model reads, never carries that detail.
  */
 export abstract class PolicyEnforcementError extends Error {
   /** `'blocked'` (PDP or interceptor BLOCK), `'escalated'`, or the {@link FailClosedCode} of a synthesized BLOCK. */
@@ -64,7 +70,11 @@ export abstract class PolicyEnforcementError extends Error {
 
   protected constructor(decision: PolicyDecision, tool?: string, options?: { cause?: unknown }) {
     const message = toolMessage(decision, tool);
-    super(`${message.slice('ERROR: '.length)} (request ${decision.requestId})`, options);
+    // The cause is where a reader looks (err.message): a synthesized BLOCK's detail (`HTTP 401
+    // (unauthorized) at <url>`, which permit check failed and what was expected). Never in
+    // `toolMessage`, which the model reads.
+    const detail = decision.synthesized !== undefined ? `: ${decision.synthesized.message}` : '';
+    super(`${message.slice('ERROR: '.length)}${detail} (request ${decision.requestId})`, options);
     this.decision = decision;
     this.tool = tool;
     this.stage = decision.stage;

@@ -9,7 +9,15 @@
  */
 
 export type { AfterResult, BeforeResult, Interceptor, Step } from './core/interceptors.js';
-export type { FailClosedCode, PolicyDecision, Stage, SynthesizedInfo, TextStage, Verdict } from './decision.js';
+export type {
+  FailClosedCode,
+  PolicyDecision,
+  SandboxRoute,
+  Stage,
+  SynthesizedInfo,
+  TextStage,
+  Verdict,
+} from './decision.js';
 export { FAIL_CLOSED_CODES, STAGES, TEXT_STAGES, VERDICTS } from './decision.js';
 export type { EnforcementCode, PermitErrorCode } from './errors.js';
 export {
@@ -26,17 +34,31 @@ export type {
   VerifyEvidenceOptions,
 } from './evidence/verify.js';
 export { verifyEvidence } from './evidence/verify.js';
+export type { ModelRequest, ModelRequestResult } from './options/interceptors.js';
 export type {
   ActionCall,
   CallOptions,
   DecisionEvent,
   EgressCallOptions,
+  ObservedDecision,
   PepOptions,
   PermitKeySource,
   PermitsOptions,
+  SandboxCall,
+  SandboxRunner,
 } from './options/pep.js';
 export { DEFAULTS } from './options/pep.js';
-export type { GuardedTool, Guards, GuardToolOptions, Pep, ToolExecutionContext, VisibleToolsOptions } from './pep.js';
+export type {
+  GuardedTool,
+  Guards,
+  GuardToolOptions,
+  Pep,
+  StandardSchemaIssue,
+  StandardSchemaResult,
+  StandardSchemaV1,
+  ToolExecutionContext,
+  VisibleToolsOptions,
+} from './pep.js';
 export { createPep } from './pep.js';
 export type { PermitClaims } from './permit/claims.js';
 export { actionHash } from './permit/hash.js';

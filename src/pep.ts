@@ -11,9 +11,11 @@ import type { PolicyDecision } from './decision.js';
 import { type Guards, makeGuards } from './enforce/guard.js';
 import { makeKernel } from './enforce/kernel.js';
 import { registerKernel } from './enforce/registry.js';
+import type { ModelRequest } from './options/interceptors.js';
 import type { ActionCall, CallOptions, EgressCallOptions, PepOptions } from './options/pep.js';
 
 export type { GuardedTool, Guards, GuardToolOptions, ToolExecutionContext } from './enforce/guard.js';
+export type { StandardSchemaIssue, StandardSchemaResult, StandardSchemaV1 } from './enforce/schema.js';
 
 /** The PEP client returned by {@link createPep}. */
 export interface Pep extends Guards {
@@ -73,6 +75,22 @@ export interface Pep extends Guards {
    * @param opts - also `tool`: the tool whose result this content is (sent as `tool`)
    */
   checkContextEgress(content: string, opts?: EgressCallOptions): Promise<PolicyDecision>;
+  /**
+   * Checks a model request's settings before it is sent (docs/interceptors.md, "Model requests"): the
+   * `modelRequest` interceptors, then the PDP as a `context_egress` decision with `purpose:
+   * 'model_request'` and `content` the JSON of the settings. Never rejects. The AI SDK, LangChain and
+   * OpenAI Agents adapters call it before each model request; call it yourself for a host of your own.
+   * @param request - `{ model?, system?, temperature?, topP?, maxOutputTokens? }`; anything else is BLOCK `invalid_request`
+   * @param opts - `{ signal, session, simulated }`
+   * @returns the decision; on ALLOW or WARN, `transformedContent` (when set) is the JSON of the settings
+   *   to send instead (numbers only lowered, a text replaced at most once); BLOCK or ESCALATE: do not send
+   * @example
+   * ```ts
+   * const d = await pep.checkModelRequest({ model: 'gpt-5', temperature: 0.9, maxOutputTokens: 4096 });
+   * const settings = d.transformedContent !== undefined ? JSON.parse(d.transformedContent) : undefined;
+   * ```
+   */
+  checkModelRequest(request: ModelRequest, opts?: CallOptions): Promise<PolicyDecision>;
   /** Checks a model's draft output (stage `output`). Never rejects. */
   checkOutput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
   /** Checks the final message before it is delivered (stage `delivery`). Never rejects. */
@@ -123,6 +141,7 @@ function withGuards(core: CoreClient): Pep {
     checkContextEgress: core.checkContextEgress,
     checkOutput: core.checkOutput,
     checkDelivery: core.checkDelivery,
+    checkModelRequest: async (request, opts) => (await kernel.decideModelRequest(request, opts)).decision,
     guardTool: guards.guardTool,
     guardText: guards.guardText,
     withSession: (id) => withGuards(core.withSession(id)),

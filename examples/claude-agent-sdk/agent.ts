@@ -15,7 +15,8 @@ import { query } from '@anthropic-ai/claude-agent-sdk';
 import { createPep } from 'agent-pep';
 import { pepCanUseTool, pepHooks } from 'agent-pep/claude-agent-sdk';
 
-const pdpUrl = process.env.PDP_URL ?? 'http://127.0.0.1:8787';
+// The base URL without its trailing `/`, so the JWKS URL and the issuer match the PDP's (one rule: docs/api.md).
+const pdpUrl = (process.env.PDP_URL ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
 const sessionId = randomUUID(); // the SDK's session is the PEP's session
 const pep = createPep({
   pdpUrl,

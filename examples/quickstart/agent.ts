@@ -10,7 +10,8 @@
 // #region quickstart
 import { createPep, PolicyEnforcementError } from 'agent-pep';
 
-const pdpUrl = process.env.PDP_URL ?? 'http://127.0.0.1:8787';
+// The base URL without its trailing `/`, so the JWKS URL and the issuer match the PDP's (one rule: docs/api.md).
+const pdpUrl = (process.env.PDP_URL ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
 const pep = createPep({
   pdpUrl,
   agentId: 'support-ai',
@@ -25,9 +26,12 @@ for (const amount of [129, 900]) {
   try {
     console.log(await refund({ orderId: 'ord_1842', amount }));
   } catch (err) {
-    // A BLOCK, an outage or a hold for review: show the model this text instead of a result.
-    if (err instanceof PolicyEnforcementError) console.log(err.toolMessage);
-    else throw err;
+    // A BLOCK, an outage or a hold for review: show the model this text instead of a result,
+    // and yourself the cause (err.message: e.g. `HTTP 401 (unauthorized) at <url>`, a permit claim).
+    if (err instanceof PolicyEnforcementError) {
+      console.log(err.toolMessage);
+      console.error(err.message);
+    } else throw err;
   }
 }
 await pep.close();

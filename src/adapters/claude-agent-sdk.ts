@@ -18,6 +18,7 @@ import type {
   SyncHookJSONOutput,
 } from '@anthropic-ai/claude-agent-sdk';
 import type { PolicyDecision } from '../decision.js';
+import { toolMessage } from '../errors.js';
 import { answerPostToolUse, answerPrompt, readHookEvent, withheld } from '../hooks/wire.js';
 import type { Pep } from '../pep.js';
 import { callOptions, type Enforcement, enforcementOf, RULES, readOptions, requirePermits, resultText } from './kit.js';
@@ -182,12 +183,12 @@ function preToolUse(decision: 'allow' | 'deny' | 'ask', reason?: string, updated
 
 /**
  * In-process hooks for `query({ options: { hooks } })` that send each step to the PDP: PreToolUse as
- * `action`, UserPromptSubmit as `input`, PostToolUse as `context_egress` with the tool name, each in the
- * session of the event's `session_id`.
+ * `action`, UserPromptSubmit as `input`, PostToolUse as `context_egress` with the tool name, PostCompact's
+ * summary as `context_egress` (a summary is not the user's words), each in the session of the event's `session_id`.
  *
  * @param pep - the client; it must have `permits` configured (or `permits: false`), as for `guardTool`
  * @param opts - `{ escalate? }`: what a PreToolUse ESCALATE answers (default `'deny'`)
- * @returns `{ PreToolUse, UserPromptSubmit, PostToolUse }`, each one matcher with `onFailure: 'block'`
+ * @returns `{ PreToolUse, UserPromptSubmit, PostToolUse, PostCompact }`, each one matcher with `onFailure: 'block'`
  * @throws TypeError when `pep` has no `permits` option, or `escalate` is neither `'deny'` nor `'ask'`
  * @remarks Fails closed: a PDP failure is a deny (PreToolUse) or a block (the others), and a callback that
  * throws blocks the step because every matcher sets `onFailure: 'block'` (the SDK's default, `'continue'`,
@@ -244,6 +245,34 @@ export function pepHooks(pep: Pep, opts?: PepHooksOptions): Partial<Record<HookE
     PreToolUse: [{ hooks: [preToolUseHook], onFailure: 'block' }],
     UserPromptSubmit: [{ hooks: [textHook], onFailure: 'block' }],
     PostToolUse: [{ hooks: [textHook], onFailure: 'block' }],
+    PostCompact: [{ hooks: [compactHook(enforcement)], onFailure: 'block' }],
+  };
+}
+
+/**
+ * PostCompact: the summary compaction wrote (from the whole conversation, tool outputs included) is
+ * checked at `context_egress` in the event's session, never at `input` (docs/adapters.md "Text made
+ * from tool output"). A hook cannot rewrite the summary, so anything but an unchanged pass stops the
+ * session (`continue: false`) with the `toolMessage` as its reason, before the summary is used.
+ */
+function compactHook(enforcement: Enforcement): HookCallback {
+  const stop = (reason: string): SyncHookJSONOutput => ({ continue: false, stopReason: reason });
+  return async (input, _toolUseID, { signal }) => {
+    try {
+      const summary = (input as { compact_summary?: unknown }).compact_summary;
+      const session = (input as { session_id?: unknown }).session_id;
+      if (input.hook_event_name !== 'PostCompact' || typeof summary !== 'string')
+        throw new TypeError('not PostCompact');
+      const opts = callOptions({
+        session: typeof session === 'string' && session !== '' ? session : undefined,
+        signal,
+      });
+      const r = await enforcement.decideText('context_egress', summary, opts);
+      if (r.kind === 'refused') return stop(r.toolMessage);
+      return r.text === summary ? {} : stop(toolMessage(r.decision, undefined));
+    } catch {
+      return stop(enforcement.refuse({ stage: 'context_egress' }, 'invalid_request', 'adapter error').toolMessage);
+    }
   };
 }
 

@@ -37,6 +37,19 @@ function unobserved(site: RefusalSite, code: FailClosedCode, message: string, ca
   return refusedBy(decision, site.stage === 'action' ? site.tool : undefined, cause);
 }
 
+/** A model request decision a wrapper's client made: the settings it lets go on, or undefined (refused). */
+function refusalOrPass(decision: import('../decision.js').PolicyDecision, original: Record<string, unknown>) {
+  if (decision.verdict !== 'ALLOW' && decision.verdict !== 'WARN') return undefined;
+  if (decision.simulated) return undefined;
+  try {
+    const t = decision.transformedContent;
+    const request = t === undefined ? original : (JSON.parse(t) as Record<string, unknown>);
+    return { kind: 'passed' as const, request, decision };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The enforcement layer over a client's public `guardTool` and `guardText` (which are the layer's own):
  * for an object that wraps a client (`{ ...pep }`) and so is not registered. Its own refusals are not
@@ -76,6 +89,19 @@ function publicEnforcement(pep: Pep): Enforcement {
         return unobserved({ stage }, 'invalid_request', 'adapter error', e);
       }
     },
+    async decideModelRequest(request, opts) {
+      if (typeof pep.checkModelRequest !== 'function') {
+        return unobserved({ stage: 'context_egress' }, 'invalid_request', 'not a client from createPep');
+      }
+      try {
+        const decision = await pep.checkModelRequest(request as never, opts as never);
+        const r = refusalOrPass(decision, request as Record<string, unknown>);
+        return r ?? refusedBy(decision, undefined);
+      } catch (e) {
+        return unobserved({ stage: 'context_egress' }, 'invalid_request', 'adapter error', e);
+      }
+    },
+    hasModelRequestInterceptors: false,
     async finishAction(name) {
       return unobserved({ stage: 'action', tool: name }, 'invalid_request', 'not a client from createPep');
     },

@@ -10,6 +10,7 @@ import { enforcementOf, RULES, readOptions, requirePermits } from './kit.js';
 import { SeenMessages, threadSession } from './langchain/seen.js';
 import { makeTextHooks } from './langchain/text.js';
 import { makeWrapToolCall } from './langchain/tools.js';
+import { checksModelRequests } from './model-request.js';
 import { keepVisible } from './visible-tools.js';
 
 export type { LangChainReviewDecision, PepInterruptValue } from './langchain/review.js';
@@ -26,6 +27,15 @@ export interface PepMiddlewareOptions {
    * @defaultValue false
    */
   hideBlocked?: boolean;
+  /**
+   * Check each model call's settings before it is sent (docs/interceptors.md, "Model requests"): the
+   * chat model's `model`, `temperature`, `topP` and `maxTokens` (as `maxOutputTokens`) and the system
+   * message (as `system`). A replaced system message is sent; a changed number or model goes into a
+   * copy of the chat model made from its constructor fields, and a chat model that cannot take it
+   * stops the call, as a deny or a BLOCK does (an `AIMessage` with the denial text).
+   * @defaultValue true when the client has `modelRequest` interceptors, else false
+   */
+  modelRequest?: boolean;
 }
 
 /**
@@ -78,13 +88,15 @@ export function pepMiddleware(pep: Pep, opts?: PepMiddlewareOptions) {
   const o = readOptions<PepMiddlewareOptions>('pepMiddleware', opts, {
     name: RULES.nonEmptyString,
     hideBlocked: RULES.boolean,
+    modelRequest: RULES.boolean,
   });
   const name = o.name ?? 'agent-pep';
   // guardTool refuses a client without `permits` at creation: so does the middleware, now, not at the first call.
   requirePermits(pep, 'pepMiddleware');
 
   const seen = new SeenMessages();
-  const side = { pep, enforcement, seen, session: threadSession };
+  const modelRequest = checksModelRequests(enforcement, o.modelRequest);
+  const side = { pep, enforcement, seen, session: threadSession, modelRequest };
   const text = makeTextHooks(side);
   const { afterAgent } = text;
   // hideBlocked: the model call below the text checks is offered only the visible tools (one batch a call).

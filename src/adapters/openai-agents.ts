@@ -21,10 +21,12 @@ import {
 } from '@openai/agents';
 import type { PolicyDecision, Stage } from '../decision.js';
 import { PolicyEnforcementError, toolMessage } from '../errors.js';
+import type { ModelRequest } from '../options/interceptors.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { EgressCallOptions } from '../options/pep.js';
 import type { Pep, ToolExecutionContext } from '../pep.js';
 import { argsBySchema, enforcementOf, TextMemory } from './kit.js';
+import { checksModelRequests, decideSettings } from './model-request.js';
 import { perStepVisibility, readHideBlocked } from './visible-tools.js';
 
 /** What the SDK passes a function tool's `invoke` as its third argument. */
@@ -313,7 +315,8 @@ function inputText(input: unknown): string | undefined {
   for (const item of input) {
     if (typeof item !== 'object' || item === null) continue;
     const { role, content } = item as { role?: unknown; content?: unknown };
-    if (role !== 'user') continue;
+    // A summary or memory recall the app marked is not the user's words: the model input filter checks it at context_egress.
+    if (role !== 'user' || isDerivedItem(item)) continue;
     const text = partsText(content);
     if (text !== undefined) texts.push(text);
   }
@@ -398,6 +401,21 @@ interface ToolResultItem {
   output: unknown;
 }
 
+/**
+ * `providerData.agentPep.source` values that mark a user-role input item as text the app made from
+ * earlier items or tool output (a summary, a condensed history, a memory recall; docs/adapters.md
+ * "Text made from tool output"): the input guardrail leaves it out, and `pepModelInputFilter` checks
+ * it at `context_egress`, never at `input`.
+ */
+const DERIVED_SOURCES: ReadonlySet<string> = new Set(['summary', 'history', 'memory', 'tool-output']);
+
+/** Whether an input item is a user-role message the app marked as made from tool output. */
+function isDerivedItem(item: unknown): boolean {
+  if (typeof item !== 'object' || item === null || (item as { role?: unknown }).role !== 'user') return false;
+  const source = (item as { providerData?: { agentPep?: { source?: unknown } } }).providerData?.agentPep?.source;
+  return typeof source === 'string' && DERIVED_SOURCES.has(source);
+}
+
 /** Every `function_call_result`, whatever else it carries (a history item without a name is checked too). */
 function isToolResult(item: unknown): item is ToolResultItem {
   return typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'function_call_result';
@@ -412,11 +430,15 @@ function outputText(output: unknown): string | undefined {
 
 /**
  * A `callModelInputFilter` that sends each new tool output in the model's input to the PDP (stage
- * `context_egress`, with the tool's name) before it goes to the model.
+ * `context_egress`, with the tool's name) before it goes to the model, and each user-role item the app
+ * marked as made from tool output (`providerData: { agentPep: { source: 'summary' } }`, also
+ * `'history'`, `'memory'`, `'tool-output'`: a summary or a memory recall) at `context_egress` too.
  *
  * @param pep - the client that decides
  * @returns a filter for `run(agent, input, { callModelInputFilter })` or `new Runner({ callModelInputFilter })`
- * @throws never when made; the filter itself never throws
+ * @param opts - `{ modelRequest? }` ({@link PepModelInputFilterOptions})
+ * @throws TypeError when made, on a bad option or a `pep` that is not a client; the filter itself throws only to stop
+ *   a model request its settings check refused (the run then rejects with that {@link PolicyEnforcementError})
  * @remarks Each `function_call_result` is checked once (the outcome is remembered by session, call id
  * and output, and applied again on later turns, since the SDK rebuilds the input from the run's
  * items): ALLOW sends it as it is, WARN replaces it with the PDP's `transformedContent`, and BLOCK or
@@ -429,7 +451,16 @@ function outputText(output: unknown): string | undefined {
  * const result = await run(agent, 'Where is my order?', { callModelInputFilter: pepModelInputFilter(pep) });
  * ```
  */
-export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
+export function pepModelInputFilter(pep: Pep, opts?: PepModelInputFilterOptions): CallModelInputFilter {
+  const enforcement = enforcementOf(pep, 'pepModelInputFilter');
+  if (opts !== undefined && (typeof opts !== 'object' || opts === null)) {
+    optionError('pepModelInputFilter', 'opts', 'expected an object');
+  }
+  refuseUnknownKeys('pepModelInputFilter', opts ?? {}, new Set(['modelRequest']));
+  if (opts?.modelRequest !== undefined && typeof opts.modelRequest !== 'boolean') {
+    optionError('pepModelInputFilter', 'modelRequest', 'expected a boolean');
+  }
+  const caps = checksModelRequests(enforcement, opts?.modelRequest);
   /** Outcome by key: the output to send instead, or null for the original. */
   const seen = new TextMemory<string | null>(EGRESS_MEMORY);
 
@@ -443,11 +474,21 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
     if (text === undefined) return item;
     const opts: EgressCallOptions = { ...sessionOption() };
     if (typeof item.name === 'string' && item.name !== '') opts.tool = item.name;
-    const key = JSON.stringify([
-      opts.session ?? null,
-      String(item.callId),
-      createHash('sha256').update(text).digest('base64url'),
-    ]);
+    const replacement = await replacementFor(text, opts, String(item.callId));
+    return replacement === null ? item : { ...item, output: replacement };
+  }
+
+  /** A user-role item made from tool output (a summary, a recall): its text checked at context_egress. */
+  async function checkDerived(item: { content?: unknown }): Promise<unknown> {
+    const text = partsText(item.content);
+    if (text === undefined) return item;
+    const replacement = await replacementFor(text, { ...sessionOption() }, 'derived');
+    return replacement === null ? item : { ...item, content: replacement };
+  }
+
+  /** What to send in place of `text` (null: as it is), remembered by session, place and text. */
+  async function replacementFor(text: string, opts: EgressCallOptions, place: string): Promise<string | null> {
+    const key = JSON.stringify([opts.session ?? null, place, createHash('sha256').update(text).digest('base64url')]);
     let replacement = seen.get(key);
     if (replacement === undefined) {
       const outcome = await egressReplacement(pep, text, opts);
@@ -456,22 +497,71 @@ export function pepModelInputFilter(pep: Pep): CallModelInputFilter {
       // checked again on the next turn rather than withheld for good once the PDP is back.
       if (outcome.decided) seen.set(key, replacement);
     }
-    return replacement === null ? item : { ...item, output: replacement };
+    return replacement;
   }
 
-  return async ({ modelData }): Promise<ModelInputData> => {
+  return async ({ modelData, agent }): Promise<ModelInputData> => {
+    // The model request's settings first: a deny or BLOCK (or a change this filter cannot apply) throws, and the run stops.
+    const instructions = caps ? await cappedInstructions(enforcement, agent, modelData.instructions) : undefined;
     const input = await Promise.all(
       modelData.input.map(async (item) => {
-        if (!isToolResult(item)) return item;
+        const derived = isDerivedItem(item);
+        if (!isToolResult(item) && !derived) return item;
         try {
-          return (await checkOne(item)) as typeof item;
+          return (
+            derived ? await checkDerived(item as { content?: unknown }) : await checkOne(item as ToolResultItem)
+          ) as typeof item;
         } catch {
-          return { ...item, output: toolMessage(adapterBlock(pep, 'context_egress', 'could not be checked')) };
+          if (derived) {
+            return {
+              ...item,
+              content: toolMessage(adapterBlock(pep, 'context_egress', 'could not be checked')),
+            } as typeof item;
+          }
+          return {
+            ...item,
+            output: toolMessage(adapterBlock(pep, 'context_egress', 'could not be checked')),
+          } as typeof item;
         }
       }),
     );
-    return { ...modelData, input };
+    return instructions === undefined ? { ...modelData, input } : { ...modelData, input, instructions };
   };
+}
+
+/** Options of {@link pepModelInputFilter}. */
+export interface PepModelInputFilterOptions {
+  /**
+   * Check each model call's settings (docs/interceptors.md, "Model requests"): the agent's `model`
+   * (when a string), `instructions` as `system`, and its `modelSettings` `temperature`, `topP` and
+   * `maxTokens` (as `maxOutputTokens`). A replaced `instructions` is applied; a filter cannot change
+   * the model or its settings, so a cap or a replacement of those stops the run (`ambiguous_decision`),
+   * as a deny or a BLOCK does. @defaultValue true when the client has `modelRequest` interceptors, else false
+   */
+  modelRequest?: boolean;
+}
+
+/** The instructions to send after the settings were checked; throws the refusal that stops the run. */
+async function cappedInstructions(
+  enforcement: ReturnType<typeof enforcementOf>,
+  agent: unknown,
+  instructions: string | undefined,
+): Promise<string | undefined> {
+  const a = agent as {
+    model?: unknown;
+    modelSettings?: { temperature?: unknown; topP?: unknown; maxTokens?: unknown };
+  };
+  const asked: ModelRequest = {};
+  if (typeof a?.model === 'string' && a.model !== '') asked.model = a.model;
+  if (typeof instructions === 'string') asked.system = instructions;
+  const s = a?.modelSettings ?? {};
+  if (typeof s.temperature === 'number') asked.temperature = s.temperature;
+  if (typeof s.topP === 'number') asked.topP = s.topP;
+  if (typeof s.maxTokens === 'number') asked.maxOutputTokens = s.maxTokens;
+  const cannot = ['model', 'temperature', 'topP', 'maxOutputTokens'] as const;
+  const allowed = await decideSettings(enforcement, asked, sessionOption(), cannot);
+  if (allowed instanceof Error) throw allowed;
+  return allowed.system;
 }
 
 /**

@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 import type { PolicyDecision, Stage } from '../decision.js';
-import type { ActionCall, CallOptions, EgressCallOptions, PepOptions } from '../options/pep.js';
+import type { ActionCall, CallOptions, EgressCallOptions, PepOptions, SandboxRunner } from '../options/pep.js';
 import { resolveOptions } from '../options/pep.js';
 import type { PermitChecker } from '../permit/verifier.js';
 import { decideAll } from './batch.js';
@@ -33,6 +33,10 @@ export interface ClientInternals {
   run(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<Outcome>;
   observe(outcome: Outcome, started: number, tool: string | undefined): PolicyDecision;
   readonly after: readonly CompiledInterceptor[];
+  /** The `modelRequest` interceptors, in registration order (docs/interceptors.md). */
+  readonly modelRequest: readonly CompiledInterceptor[];
+  /** The sandbox runners by name (`createPep({ sandboxes })`). */
+  readonly sandboxes: ReadonlyMap<string, SandboxRunner>;
 }
 
 /** The client pipeline of one session: the five stage methods, `withSession` and `close`. @internal */
@@ -78,6 +82,8 @@ function internalsOf(b: Bound): ClientInternals {
       return observe(opts.onDecision, outcome, started, tool);
     },
     after: shared.chains.action.after,
+    sandboxes: opts.sandboxes,
+    modelRequest: opts.interceptors.filter((i) => i.modelRequest !== undefined),
   };
 }
 

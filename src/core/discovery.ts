@@ -8,6 +8,7 @@
  */
 
 import { ABORT_CAUSES } from '../internal/abort.js';
+import { joinUrl } from '../internal/url.js';
 import type { HttpResponse } from '../transport/types.js';
 import {
   AUTHZEN_PATHS,
@@ -104,9 +105,9 @@ export function discoveredEndpoints(
   // asked there after a 404.
   const fetchDocument = async (deadlineAt: number) => {
     if (base === '') return get(AUTHZEN_PATHS.configuration, deadlineAt);
-    const first = await get(`${AUTHZEN_PATHS.configuration}${base}`, deadlineAt);
+    const first = await get(joinUrl(AUTHZEN_PATHS.configuration, base), deadlineAt);
     if (first.ok || first.status !== 404) return first;
-    return get(`${base}${AUTHZEN_PATHS.configuration}`, deadlineAt);
+    return get(joinUrl(base, AUTHZEN_PATHS.configuration), deadlineAt);
   };
   return async (deadlineAt, signal) => {
     if (discarded !== undefined) return refused();

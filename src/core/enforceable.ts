@@ -9,6 +9,7 @@ import { AttemptFailure } from '../internal/failure.js';
 import { snapshotJsonObject } from '../internal/json.js';
 import { checkPermitBinding } from '../permit/binding.js';
 import type { AuthorizeResponse, SentRequest } from '../wire/agent-pep.js';
+import { readRoute } from './interceptors.js';
 
 export type { SentRequest };
 
@@ -72,6 +73,13 @@ export function toDecision(
         ambiguous('transformedArgs is not a JSON object');
       }
     }
+    if (res.route !== undefined) {
+      // A route sends the action to a named sandbox instead of the tool (docs/interceptors.md): a WARN's alone.
+      if (verdict !== 'WARN') ambiguous('route outside an action WARN');
+      const route = readRoute(res.route as { to?: unknown; profile?: unknown });
+      if (typeof route === 'string') ambiguous(route);
+      decision.route = route;
+    }
     if (permitting && !sent.simulated) {
       if (res.permitId !== undefined) {
         decision.permitId = res.permitId;
@@ -93,6 +101,7 @@ export function toDecision(
     // A simulated request gets no permit; one that comes anyway is dropped.
   } else {
     if (res.permitId !== undefined) ambiguous('permitId on a text stage');
+    if (res.route !== undefined) ambiguous('route on a text stage');
     if (res.transformedArgs !== undefined) ambiguous('transformedArgs on a text stage');
     if (verdict === 'WARN') {
       if (res.transformedContent === undefined) ambiguous('a text WARN without transformedContent');

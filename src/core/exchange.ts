@@ -318,6 +318,17 @@ export function withSent(p: Prepared, outcome: Outcome): Outcome {
   outcome.args = sent.args;
   outcome.bound = sent.bound;
   const d = outcome.decision;
+  if (p.route !== undefined && (d.verdict === 'ALLOW' || d.verdict === 'WARN')) {
+    const other = d.route;
+    if (other !== undefined && (other.to !== p.route.to || other.profile !== p.route.profile)) {
+      const why = 'PDP decision is ambiguous: it routed the action to another sandbox than an interceptor did';
+      outcome.decision = synthesizeBlock(d.stage, d.requestId, 'ambiguous_decision', why, outcome.attempts);
+      return outcome;
+    }
+    // An interceptor's route: the action runs in the sandbox, whatever the PDP allowed (WARN with the route).
+    d.route = p.route;
+    d.verdict = 'WARN';
+  }
   if (p.replaced && (d.verdict === 'ALLOW' || d.verdict === 'WARN')) {
     if (sent.stage === 'action') {
       if (d.transformedArgs === undefined && sent.args !== undefined) d.transformedArgs = sent.args;

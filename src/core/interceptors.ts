@@ -5,7 +5,7 @@
  * typed-decision chains of Agents.KT (`onBefore*`), ai4j interceptors and the dsh seams.
  * @packageDocumentation
  */
-import type { Stage } from '../decision.js';
+import type { SandboxRoute, Stage } from '../decision.js';
 import { ABORTED, LATE, race } from '../internal/deadline.js';
 import { isPlainObject } from '../internal/guards.js';
 import { deepFreeze, snapshotJsonObject } from '../internal/json.js';
@@ -40,7 +40,7 @@ export type BeforeOutcome =
    * `args`: the replacement, read once when the interceptor answered (the frozen snapshot the later
    * interceptors saw, or why it could not be read); never the interceptor's own object.
    */
-  | { kind: 'proceed'; args?: Snapshot; content?: unknown; replaced: boolean }
+  | { kind: 'proceed'; args?: Snapshot; content?: unknown; replaced: boolean; route?: SandboxRoute }
   | { kind: 'deny'; name: string; reason: string }
   | { kind: 'substitute'; name: string; result: unknown }
   | { kind: 'failed'; name: string; why: string }
@@ -111,6 +111,8 @@ interface ChainState {
   readonly running: RunningValue;
   replaced: boolean;
   step: Step;
+  /** The first `route` answer's sandbox, which every later one must repeat. */
+  route?: SandboxRoute;
 }
 
 /**
@@ -190,11 +192,52 @@ async function runBeforeAsync(
 const PROCEED: BeforeOutcome = Object.freeze({ kind: 'proceed', replaced: false });
 
 function proceedOutcome(state: ChainState): BeforeOutcome {
-  const { running, replaced } = state;
-  if (!replaced) return PROCEED;
-  return running.stage === 'action'
-    ? { kind: 'proceed', args: { ok: true, args: running.args as Record<string, unknown> }, replaced }
-    : { kind: 'proceed', content: running.content, replaced };
+  const { running, replaced, route } = state;
+  if (!replaced) return route === undefined ? PROCEED : { kind: 'proceed', replaced, route };
+  const out: BeforeOutcome =
+    running.stage === 'action'
+      ? { kind: 'proceed', args: { ok: true, args: running.args as Record<string, unknown> }, replaced }
+      : { kind: 'proceed', content: running.content, replaced };
+  if (route !== undefined) out.route = route;
+  return out;
+}
+
+/** Longest sandbox name or profile an interceptor (or a PDP) may route to. */
+export const MAX_ROUTE_NAME = 128;
+
+/** A `route` answer's sandbox, or why it is malformed. */
+export function readRoute(value: { to?: unknown; profile?: unknown }): SandboxRoute | string {
+  const { to, profile } = value;
+  if (typeof to !== 'string' || to === '' || to.length > MAX_ROUTE_NAME || !to.isWellFormed()) {
+    return 'a route without a sandbox name';
+  }
+  if (profile === undefined) return { to };
+  if (typeof profile !== 'string' || profile.length > MAX_ROUTE_NAME || !profile.isWellFormed()) {
+    return 'a route with a profile that is not a short string';
+  }
+  return { to, profile };
+}
+
+/** A `route` answer: recorded (the chain goes on), or how the chain ends. */
+function judgeRoute(
+  it: CompiledInterceptor,
+  answer: Record<string, unknown>,
+  state: ChainState,
+): BeforeOutcome | undefined {
+  if (state.running.stage !== 'action') return { kind: 'failed', name: it.name, why: 'route on a text stage' };
+  for (const key of Object.keys(answer)) {
+    if (key !== 'action' && key !== 'to' && key !== 'profile') {
+      return { kind: 'failed', name: it.name, why: 'a malformed route' };
+    }
+  }
+  const route = readRoute(answer);
+  if (typeof route === 'string') return { kind: 'failed', name: it.name, why: route };
+  const first = state.route;
+  if (first !== undefined && (first.to !== route.to || first.profile !== route.profile)) {
+    return { kind: 'failed', name: it.name, why: 'routed to another sandbox than an earlier interceptor' };
+  }
+  state.route = route;
+  return undefined;
 }
 
 /**
@@ -264,6 +307,8 @@ function judgeAnswer(
       }
       return { kind: 'deny', name: it.name, reason };
     }
+    case 'route':
+      return judgeRoute(it, answer, state);
     case 'substitute':
       if (running.stage !== 'action') return { kind: 'failed', name: it.name, why: 'substitute on a text stage' };
       if (!Object.hasOwn(answer, 'result') || Object.keys(answer).length !== 2) {

@@ -5,7 +5,7 @@
  * `invalid_request`, docs/api.md).
  * @internal
  */
-import type { Stage } from '../decision.js';
+import type { SandboxRoute, Stage } from '../decision.js';
 import { isAbortSignal, isSessionId } from '../internal/guards.js';
 import { NotJsonError, snapshotJsonObject } from '../internal/json.js';
 import { type CallOptions, DEFAULTS, type EgressCallOptions } from '../options/pep.js';
@@ -19,7 +19,7 @@ export class InvalidRequest extends Error {
 }
 
 /** What a stage method was called with. */
-export type Payload = { content: unknown } | { tool: unknown; args: unknown };
+export type Payload = { content: unknown; purpose?: 'model_request' } | { tool: unknown; args: unknown };
 
 /** Args read once: their snapshot, or why they could not be taken. */
 export type Snapshot = { ok: true; args: Record<string, unknown> } | { ok: false; error: unknown };
@@ -48,7 +48,7 @@ export interface CallContext {
   /** `checkContextEgress`'s `tool`, as given. */
   tool: string | undefined;
   /** Set by `visibleTools` only (never a per-call option): the request asks what the model may see. */
-  purpose?: 'visibility' | undefined;
+  purpose?: 'visibility' | 'model_request' | undefined;
   /** Set by `visibleTools` only: the batch the request belongs to. */
   visibilityBatch?: VisibilityBatch | undefined;
 }
@@ -126,6 +126,8 @@ export interface Prepared {
   readonly call: CallContext;
   /** Set when an interceptor's `proceedWith` replaced the running args or content. */
   replaced?: true;
+  /** Set when an interceptor routed the action to a sandbox (docs/interceptors.md). */
+  route?: SandboxRoute;
   /**
    * Set when the args snapshot is the client's own (taken by {@link prepare}, not handed in by a guard
    * helper, whose tool runs with it): nothing outside the client ever holds it, so the `before` chain

@@ -54,7 +54,9 @@ export function prepareStep(
   const requestId = randomUUID();
   let p: Prepared;
   try {
-    const c = call ?? callOptions(b, rawOpts, stage);
+    let c = call ?? callOptions(b, rawOpts, stage);
+    // A model request's settings (docs/interceptors.md): its own chain already ran; text interceptors do not.
+    if ('purpose' in payload && payload.purpose === 'model_request') c = { ...c, purpose: 'model_request' };
     p = prepare(stage, payload, c, b.shared.opts.agentId, requestId, snapshot);
   } catch (err) {
     const message = err instanceof InvalidRequest ? err.message : 'the call could not be turned into a request';
@@ -106,6 +108,7 @@ function beforeChain(b: Bound, p: Prepared, deadlineAt: number): PreparedStep | 
 function afterBefore(p: Prepared, r: BeforeOutcome): PreparedStep {
   switch (r.kind) {
     case 'proceed':
+      if (r.route !== undefined) p.route = r.route;
       if (r.replaced) {
         try {
           replaceRunningValue(p, r);

@@ -8,10 +8,11 @@
 import { checkToolName } from '../core/request.js';
 import { isTextStage, type PolicyDecision, type TextStage } from '../decision.js';
 import { PolicyBlockedError, type PolicyEnforcementError, PolicyEscalatedError } from '../errors.js';
-import { optionError } from '../options/kit.js';
-import type { CallOptions } from '../options/pep.js';
+import { optionError, refuseUnknownKeys } from '../options/kit.js';
+import type { CallOptions, EgressCallOptions } from '../options/pep.js';
 import type { Kernel } from './kernel.js';
 import type { Refused } from './results.js';
+import { isStandardSchema, type StandardSchemaV1, validateArgs } from './schema.js';
 
 /** What `guardTool`'s `execute` receives besides the args. */
 export interface ToolExecutionContext {
@@ -25,11 +26,30 @@ export interface ToolExecutionContext {
   session: string;
 }
 
-/** A tool wrapped by `guardTool`: authorizes, verifies the permit, then executes. */
-export type GuardedTool<R> = (args: Record<string, unknown>, opts?: CallOptions) => Promise<R>;
+/**
+ * A tool wrapped by `guardTool`: authorizes, verifies the permit, then executes.
+ * @typeParam R - what the tool resolves with
+ * @typeParam A - the args it takes (a plain object of JSON values at run time; with a `schema`, its input type)
+ */
+export type GuardedTool<R, A = Record<string, unknown>> = (args: A, opts?: CallOptions) => Promise<R>;
 
-/** Options of `guardTool`. */
-export interface GuardToolOptions<R> {
+/**
+ * Options of `guardTool`.
+ * @typeParam R - what the tool resolves with
+ * @typeParam A - the args `execute` receives (a `schema`'s output)
+ * @typeParam I - the args the guarded tool takes (a `schema`'s input; `A` without one)
+ */
+export interface GuardToolOptions<R, A extends object = Record<string, unknown>, I = A> {
+  /**
+   * A Standard Schema (zod, valibot, arktype, ...: anything with the `~standard` v1 interface) that
+   * validates every call's args before the decision. Args that do not match are refused with a
+   * `PolicyBlockedError` `invalid_request` (its message names the issues' paths, never a value): no
+   * request is sent and the tool never runs. Args that match are decided on as the schema outputs
+   * them (defaults filled in, values coerced), so the PDP decides on what runs; a PDP WARN's
+   * `transformedArgs` must match the schema too, else the call is refused the same way.
+   * @defaultValue undefined (no validation)
+   */
+  schema?: StandardSchemaV1<I, A>;
   /**
    * Check the tool's result at `context_egress` (with `tool: name`) before it is returned, after the
    * `after` interceptors: `true` sends it as the text a model reads (a string as is, anything else as
@@ -61,12 +81,36 @@ function checkGuardToolArgs(name: unknown, execute: unknown, options: unknown): 
     throw new TypeError('guardTool: options must be an object');
   }
   for (const key of Object.keys(options ?? {})) {
-    if (key !== 'checkResult') optionError('guardTool', key, `unknown option ${JSON.stringify(key.slice(0, 40))}`);
+    if (key !== 'checkResult' && key !== 'schema') {
+      optionError('guardTool', key, `unknown option ${JSON.stringify(key.slice(0, 40))}`);
+    }
+  }
+  const schema = (options as { schema?: unknown } | undefined)?.schema;
+  if (schema !== undefined && !isStandardSchema(schema)) {
+    optionError('guardTool', 'schema', 'expected a Standard Schema (an object with a `~standard` v1 member)');
   }
   const checkResult = (options as { checkResult?: unknown } | undefined)?.checkResult;
   if (checkResult !== undefined && typeof checkResult !== 'boolean' && typeof checkResult !== 'function') {
     optionError('guardTool', 'checkResult', 'expected a boolean or a function');
   }
+}
+
+/** The per-call keys a guard helper takes (docs/api.md, `CallOptions`); `guardText` at context_egress also `tool`. */
+const GUARD_CALL_KEYS: ReadonlySet<string> = new Set(['signal', 'session', 'simulated']);
+const GUARD_EGRESS_KEYS: ReadonlySet<string> = new Set([...GUARD_CALL_KEYS, 'tool']);
+
+/**
+ * A guard helper's per-call options: an unknown key (or options that are not an object) is a
+ * programming error, thrown as the `TypeError` with `err.option` (CONTRACT section 2), never a BLOCK a
+ * caller would read as a policy decision. Values are the decision's to judge (BLOCK `invalid_request`).
+ * @throws TypeError with `option` naming the key, or `'(options)'`
+ */
+function checkGuardCallOptions(scope: string, opts: unknown, egress: boolean): void {
+  if (opts === undefined) return;
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+    optionError(scope, '(options)', 'expected an object of call options');
+  }
+  refuseUnknownKeys(scope, opts, egress ? GUARD_EGRESS_KEYS : GUARD_CALL_KEYS);
 }
 
 /** The guard helpers of a client (`pep.guardTool`, `pep.guardText`): the enforcement layer as exceptions. */
@@ -76,23 +120,44 @@ export interface Guards {
    * An interceptor's `substitute` result is returned without running the tool; `after` interceptors and
    * `checkResult` see the result before it is returned (docs/interceptors.md).
    * @param name - the tool name (at most 256 characters; must normalize to something)
-   * @param execute - the side effect; receives the effective args (`transformedArgs` or the snapshot)
-   * @param options - `{ checkResult }`
+   * @param execute - the side effect; receives the effective args (`transformedArgs` or the snapshot).
+   *   Its args type is the guarded tool's: `guardTool('send_email', async (args: { to: string }) => ...)`
+   * @param options - `{ checkResult, schema }`
    * @returns `(args, opts?) => Promise<R>`, which throws `PolicyBlockedError` (BLOCK, a failed permit, a
-   *   simulated decision, an `after` deny) or `PolicyEscalatedError` (ESCALATE)
+   *   simulated decision, an `after` deny) or `PolicyEscalatedError` (ESCALATE), and a `TypeError` with
+   *   `err.option` for an unknown key in `opts` (the tool never runs, nothing is sent)
    * @throws TypeError at creation when `permits` is not configured (unless `permits: false`), or `name` is bad
    */
-  guardTool<R>(
+  guardTool<R, A extends object = Record<string, unknown>, I = A>(
     name: string,
-    execute: (args: Record<string, unknown>, ctx: ToolExecutionContext) => R | Promise<R>,
-    options?: GuardToolOptions<R>,
-  ): GuardedTool<R>;
+    execute: (args: A, ctx: ToolExecutionContext) => R | Promise<R>,
+    options?: GuardToolOptions<R, A, I>,
+  ): GuardedTool<R, I>;
   /**
    * Checks text at a stage and resolves with the text to use (original on ALLOW, transformed on WARN).
+   * @param opts - `{ signal, session, simulated }`, and at `context_egress` also `tool` (the tool whose result this is)
    * @throws PolicyBlockedError on BLOCK (PDP, interceptor or synthesized) or a simulated decision
    * @throws PolicyEscalatedError on ESCALATE
+   * @throws TypeError with `err.option` on an unknown key in `opts` (or `opts` not an object): a
+   *   programming error, never read as a policy decision (a bad value is BLOCK `invalid_request`)
    */
-  guardText(stage: TextStage, content: string, opts?: CallOptions): Promise<string>;
+  guardText(stage: TextStage, content: string, opts?: EgressCallOptions): Promise<string>;
+}
+
+/**
+ * `args` as `schema` outputs them, or the refusal thrown (BLOCK `invalid_request`, observed).
+ * @throws PolicyBlockedError when they do not match
+ */
+async function schemaArgs(
+  kernel: Kernel,
+  name: string,
+  schema: StandardSchemaV1,
+  args: unknown,
+  what: string,
+): Promise<unknown> {
+  const v = await validateArgs(schema, args);
+  if (v.ok) return v.value;
+  throw refusalError(kernel.refuse({ stage: 'action', tool: name }, 'invalid_request', `${what}: ${v.message}`));
 }
 
 /**
@@ -105,12 +170,31 @@ export function makeGuards(kernel: Kernel): Guards {
       checkGuardToolArgs(name, execute, options);
       kernel.requirePermits('guardTool');
       const check = options?.checkResult ?? false;
+      const schema = options?.schema;
       return async (args, callOpts) => {
-        const decided = await kernel.decideAction(name, args, callOpts);
+        checkGuardCallOptions(`guardTool(${JSON.stringify(name.slice(0, 40))})`, callOpts, false);
+        const input = schema === undefined ? args : await schemaArgs(kernel, name, schema, args, 'args');
+        const decided = await kernel.decideAction(name, input, callOpts, true);
         if (decided.kind === 'substituted') return decided.result as never;
         if (decided.kind === 'refused') throw refusalError(decided);
         const { args: run, permitId, decision, signal, session } = decided;
-        const result = await execute(run, { permitId, decision, signal, session });
+        // The PDP's replacement must fit the tool too; it runs as bound (the permit binds it), unparsed.
+        if (schema !== undefined && decision.transformedArgs !== undefined) {
+          await schemaArgs(kernel, name, schema, run, "the PDP's transformedArgs");
+        }
+        // A routed action runs in its sandbox, never as the tool (docs/interceptors.md, "Routes to a sandbox").
+        const { sandbox } = decided;
+        const result =
+          sandbox === undefined
+            ? await execute(run as never, { permitId, decision, signal, session })
+            : ((await sandbox.runner({
+                tool: name,
+                args: run,
+                profile: sandbox.route.profile,
+                permitId,
+                decision,
+                signal,
+              })) as never);
         const finished = await kernel.finishAction(name, decided, result, check as boolean);
         if (finished.kind === 'refused') throw refusalError(finished);
         return finished.result as never;
@@ -120,6 +204,7 @@ export function makeGuards(kernel: Kernel): Guards {
     async guardText(stage, content, o) {
       if (!isTextStage(stage))
         throw new TypeError('guardText: stage must be input, context_egress, output or delivery');
+      checkGuardCallOptions('guardText', o, stage === 'context_egress');
       const r = await kernel.decideText(stage, content, o);
       if (r.kind === 'refused') throw refusalError(r);
       return r.text;

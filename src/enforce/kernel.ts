@@ -10,13 +10,22 @@
 import type { ClientInternals } from '../core/client.js';
 import { ABORT_CAUSES } from '../core/exchange.js';
 import { runAfter } from '../core/interceptors.js';
+import { afterPdp, modelRequestJson, readModelRequest, runModelRequestChain } from '../core/model-request.js';
 import { checkToolName, isAbortSignal, isSessionId, takeSnapshot } from '../core/request.js';
-import { type FailClosedCode, type PolicyDecision, synthesizeBlock, type TextStage } from '../decision.js';
+import {
+  type FailClosedCode,
+  type PolicyDecision,
+  type SandboxRoute,
+  synthesizeBlock,
+  type TextStage,
+} from '../decision.js';
+import { PermitVerificationError } from '../errors.js';
 import type { CallOptions, EgressCallOptions } from '../options/pep.js';
 import type { PermitExpectation } from '../permit/verifier.js';
 import {
   type ActionResult,
   type FinishResult,
+  type ModelResult,
   type RefusalSite,
   type Refused,
   refusedBy,
@@ -38,13 +47,24 @@ export type ResultCheck = boolean | ((result: never) => string);
 
 /** The enforcement layer of one client. Nothing here rejects. */
 export interface Kernel {
-  /** Decides an action and, on ALLOW or WARN, verifies its permit against the args that will run. */
-  decideAction(name: string, args: unknown, opts?: unknown): Promise<ActionResult>;
+  /**
+   * Decides an action and, on ALLOW or WARN, verifies its permit against the args that will run.
+   * `runsSandboxes`: the caller runs a routed action's sandbox runner (`guardTool`); a caller whose host
+   * runs the tool itself (a hook, `canUseTool`) leaves it false, and a routed action is refused.
+   */
+  decideAction(name: string, args: unknown, opts?: unknown, runsSandboxes?: boolean): Promise<ActionResult>;
   /**
    * After the tool ran: the `after` interceptors, then the result check. `ran` is the verified action,
    * or (a host that runs the tool itself, such as a PostToolUse hook) the session and args it ran with.
    */
   finishAction(name: string, ran: Ran, result: unknown, check?: ResultCheck): Promise<FinishResult>;
+  /**
+   * Decides a model request's settings (docs/interceptors.md, "Model requests"): the `modelRequest`
+   * interceptors, then the PDP (`context_egress`, `purpose: 'model_request'`). Never rejects.
+   */
+  decideModelRequest(request: unknown, opts?: unknown): Promise<ModelResult>;
+  /** Whether the client has `modelRequest` interceptors (the adapters then check every model request by default). */
+  readonly hasModelRequestInterceptors: boolean;
   /** Decides a text at a stage; `opts` may carry `tool` at context_egress. */
   decideText(stage: TextStage, text: string, opts?: unknown): Promise<TextResult>;
   /** A refusal the adapter makes itself (the step never reached a decision): observed like any synthesized BLOCK. */
@@ -160,12 +180,47 @@ async function verifyPermit(
     if (cause === CALLER_ABORTED)
       return refuseFrom(deps, v.decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
     const code = (cause as { code?: unknown } | null)?.code;
-    const message = `permit failed verification (${String(code ?? 'error')})`;
+    // Which check failed and what was expected (the verifier's message never holds the permit).
+    const message =
+      cause instanceof PermitVerificationError
+        ? cause.message
+        : `permit failed verification (${String(code ?? 'error')})`;
     return refuseFrom(deps, v.decision, 'permit_invalid', message, started, name, { cause });
   }
 }
 
-async function decideAction(deps: KernelDeps, name: string, args: unknown, callOpts?: unknown): Promise<ActionResult> {
+/**
+ * A routed action's sandbox (docs/interceptors.md, "Routes to a sandbox"), or its refusal: a host that
+ * runs the tool itself cannot run it elsewhere, and a name not in `createPep({ sandboxes })` has no runner.
+ */
+function sandboxOf(
+  deps: KernelDeps,
+  name: string,
+  decision: PolicyDecision,
+  runsSandboxes: boolean,
+  started: number,
+): NonNullable<Verified['sandbox']> | Refused {
+  const route = decision.route as SandboxRoute;
+  const shown = JSON.stringify(route.to.slice(0, 40));
+  if (!runsSandboxes) {
+    const message = `routed to sandbox ${shown}, which this host cannot run (it runs the tool itself)`;
+    return refuseFrom(deps, decision, 'ambiguous_decision', message, started, name);
+  }
+  const runner = deps.sandboxes.get(route.to);
+  if (runner === undefined) {
+    const message = `routed to sandbox ${shown}, which is not registered in createPep({ sandboxes })`;
+    return refuseFrom(deps, decision, 'ambiguous_decision', message, started, name);
+  }
+  return { route, runner };
+}
+
+async function decideAction(
+  deps: KernelDeps,
+  name: string,
+  args: unknown,
+  callOpts?: unknown,
+  runsSandboxes = false,
+): Promise<ActionResult> {
   const started = performance.now();
   try {
     // One read of the args: a failed snapshot is answered invalid_request without a network call.
@@ -190,6 +245,11 @@ async function decideAction(deps: KernelDeps, name: string, args: unknown, callO
       session,
       signal,
     };
+    if (decision.route !== undefined) {
+      const sandbox = sandboxOf(deps, name, decision, runsSandboxes, started);
+      if (isRefused(sandbox)) return sandbox;
+      verified.sandbox = sandbox;
+    }
     const failed = await verifyPermit(deps, name, verified, bound, started);
     if (failed) return failed;
     if (signal?.aborted) return refuseFrom(deps, decision, 'aborted', ABORT_CAUSES.caller.message, started, name);
@@ -280,15 +340,60 @@ function refuse(deps: KernelDeps, site: RefusalSite, code: FailClosedCode, messa
   return refusedBy(deps.observe({ decision, attempts: 0 }, started, site.tool), tool, cause);
 }
 
+/** The model request chain, then the PDP, then the one capping rule. */
+async function decideModelRequest(deps: KernelDeps, raw: unknown, opts: unknown): Promise<ModelResult> {
+  const started = performance.now();
+  try {
+    const request = readModelRequest(raw);
+    if (typeof request === 'string') return refuse(deps, { stage: 'context_egress' }, 'invalid_request', request);
+    const { signal, session } = readCall(opts, deps.session);
+    const bounds = { deadlineAt: started + deps.timeoutMs, signal };
+    const chain = await runModelRequestChain(deps.modelRequest, request, session, bounds);
+    const here = synthesizeBlock('context_egress', crypto.randomUUID(), 'aborted', '', 0);
+    if (chain.kind === 'aborted')
+      return refuseFrom(deps, here, 'aborted', ABORT_CAUSES.caller.message, started, undefined);
+    if (chain.kind === 'failed') {
+      const message = `interceptor '${chain.name}' ${chain.why}`;
+      return refuseFrom(deps, here, 'interceptor_failed', message, started, undefined, { interceptor: chain.name });
+    }
+    if (chain.kind === 'deny') {
+      const denied: PolicyDecision = {
+        verdict: 'BLOCK',
+        stage: 'context_egress',
+        requestId: here.requestId,
+        reason: chain.reason,
+        interceptor: chain.name,
+      };
+      return refusedBy(deps.observe({ decision: denied, attempts: 0 }, started, undefined), undefined);
+    }
+    const json = modelRequestJson(chain.request);
+    const { decision } = await deps.run('context_egress', { content: json, purpose: 'model_request' }, opts);
+    const use = enforced(deps, textRule(decision, json), decision, started, undefined);
+    if (isRefused(use)) return use;
+    const capped = afterPdp(decision, chain.request, chain.replaced);
+    if (!capped.ok) return refuseFrom(deps, decision, 'ambiguous_decision', capped.why, started, undefined);
+    const final = modelRequestJson(capped.request);
+    // What continues is what was decided: the settings to send, when an interceptor or the PDP changed them.
+    if (final !== modelRequestJson(request) || decision.transformedContent !== undefined) {
+      decision.transformedContent = final;
+    }
+    return { kind: 'passed', request: capped.request, decision };
+  } catch (cause) {
+    return refuse(deps, { stage: 'context_egress' }, 'invalid_request', 'internal error', cause);
+  }
+}
+
 /**
  * Builds the enforcement layer over one client.
  * @internal
  */
 export function makeKernel(deps: KernelDeps): Kernel {
   return {
-    decideAction: (name, args, opts) => decideAction(deps, name, args, opts),
+    decideAction: (name, args, opts, runsSandboxes) => decideAction(deps, name, args, opts, runsSandboxes),
     finishAction: (name, ran, result, check) => finishAction(deps, name, ran, result, check),
     decideText: (stage, text, opts) => decideTextAs(deps, stage, text, opts, undefined),
+    decideModelRequest: (request, opts) => decideModelRequest(deps, request, opts),
+    hasModelRequestInterceptors: deps.modelRequest.length > 0,
     refuse: (site, code, message, cause) => refuse(deps, site, code, message, cause),
     requirePermits(scope) {
       if (deps.permits === undefined) {

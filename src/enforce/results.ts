@@ -4,8 +4,10 @@
  * result stands in for the tool's) or {@link Refused}; a text is {@link Passed} or {@link Refused}.
  * @internal
  */
-import type { PolicyDecision, Stage } from '../decision.js';
+import type { PolicyDecision, SandboxRoute, Stage } from '../decision.js';
 import { type EnforcementCode, toolMessage } from '../errors.js';
+import type { ModelRequest } from '../options/interceptors.js';
+import type { SandboxRunner } from '../options/pep.js';
 
 /** An action the tool may run: exactly `args` (`transformedArgs ?? snapshot`), with `permitId` verified. */
 export interface Verified {
@@ -20,6 +22,8 @@ export interface Verified {
   session: string;
   /** The caller's signal, if any. */
   signal: AbortSignal | undefined;
+  /** Set when the action is routed to a sandbox: its route and runner run in place of the tool (docs/interceptors.md). */
+  sandbox?: { route: SandboxRoute; runner: SandboxRunner };
 }
 
 /** An interceptor's `substitute`: its result stands in for the tool's; the tool never runs. */
@@ -56,6 +60,16 @@ export interface Released {
   kind: 'released';
   result: unknown;
 }
+
+/** A model request that may be sent: exactly these settings (capped or replaced by interceptors and the PDP). */
+export interface ModelPassed {
+  kind: 'passed';
+  request: ModelRequest;
+  decision: PolicyDecision;
+}
+
+/** What deciding a model request gives. */
+export type ModelResult = ModelPassed | Refused;
 
 /** What deciding an action gives. */
 export type ActionResult = Verified | Substituted | Refused;

@@ -20,17 +20,50 @@ export interface Step {
   readonly content?: string;
 }
 
-/** The answer of a `before` interceptor. */
+/**
+ * The answer of a `before` interceptor. `route` (action stage only) sends the action to the sandbox
+ * registered as `to` in `createPep({ sandboxes })` instead of running the tool (docs/interceptors.md,
+ * "Routes to a sandbox"): the chain goes on and the PDP is still asked; an ALLOW becomes a WARN with
+ * the route. A later interceptor may not route elsewhere (`interceptor_failed`), nor may the PDP
+ * (`ambiguous_decision`).
+ */
 export type BeforeResult =
   | { action: 'proceed' }
   | { action: 'proceedWith'; args?: Record<string, unknown>; content?: string }
   | { action: 'deny'; reason: string }
-  | { action: 'substitute'; result: unknown };
+  | { action: 'substitute'; result: unknown }
+  | { action: 'route'; to: string; profile?: string };
 
 /** The answer of an `after` interceptor. */
 export type AfterResult =
   | { action: 'proceed' }
   | { action: 'proceedWith'; result: unknown }
+  | { action: 'deny'; reason: string };
+
+/**
+ * The scalar settings of one model request an adapter is about to send (docs/interceptors.md, "Model
+ * requests"): what a `modelRequest` interceptor and the PDP (`purpose: 'model_request'`) may cap or replace.
+ */
+export interface ModelRequest {
+  /** The model id. */
+  model?: string;
+  /** The system prompt (the AI SDK's system messages; LangChain's `systemPrompt`; OpenAI Agents' `instructions`). */
+  system?: string;
+  /** Sampling temperature. A cap: a later value only lowers it. */
+  temperature?: number;
+  /** Nucleus sampling. A cap: a later value only lowers it. */
+  topP?: number;
+  /** Most tokens the model may write. A cap: a later value only lowers it. */
+  maxOutputTokens?: number;
+}
+
+/**
+ * The answer of a `modelRequest` interceptor: go on, go on with settings changed (numbers only go
+ * down; a text another interceptor set may not be replaced), or stop the model call.
+ */
+export type ModelRequestResult =
+  | { action: 'proceed' }
+  | { action: 'proceedWith'; request: ModelRequest }
   | { action: 'deny'; reason: string };
 
 /**
@@ -54,6 +87,15 @@ export interface Interceptor {
   before?(step: Step): BeforeResult | Promise<BeforeResult>;
   /** Runs in `guardTool` (and the adapters) after the tool ran, in registration order (action stage only). */
   after?(step: Step, result: unknown): AfterResult | Promise<AfterResult>;
+  /**
+   * Runs before each model request the AI SDK, LangChain and OpenAI Agents adapters send (and
+   * `pep.checkModelRequest`), in registration order, before the PDP is asked; sees the settings as a
+   * frozen copy (docs/interceptors.md, "Model requests"). `stages` does not apply.
+   */
+  modelRequest?(
+    request: Readonly<ModelRequest>,
+    context: { readonly session: string },
+  ): ModelRequestResult | Promise<ModelRequestResult>;
 }
 
 /** An interceptor after validation: which stages, and its two hooks. @internal */
@@ -62,9 +104,10 @@ export interface CompiledInterceptor {
   readonly stages: ReadonlySet<Stage> | undefined;
   readonly before: Interceptor['before'];
   readonly after: Interceptor['after'];
+  readonly modelRequest: Interceptor['modelRequest'];
 }
 
-const KNOWN_KEYS: ReadonlySet<string> = new Set(['name', 'stages', 'before', 'after']);
+const KNOWN_KEYS: ReadonlySet<string> = new Set(['name', 'stages', 'before', 'after', 'modelRequest']);
 
 /**
  * Validates the `interceptors` option. `fail(path, problem)` throws the option `TypeError`.
@@ -100,11 +143,18 @@ export function validateInterceptors(
     }
     if (it.before !== undefined && typeof it.before !== 'function') fail(`${at}.before`, 'expected a function');
     if (it.after !== undefined && typeof it.after !== 'function') fail(`${at}.after`, 'expected a function');
-    if (it.before === undefined && it.after === undefined) fail(at, 'expected a before or an after function');
+    if (it.modelRequest !== undefined && typeof it.modelRequest !== 'function') {
+      fail(`${at}.modelRequest`, 'expected a function');
+    }
+    if (it.before === undefined && it.after === undefined && it.modelRequest === undefined) {
+      fail(at, 'expected a before, an after or a modelRequest function');
+    }
     if (it.after !== undefined && stages !== undefined && !stages.has('action')) {
       fail(`${at}.after`, 'after runs on the action stage only; add it to stages');
     }
-    out.push(Object.freeze({ name: it.name, stages, before: it.before, after: it.after }));
+    out.push(
+      Object.freeze({ name: it.name, stages, before: it.before, after: it.after, modelRequest: it.modelRequest }),
+    );
   });
   return Object.freeze(out);
 }

@@ -4,6 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { PolicyDecision, Stage } from '../decision.js';
+import { joinUrl, trimTrailingSlashes } from '../internal/url.js';
 import type { PermitsOptions } from '../permit/verifier.js';
 import { type TelemetryOption, validateTelemetry } from '../telemetry.js';
 import type { FetchFunction } from '../transport/fetch.js';
@@ -15,14 +16,34 @@ export type { PermitKeySource } from '../permit/keys.js';
 
 export type { PermitsOptions } from '../permit/verifier.js';
 
+/**
+ * The decision an observer sees: only the fields listed here (an allow-list, docs/telemetry.md "What `onDecision` observers see");
+ * a permit, transformed args or content, a substitute result and any field not listed never reach it.
+ */
+export type ObservedDecision = Pick<
+  PolicyDecision,
+  | 'verdict'
+  | 'stage'
+  | 'requestId'
+  | 'decisionId'
+  | 'reason'
+  | 'latches'
+  | 'sessionLabels'
+  | 'escalationId'
+  | 'simulated'
+  | 'synthesized'
+  | 'interceptor'
+  | 'route'
+>;
+
 /** What an `onDecision` observer sees after every decision (never content, args or the permit). */
 export interface DecisionEvent {
   /** The stage decided. */
   stage: Stage;
   /** The id sent to the PDP. */
   requestId: string;
-  /** The decision without `permitId`, `transformedArgs`, `transformedContent` and `substitute`. */
-  decision: Omit<PolicyDecision, 'permitId' | 'transformedArgs' | 'transformedContent' | 'substitute'>;
+  /** The decision's allow-listed fields ({@link ObservedDecision}): never a permit, args, content or a substitute result. */
+  decision: ObservedDecision;
   /** Time from the call to the decision, in milliseconds. */
   latencyMs: number;
   /** HTTP attempts made (0 when none was sent). */
@@ -32,6 +53,29 @@ export interface DecisionEvent {
   /** The local interceptor that decided (`deny`, `substitute`, or a failure), when one did (docs/interceptors.md). */
   interceptor?: string;
 }
+
+/**
+ * What a sandbox runner gets: the routed action as it was decided (docs/interceptors.md, "Routes to a
+ * sandbox"). It runs in place of the tool's own body; its result goes on as the tool's would (`after`
+ * interceptors, `checkResult`).
+ */
+export interface SandboxCall {
+  /** The tool name as guarded (not normalized). */
+  tool: string;
+  /** The args that were decided and that the permit binds (`transformedArgs` or the snapshot). */
+  args: Record<string, unknown>;
+  /** The route's profile, when the interceptor or the PDP named one. */
+  profile: string | undefined;
+  /** The verified permit, for a sandbox that presents it on (undefined only with `permits: false`). */
+  permitId: string | undefined;
+  /** The decision (a WARN carrying the route). */
+  decision: PolicyDecision;
+  /** The caller's signal, if any: a runner should stop the sandbox when it fires. */
+  signal: AbortSignal | undefined;
+}
+
+/** Runs a routed action in a sandbox (a local process, a container, E2B, Daytona, ...) and resolves with its result. */
+export type SandboxRunner = (call: SandboxCall) => unknown;
 
 /** Options of {@link createPep}. */
 export interface PepOptions {
@@ -105,6 +149,13 @@ export interface PepOptions {
   /** Observer called after every decision; throwing is contained. */
   onDecision?: (event: DecisionEvent) => void;
   /**
+   * Sandbox runners by name (docs/interceptors.md, "Routes to a sandbox"): when an interceptor or the
+   * PDP routes an action to `name`, `guardTool` (and the adapters that run tools through it) run
+   * `runner` with the decided call, never the tool's body. A route to a name not registered here is a
+   * synthesized BLOCK `ambiguous_decision`. Names: 1 to 128 characters. @defaultValue {}
+   */
+  sandboxes?: Record<string, SandboxRunner>;
+  /**
    * OpenTelemetry (docs/telemetry.md): `true` records with the globally registered tracer and
    * meter, `{ tracer?, meter? }` with those given. Needs the optional peer `@opentelemetry/api`, which is
    * loaded only when this is set. @defaultValue undefined (nothing recorded, nothing loaded)
@@ -166,9 +217,26 @@ export interface ResolvedOptions {
   interceptors: readonly CompiledInterceptor[];
   onDecision: ((event: DecisionEvent) => void) | undefined;
   telemetry: TelemetryOption | undefined;
+  sandboxes: ReadonlyMap<string, SandboxRunner>;
 }
 
 const SCOPE = 'createPep';
+
+/** The `sandboxes` option: names (1 to 128 characters) to runner functions. @throws TypeError */
+function readSandboxes(raw: unknown): ReadonlyMap<string, SandboxRunner> {
+  const out = new Map<string, SandboxRunner>();
+  if (raw === undefined) return out;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    optionError(SCOPE, 'sandboxes', 'expected an object of runner functions by name');
+  }
+  for (const [name, runner] of Object.entries(raw)) {
+    const path = `sandboxes.${name.slice(0, 40)}`;
+    if (name.length > 128 || !name.isWellFormed()) optionError(SCOPE, path, 'a sandbox name is 1 to 128 characters');
+    if (typeof runner !== 'function') optionError(SCOPE, path, 'expected a runner function');
+    out.set(name, runner as SandboxRunner);
+  }
+  return out;
+}
 
 function fail(path: string, problem: string): never {
   optionError(SCOPE, path, problem);
@@ -202,6 +270,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'interceptors',
   'onDecision',
   'telemetry',
+  'sandboxes',
 ]);
 
 const KNOWN_PERMITS_OPTIONS: ReadonlySet<string> = new Set(['keys', 'issuer', 'algorithms', 'clockToleranceSec']);
@@ -252,7 +321,7 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('pdpUrl', 'must be http: or https:');
   if (url.username !== '' || url.password !== '') fail('pdpUrl', 'must not carry credentials; use apiKey');
   if (url.search !== '' || url.hash !== '') fail('pdpUrl', 'must not have a query or fragment');
-  const base = url.pathname.replace(/\/+$/, '');
+  const base = trimTrailingSlashes(url.pathname);
   const protocol = options.protocol ?? DEFAULTS.protocol;
   if (protocol !== 'agent-pep' && protocol !== 'authzen') fail('protocol', "expected 'agent-pep' or 'authzen'");
   const discover = optionalBoolean(options.discover, 'discover', DEFAULTS.discover);
@@ -285,9 +354,11 @@ export function resolveOptions(options: PepOptions): ResolvedOptions {
   const interceptors = validateInterceptors(options.interceptors, (path, problem) => fail(path, problem));
   if (options.onDecision !== undefined && typeof options.onDecision !== 'function')
     fail('onDecision', 'expected a function');
+  const sandboxes = readSandboxes(options.sandboxes);
   return Object.freeze({
+    sandboxes,
     origin: url.origin,
-    path: protocol === 'authzen' ? `${base}/access/v1/evaluation` : `${base}/api/policy/authorize`,
+    path: joinUrl(base, protocol === 'authzen' ? '/access/v1/evaluation' : '/api/policy/authorize'),
     pdp: url,
     base,
     protocol,

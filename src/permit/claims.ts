@@ -64,6 +64,14 @@ function isNumericDate(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0;
 }
 
+/**
+ * What a claim was expected to be, for the refusal's message (the verifier's own configuration: an
+ * issuer, an audience, an agent id or a session, never a permit's value), quoted and cut to 120 characters.
+ */
+function shown(expected: string): string {
+  return `(expected ${JSON.stringify(expected.length > 120 ? `${expected.slice(0, 120)}...` : expected)})`;
+}
+
 const REQUIRED_STRINGS = ['iss', 'sub', 'sid', 'jti', 'tool', 'act_hash'] as const;
 
 /**
@@ -96,18 +104,19 @@ export function checkClaims(d: Pick<DecodedPermit, 'header' | 'payload'>, expect
     throw refuse('permit_claim_invalid', "claim 'labels' is not an array of strings");
   }
   const claims = c as PermitClaims;
-  if (claims.iss !== expected.issuer) throw refuse('permit_claim_invalid', "claim 'iss' is not the expected issuer");
+  if (claims.iss !== expected.issuer)
+    throw refuse('permit_claim_invalid', `claim 'iss' is not the expected issuer ${shown(expected.issuer)}`);
   const audiences = expected.audiences;
   if (audiences !== undefined) {
     const got = typeof claims.aud === 'string' ? [claims.aud] : claims.aud;
     if (!got.some((a) => audiences.includes(a)))
-      throw refuse('permit_claim_invalid', "claim 'aud' is not this service");
+      throw refuse('permit_claim_invalid', `claim 'aud' is not this service ${audiences.map(shown).join(', ')}`);
   }
   if (expected.subject !== undefined && claims.sub !== expected.subject) {
-    throw refuse('permit_claim_invalid', "claim 'sub' is not the expected agent");
+    throw refuse('permit_claim_invalid', `claim 'sub' is not the expected agent ${shown(expected.subject)}`);
   }
   if (expected.session !== undefined && claims.sid !== expected.session) {
-    throw refuse('permit_claim_invalid', "claim 'sid' is not the expected session");
+    throw refuse('permit_claim_invalid', `claim 'sid' is not the expected session ${shown(expected.session)}`);
   }
   const tolerance = expected.toleranceSec;
   const now = Date.now() / 1000;

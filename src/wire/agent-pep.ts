@@ -31,7 +31,7 @@ export interface AuthorizeRequest {
   args?: Record<string, unknown>;
   simulated?: true;
   /** `'visibility'`: a question about the tool alone, to decide what the model is offered (docs/visibility.md). */
-  purpose?: 'visibility';
+  purpose?: 'visibility' | 'model_request';
   /** A visibility request: the batch it belongs to (`id`) and how many requests the batch has (`size`). */
   visibilityBatch?: VisibilityBatch;
 }
@@ -56,6 +56,7 @@ export const checkAuthorizeResponse: Check = looseObject({
   transformedContent: optional(string),
   transformedArgs: optional(jsonObject),
   escalationId: optional(string),
+  route: optional(jsonObject),
   simulated: optional(boolean),
   requestId: optional(string),
   stage: optional(string),

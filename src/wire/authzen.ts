@@ -7,6 +7,7 @@
  */
 import { VERDICTS, type Verdict } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
+import { joinUrl, trimTrailingSlashes } from '../internal/url.js';
 import {
   type AuthorizeRequest,
   type AuthorizeResponse,
@@ -44,7 +45,7 @@ export interface Evaluation {
     session: string;
     requestId: string;
     simulated?: true;
-    purpose?: 'visibility';
+    purpose?: 'visibility' | 'model_request';
     visibilityBatch?: VisibilityBatch;
   };
 }
@@ -140,6 +141,7 @@ const checkProfileContext: Check = looseObject({
   decisionId: optional(string),
   requestId: optional(string),
   sessionLabels: optional(arrayOf(string)),
+  route: optional(jsonObject),
 });
 
 /** `context` once it passed {@link checkProfileContext}. */
@@ -152,6 +154,7 @@ interface ProfileContext {
   decisionId?: string;
   requestId?: string;
   sessionLabels?: string[];
+  route?: Record<string, unknown>;
   [member: string]: unknown;
 }
 
@@ -229,6 +232,7 @@ export function mapAnswer(value: unknown, where = ''): MappedAnswer {
   if (context.transformedContent !== undefined) response.transformedContent = context.transformedContent;
   if (context.transformedArgs !== undefined) response.transformedArgs = context.transformedArgs;
   if (context.escalationId !== undefined) response.escalationId = context.escalationId;
+  if (context.route !== undefined) response.route = context.route;
   if (context.requestId !== undefined) response.requestId = context.requestId;
   const item = value as Record<string, unknown>;
   const raw: Record<string, unknown> = {};
@@ -285,12 +289,12 @@ export interface Endpoints {
 
 /** The endpoints under `base` (the path of `pdpUrl`, no trailing `/`) when there is no discovery. */
 export function defaultEndpoints(base: string): Endpoints {
-  return { evaluation: `${base}${AUTHZEN_PATHS.evaluation}`, evaluations: `${base}${AUTHZEN_PATHS.evaluations}` };
+  return { evaluation: joinUrl(base, AUTHZEN_PATHS.evaluation), evaluations: joinUrl(base, AUTHZEN_PATHS.evaluations) };
 }
 
 /** A PDP identifier in comparable form: origin and path, without a trailing `/`. */
 function identifier(url: URL): string {
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  return `${url.origin}${trimTrailingSlashes(url.pathname)}`;
 }
 
 /** Why a discovery document was discarded for good (every decision is then `pdp_unreachable`). */

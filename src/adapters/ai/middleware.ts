@@ -7,10 +7,12 @@
 import type { LanguageModelMiddleware } from 'ai';
 import type { TextStage } from '../../decision.js';
 import { PolicyBlockedError } from '../../errors.js';
+import type { ModelRequest } from '../../options/interceptors.js';
 import type { EgressCallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
 import { sha256b64url } from '../../permit/hash.js';
 import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory } from '../kit.js';
+import { checksModelRequests, decideSettings } from '../model-request.js';
 
 /** Options of {@link pepMiddleware}. */
 export interface PepMiddlewareOptions {
@@ -25,6 +27,14 @@ export interface PepMiddlewareOptions {
    * @defaultValue 10000
    */
   maxRemembered?: number;
+  /**
+   * Check each model request's settings (`model`, the system messages as `system`, `temperature`,
+   * `topP`, `maxOutputTokens`) before it is sent (docs/interceptors.md, "Model requests"): capped or
+   * replaced as the `modelRequest` interceptors and the PDP say; a deny or BLOCK rejects the call. A
+   * replaced `model` cannot be applied in a middleware: the call is refused (`ambiguous_decision`).
+   * @defaultValue true when the client has `modelRequest` interceptors, else false
+   */
+  modelRequest?: boolean;
 }
 
 const DEFAULT_REMEMBERED = 10_000;
@@ -125,7 +135,9 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
   const o = readOptions<PepMiddlewareOptions>('pepMiddleware', opts, {
     session: RULES.session,
     maxRemembered: RULES.count,
+    modelRequest: RULES.boolean,
   });
+  const caps = checksModelRequests(enforcement, o.modelRequest);
   const side: Side = {
     pep,
     enforcement,
@@ -134,7 +146,8 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
   };
   const middleware = {
     specificationVersion: 'v3',
-    transformParams: async ({ params }: { params: CallParams }) => transformPrompt(side, params),
+    transformParams: async ({ params, model }: { params: CallParams; model?: { modelId?: unknown } }) =>
+      transformPrompt(side, caps ? await cappedParams(side, params, model?.modelId) : params),
     wrapGenerate: async ({ doGenerate, params }: { doGenerate: () => Promise<Generated>; params: CallParams }) =>
       checkGenerated(side, await doGenerate(), params.abortSignal),
     wrapStream: async ({ doStream, params }: { doStream: () => Promise<Streamed>; params: CallParams }) => {
@@ -143,6 +156,40 @@ export function pepMiddleware(pep: Pep, opts: PepMiddlewareOptions = {}): Langua
     },
   };
   return middleware as unknown as LanguageModelMiddleware;
+}
+
+/** The system messages of a prompt, as one text (undefined when there are none, or one is not plain text). */
+function systemText(prompt: unknown): string | undefined {
+  if (!Array.isArray(prompt)) return undefined;
+  const texts = (prompt as Message[]).filter((m) => m?.role === 'system').map((m) => m.content);
+  return texts.length > 0 && texts.every((t) => typeof t === 'string') ? texts.join('\n') : undefined;
+}
+
+/**
+ * The call's settings checked (docs/interceptors.md, "Model requests") and applied: numbers capped,
+ * the system messages replaced by one with the allowed text. Throws the refusal (a deny, a BLOCK, a
+ * replaced model, which a middleware cannot switch to).
+ */
+async function cappedParams(side: Side, params: CallParams, modelId: unknown): Promise<CallParams> {
+  const asked: ModelRequest = {};
+  if (typeof modelId === 'string') asked.model = modelId;
+  const system = systemText(params.prompt);
+  if (system !== undefined) asked.system = system;
+  for (const key of ['temperature', 'topP', 'maxOutputTokens'] as const) {
+    const v = params[key];
+    if (typeof v === 'number') asked[key] = v;
+  }
+  const allowed = await decideSettings(side.enforcement, asked, callOpts(side, params.abortSignal), ['model']);
+  if (allowed instanceof Error) throw allowed;
+  const next: CallParams = { ...params };
+  for (const key of ['temperature', 'topP', 'maxOutputTokens'] as const) {
+    if (allowed[key] !== undefined) next[key] = allowed[key];
+  }
+  if (allowed.system !== undefined && allowed.system !== system && Array.isArray(params.prompt)) {
+    const rest = (params.prompt as Message[]).filter((m) => m?.role !== 'system');
+    next.prompt = [{ role: 'system', content: allowed.system }, ...rest];
+  }
+  return next;
 }
 
 /** What one middleware works with: its client, its session and its memory of checked texts. */
@@ -201,18 +248,41 @@ function withText(parts: readonly Part[], texts: readonly Part[], use: string): 
   return parts.flatMap((p) => (p === first ? [{ ...p, text: use }] : texts.includes(p) ? [] : [p]));
 }
 
-/** The user text of one message, checked as one text: the text parts joined, as the model reads them. */
-async function userContent(side: Side, i: number, content: unknown, signal: unknown): Promise<unknown> {
+/**
+ * `providerOptions.agentPep.source` values that mark a user-role message as text the app made from
+ * earlier messages or tool output (a summary, a condensed history, a memory recall; docs/adapters.md
+ * "Text made from tool output"): such a message is checked at `context_egress`, never at `input`.
+ */
+const DERIVED_SOURCES: ReadonlySet<string> = new Set(['summary', 'history', 'memory', 'tool-output']);
+
+/** Whether a user-role prompt message is marked as made from earlier messages or tool output. */
+function isDerived(message: Message): boolean {
+  const options = (message as { providerOptions?: { agentPep?: { source?: unknown } } }).providerOptions;
+  const source = options?.agentPep?.source;
+  return typeof source === 'string' && DERIVED_SOURCES.has(source);
+}
+
+/**
+ * The text of one user-role message, checked as one text (the text parts joined, as the model reads
+ * them) at `stage`: `input`, or `context_egress` for a message made from tool output.
+ */
+async function userContent(
+  side: Side,
+  i: number,
+  content: unknown,
+  signal: unknown,
+  stage: 'input' | 'context_egress' = 'input',
+): Promise<unknown> {
   if (typeof content === 'string') {
     // a prompt built by hand (the SDK always makes a list of parts): checked all the same
-    return checked(side, 'input', keyOf(side, ['input', i, content]), content, signal);
+    return checked(side, stage, keyOf(side, [stage, i, content]), content, signal);
   }
-  if (!Array.isArray(content)) throw refusal(side.enforcement, 'input');
+  if (!Array.isArray(content)) throw refusal(side.enforcement, stage);
   const texts = (content as Part[]).filter((p) => p?.type === 'text');
-  if (texts.some((p) => typeof p.text !== 'string')) throw refusal(side.enforcement, 'input');
+  if (texts.some((p) => typeof p.text !== 'string')) throw refusal(side.enforcement, stage);
   if (texts.length === 0) return content;
   const text = joined(texts);
-  const use = await checked(side, 'input', keyOf(side, ['input', i, text]), text, signal);
+  const use = await checked(side, stage, keyOf(side, [stage, i, text]), text, signal);
   return use === text ? content : withText(content as Part[], texts, use);
 }
 
@@ -237,7 +307,10 @@ async function toolContent(side: Side, content: unknown, signal: unknown): Promi
   return parts.some((p, i) => p !== content[i]) ? parts : content;
 }
 
-/** The prompt with its user messages checked at `input` and its tool results at `context_egress`. */
+/**
+ * The prompt with its user messages checked at `input` (at `context_egress` when marked as made from
+ * tool output) and its tool results at `context_egress`.
+ */
 async function transformPrompt(side: Side, params: CallParams): Promise<CallParams> {
   const prompt = params.prompt;
   if (!Array.isArray(prompt)) throw refusal(side.enforcement, 'input');
@@ -251,8 +324,9 @@ async function transformPrompt(side: Side, params: CallParams): Promise<CallPara
       continue;
     }
     const content = message.content;
+    const stage = isDerived(message) ? 'context_egress' : 'input';
     const use =
-      role === 'user' ? await userContent(side, i, content, signal) : await toolContent(side, content, signal);
+      role === 'user' ? await userContent(side, i, content, signal, stage) : await toolContent(side, content, signal);
     if (use !== content) {
       next.push({ ...message, content: use });
       changed = true;

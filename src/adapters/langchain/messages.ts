@@ -18,12 +18,28 @@ const UNCHECKED_ROLES = new Set(['system', 'developer', 'ai', 'assistant', 'mode
 const TOOL_ROLES = new Set(['tool', 'function']);
 
 /**
- * The stage a message of the prompt is checked at, if any: tool results (a `ToolMessage`, a legacy
+ * `additional_kwargs.lc_source` values of messages LangChain writes from earlier messages, tool
+ * results included: `summarizationMiddleware`'s summary (a `HumanMessage`, docs/adapters.md "Text made
+ * from tool output"). Such a message is checked at context egress, never at input.
+ */
+const DERIVED_SOURCES: ReadonlySet<string> = new Set(['summarization']);
+
+/** Whether LangChain made this message from earlier ones (a summary), rather than a user writing it. */
+export function isDerived(message: BaseMessage): boolean {
+  const source = (message as { additional_kwargs?: { lc_source?: unknown } }).additional_kwargs?.lc_source;
+  return typeof source === 'string' && DERIVED_SOURCES.has(source);
+}
+
+/**
+ * The stage a message of the prompt is checked at, if any: a message LangChain made from earlier ones
+ * ({@link isDerived}: a summary) at context egress; tool results (a `ToolMessage`, a legacy
  * `FunctionMessage`, a `ChatMessage` with a tool role) at context egress; system and AI messages not at
  * all; everything else (a `HumanMessage`, a `ChatMessage` with role `user`, a type this adapter does not
  * know) at input, so that no other message class carries user text to the model unchecked.
  */
 export function stageOf(message: BaseMessage): 'input' | 'context_egress' | undefined {
+  // Text made from tool output is not the user's words, whatever class carries it (issue 43).
+  if (isDerived(message)) return 'context_egress';
   if (HumanMessage.isInstance(message)) return 'input';
   if (ToolMessage.isInstance(message) || FunctionMessage.isInstance(message)) return 'context_egress';
   if (AIMessage.isInstance(message) || SystemMessage.isInstance(message)) return undefined;
@@ -126,5 +142,7 @@ export function withContent(message: BaseMessage, content: string): BaseMessage 
   const fields: ConstructorParameters<typeof HumanMessage>[0] = { content };
   if (message.id !== undefined) fields.id = message.id;
   if (message.name !== undefined) fields.name = message.name;
+  // A summary stays marked as one, so a later run (in this process or another) checks it at context egress.
+  if (isDerived(message)) fields.additional_kwargs = { lc_source: message.additional_kwargs.lc_source };
   return new HumanMessage(fields);
 }

@@ -15,12 +15,15 @@ import type { CallOptions } from '../../options/pep.js';
 import { type Enforcement, callOptions as kitCallOptions, type TextResult } from '../kit.js';
 import { reasoningOf, stageOf, textOf, toolNameOf, WITHHELD_REASONING, withContent } from './messages.js';
 import { type Seen, SeenMessages } from './seen.js';
+import { cappedModelRequest } from './settings.js';
 
 /** What the text side needs from the middleware. */
 export interface TextSide {
   enforcement: Enforcement;
   seen: SeenMessages;
   session(configurable: unknown): string | undefined;
+  /** Whether each model request's settings are checked first (docs/interceptors.md, "Model requests"). */
+  modelRequest: boolean;
 }
 
 /**
@@ -186,6 +189,13 @@ async function wrapModelCall(side: TextSide, request: any, handler: (req: any) =
   try {
     const call = runCall(side, request.runtime?.configurable, request.runtime?.signal);
     sessionKey = call.sessionKey;
+    if (side.modelRequest) {
+      stage = 'context_egress';
+      const capped = await cappedModelRequest(side.enforcement, request, call.opts);
+      if (capped.kind === 'refused') return stopped(side, sessionKey, capped.decision, 'context_egress');
+      request = capped.request;
+      stage = 'input';
+    }
     const messages: BaseMessage[] = Array.isArray(request.messages) ? request.messages : [];
     const prompt = await checkPrompt(side, call, messages);
     if (prompt.kind === 'stop') return prompt.message;

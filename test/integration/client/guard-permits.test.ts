@@ -115,7 +115,7 @@ describe('guardTool', () => {
     expect((err as PolicyBlockedError).code).toBe('permit_invalid');
     expect((err as PolicyBlockedError).decision.synthesized?.code).toBe('permit_invalid');
     expect((err as Error).cause).toBeDefined();
-    expect((err as Error).message).not.toContain('ey');
+    expect((err as Error).message).not.toContain('eyJ');
     expect(execute).not.toHaveBeenCalled();
   });
 

@@ -42,6 +42,44 @@ describe('redactForObserver', () => {
   });
 });
 
+describe('the observer redaction is an allow-list', () => {
+  it('a decision with an unknown extra field never reaches an observer with it', () => {
+    const d = { ...full, rawAnswer: 'SECRET-RAW', obligations: [{ id: 'SECRET-OB' }] } as PolicyDecision;
+    const r = redactForObserver(d);
+    expect(Object.keys(r)).not.toContain('rawAnswer');
+    expect(Object.keys(r)).not.toContain('obligations');
+    const events: DecisionEvent[] = [];
+    observe((e) => events.push(e), { decision: d, attempts: 1 }, performance.now(), 'refund');
+    expect(JSON.stringify(events)).not.toMatch(/SECRET/);
+  });
+
+  it('an unknown field inside synthesized is dropped too', () => {
+    const d: PolicyDecision = {
+      verdict: 'BLOCK',
+      stage: 'input',
+      requestId: 'r',
+      synthesized: { code: 'pdp_status', message: 'm', attempts: 1, status: 401, body: 'SECRET' } as never,
+    };
+    expect(redactForObserver(d).synthesized).toEqual({ code: 'pdp_status', message: 'm', attempts: 1, status: 401 });
+  });
+
+  it('every listed field is carried: verdict, stage, ids, reason, latches, labels, escalation, simulated, interceptor', () => {
+    const d: PolicyDecision = {
+      verdict: 'ESCALATE',
+      stage: 'action',
+      requestId: 'r',
+      decisionId: 'd',
+      reason: 'why',
+      latches: ['l'],
+      sessionLabels: ['asked:money'],
+      escalationId: 'e',
+      simulated: true,
+      interceptor: 'i',
+    };
+    expect(redactForObserver(d)).toEqual(d);
+  });
+});
+
 describe('observe', () => {
   it('calls the observer once with stage, requestId, the redacted decision, attempts, tool and interceptor', () => {
     const events: DecisionEvent[] = [];

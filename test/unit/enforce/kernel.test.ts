@@ -36,6 +36,8 @@ function deps(script: Script, over: Partial<ClientInternals> = {}) {
       return outcome.decision;
     },
     after: [],
+    sandboxes: new Map(),
+    modelRequest: [],
     ...over,
   };
   return { kernel: makeKernel(internals), observed, asked, check };
@@ -45,6 +47,28 @@ const allowWithPermit: Script = (_s, p) => ({
   decision: decision({ permitId: 'permit.jwt.value' }),
   attempts: 1,
   args: p.args as Record<string, unknown>,
+});
+
+describe('decideAction: routes to a sandbox', () => {
+  const routed: Script = (_s, p) => ({
+    decision: decision({ verdict: 'WARN', permitId: 'p', route: { to: 'proc' } }),
+    attempts: 1,
+    args: p.args as Record<string, unknown>,
+  });
+
+  it('a host that runs the tool itself (a hook, canUseTool) refuses a routed action: ambiguous_decision, observed', async () => {
+    const { kernel, observed } = deps(routed, { sandboxes: new Map([['proc', () => 'x']]) });
+    const r = await kernel.decideAction('run_script', {});
+    expect(r.kind === 'refused' && r.code).toBe('ambiguous_decision');
+    expect(observed.map((d) => d.synthesized?.code)).toEqual(['ambiguous_decision']);
+  });
+
+  it('guardTool (runsSandboxes) gets the registered runner with the route', async () => {
+    const runner = () => 'x';
+    const { kernel } = deps(routed, { sandboxes: new Map([['proc', runner]]) });
+    const r = await kernel.decideAction('run_script', {}, undefined, true);
+    expect(r.kind === 'verified' && r.sandbox).toEqual({ route: { to: 'proc' }, runner });
+  });
 });
 
 describe('decideAction', () => {
