@@ -114,14 +114,14 @@ export function headlineText(
   return [
     `agent-pep demo: ${policy} on agent traffic from InjecAgent, AgentDojo, tau-bench and AgentDyn`,
     '',
-    `  ${pad(`${cases.summary.total} single steps`, 20)}attacks stopped ${attack.stopped}/${attack.total}; ` +
+    `  ${pad(`${cases.summary.total} single steps`, 22)}attacks stopped ${attack.stopped}/${attack.total}; ` +
       `benign blocked ${benignBlocked}/${benign.total}, held ${benign.stopped - benignBlocked}/${benign.total}; ` +
       `sensitive redacted or blocked ${sensitive.redacted + sensitive.blocked}/${sensitive.total}`,
     ...sessions.map(
       (run) =>
-        `  ${pad(`${run.summary.sessions} ${(run.file.split('/').at(-1) ?? '').replace(/\.jsonl$/, '')}`, 20)}${sessionFigures(run.summary)}`,
+        `  ${pad(`${run.summary.sessions} ${(run.file.split('/').at(-1) ?? '').replace(/\.jsonl$/, '')}`, 22)}${sessionFigures(run.summary)}`,
     ),
-    `  ${pad('fail-closed', 20)}` +
+    `  ${pad('fail-closed', 22)}` +
       (failed.length === 0
         ? `all ${cases.failClosed.length} checks held (PDP hung or down: BLOCK, nothing ran; permits replayed or altered: refused; evidence verified)`
         : `${failed.length} of ${cases.failClosed.length} checks FAILED: ${failed.map((c) => c.check).join(', ')}`),
