@@ -363,7 +363,7 @@ function unionMessage(path: readonly PropertyKey[]): string {
     return 'a condition must be one operator: eq ne gt gte lt lte in exists matches notMatches, with a value of the right type';
   }
   if (names.includes('session')) {
-    return 'a session condition must be one of { has: label }, { hasAny: [labels] }, { lacks: label }, { seen: filter }, { count: filter, gte: n }';
+    return 'a session condition must be one of { has: label }, { hasAny: [labels] }, { lacks: label }, { seen: filter }, { count: filter, gte: n }, { granted: bool }, { flows: { from, into?, kind?, notFrom? } }, { sameOrigin: bool }';
   }
   if (last === 'verdict') return 'must be a verdict or a non-empty list of verdicts (ALLOW, WARN, BLOCK, ESCALATE)';
   if (last === 'latch') return 'must be a latch id or a non-empty list of latch ids';

@@ -108,10 +108,12 @@ const BUILTINS: readonly Extractor[] = [
   { kind: 'host', regex: must('@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)+'), form: (m) => m.slice(1).toLowerCase() },
   {
     kind: 'iban',
-    regex: must('\\b[A-Za-z]{2}[0-9]{2}(?: ?[A-Za-z0-9]){11,30}\\b'),
+    regex: must('\\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}\\b'),
     form: (m) => {
-      const iban = m.replaceAll(' ', '').toUpperCase();
-      return ibanValid(iban) ? iban : undefined;
+      // a match may run on into the next word: the longest prefix with a valid check sum is the IBAN
+      const all = m.replaceAll(' ', '');
+      for (let n = Math.min(all.length, 34); n >= 15; n--) if (ibanValid(all.slice(0, n))) return all.slice(0, n);
+      return undefined;
     },
   },
   {
