@@ -9,7 +9,16 @@
  */
 
 export type { AfterResult, BeforeResult, Interceptor, Step } from './core/interceptors.js';
-export type { FailClosedCode, PolicyDecision, Stage, SynthesizedInfo, TextStage, Verdict } from './decision.js';
+export type {
+  FailClosedCode,
+  IntentConstraint,
+  IntentGrant,
+  PolicyDecision,
+  Stage,
+  SynthesizedInfo,
+  TextStage,
+  Verdict,
+} from './decision.js';
 export { FAIL_CLOSED_CODES, STAGES, TEXT_STAGES, VERDICTS } from './decision.js';
 export type { EnforcementCode, PermitErrorCode } from './errors.js';
 export {
@@ -31,6 +40,7 @@ export type {
   CallOptions,
   DecisionEvent,
   EgressCallOptions,
+  InputCallOptions,
   PepOptions,
   PermitKeySource,
   PermitsOptions,
