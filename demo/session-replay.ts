@@ -255,8 +255,7 @@ function labelsOf(decision: PolicyDecision): string[] {
 
 /** The grant ids the decision names (`[]` when the PDP sent none). */
 function grantsOf(decision: PolicyDecision): string[] {
-  const { grants } = decision as { grants?: readonly string[] };
-  return grants ? [...grants] : [];
+  return decision.grants ? [...decision.grants] : [];
 }
 
 /** The grants a session's input steps made, each once, in order. */
