@@ -8,6 +8,7 @@
  *   npm run demo -- --policy FILE         replay with another policy
  *   npm run demo --silent -- --json       the result as JSON on stdout
  *   npm run demo -- --review              then hold the escalated calls in the reviewer console
+ *   npm run demo -- --without-wording     the same without the injection-wording latches
  *
  * Exit code: 0 when every fail-closed check held, 1 when one failed, 2 for bad usage, corpus or policy.
  * Policy misses (an attack let through, a benign case stopped) do not change the exit code.
@@ -17,31 +18,35 @@ import { pathToFileURL } from 'node:url';
 import { CorpusError } from './corpus.js';
 import { type CaseRow, type DemoResult, PolicyFileError, runDemo } from './replay.js';
 import { failClosedText, progressText, summaryText, tableHeader, tableRow } from './report.js';
-import { type HeldForReview, holdForReview } from './review.js';
-import { runSessions, type SessionSplit } from './session-replay.js';
+import { type HeldForReview, holdForReview, MAX_HELD } from './review.js';
+import { DEFAULT_SESSION_FILES, runSessions, type SessionSplit } from './session-replay.js';
 import { headlineText, sessionSummaryText, sessionTableHeader, sessionTableRow } from './session-report.js';
 
 export const USAGE = `usage: npm run demo -- [--verbose | --quiet | --json] [--policy FILE] [--corpus FILE] [--sessions FILE]
 
-  With neither --corpus nor --sessions, replays both demo/agent-traffic.jsonl (405 single steps)
-  and demo/agent-sessions.jsonl (147 whole agent sessions) and prints a short summary.
+  With neither --corpus nor --sessions, replays demo/agent-traffic.jsonl (405 single steps),
+  demo/agent-sessions.jsonl (147 whole agent sessions) and demo/agentdyn-sessions.jsonl (30 sessions
+  from AgentDyn) and prints a short summary.
 
   --verbose         also print the tables, one line per case and one per session
   --quiet           print the summaries and the fail-closed checks only (no progress line)
   --json            write the result as JSON to stdout, nothing else: { cases, summary, failClosed }
-                    for the cases, { sessions, summary } for the sessions, and both as
-                    { cases, summary, failClosed, sessionReplay: { sessions, summary } }
+                    for the cases, { sessions, summary } for one session file, { sessionReplays:
+                    [{ file, sessions, summary }] } for several, and the cases with the sessions as
+                    { cases, summary, failClosed, sessionReplays: [...] }
   --policy FILE     replay with this dev PDP policy (it must list the agent "support-ai");
                     default demo/policy.json
   --corpus FILE     replay the cases of FILE (JSON Lines, the format of demo/agent-traffic.jsonl,
                     see demo/CORPUS.md); only the cases unless --sessions is given too
   --sessions FILE   replay the sessions of FILE (JSON Lines, the format of demo/agent-sessions.jsonl,
-                    see demo/CORPUS.md), each under its own session id; only the sessions unless
-                    --corpus is given too
+                    see demo/CORPUS.md), each under its own session id; may be given more than once;
+                    only the sessions unless --corpus is given too
   --split PART      replay only one part of the sessions, split by the SHA-256 of their ids:
                     fit (about two thirds) or held-out (the rest); default all
   --concurrency N   sessions replayed side by side, 1 to 64 (each one's steps always in order); default 4
   --sample N        replay a deterministic sample of N cases that spans every stage and label
+  --without-wording replay without the policy's injection-wording latches (those that add the session
+                    label "injected"): what the session rules stop on their own
   --review          replay the cases, then keep the dev PDP up with its reviewer console, hold the
                     escalated calls there, and run each call a person approves once (Ctrl-C stops)
   --progress        show the progress line on stderr even when it is not a terminal
@@ -57,8 +62,9 @@ export interface DemoArgs {
   progress: boolean | undefined;
   help: boolean;
   review?: boolean;
+  withoutWording?: boolean;
   corpus?: string;
-  sessions?: string;
+  sessions?: string[];
   policy?: string;
   sample?: number;
   split?: SessionSplit;
@@ -86,6 +92,9 @@ export function parseArgs(argv: readonly string[]): DemoArgs | { error: string }
       case '--review':
         opts.review = true;
         break;
+      case '--without-wording':
+        opts.withoutWording = true;
+        break;
       case '--progress':
         opts.progress = true;
         break;
@@ -101,7 +110,8 @@ export function parseArgs(argv: readonly string[]): DemoArgs | { error: string }
       case '--policy': {
         const file = value();
         if (!file) return { error: `${flag} needs a file` };
-        opts[flag.slice(2) as 'corpus' | 'sessions' | 'policy'] = file;
+        if (flag === '--sessions') opts.sessions = [...(opts.sessions ?? []), file];
+        else opts[flag.slice(2) as 'corpus' | 'policy'] = file;
         break;
       }
       case '--split': {
@@ -179,6 +189,7 @@ async function replayCases(
     ...(opts.corpus !== undefined ? { corpusPath: opts.corpus } : {}),
     ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
     ...(opts.sample !== undefined ? { sample: opts.sample } : {}),
+    ...(opts.withoutWording === true ? { withoutLabel: WORDING_LABEL } : {}),
     onMalformed: (line, reason) => io.stderr.write(`corpus line ${line} skipped: ${reason}\n`),
     onCase: (done, total, row) => {
       if (opts.verbose && !opts.quiet && !opts.json) rows.push(row);
@@ -190,35 +201,49 @@ async function replayCases(
   return { result, rows };
 }
 
-/** The session replay. */
-function replaySessions(
+/** The session label the policy's injection-wording latches add; `--without-wording` leaves them out. */
+export const WORDING_LABEL = 'injected';
+
+/** The name a session file goes by in the output: its path as given, or the demo's file name. */
+function fileName(file: string | URL): string {
+  return typeof file === 'string' ? file : `demo/${file.pathname.split('/').at(-1) ?? ''}`;
+}
+
+/** The session replay of every file given (the default files when none), one after the other. */
+async function replaySessions(
   opts: DemoArgs,
   io: DemoIo,
   progress: ReturnType<typeof progressReporter> | undefined,
-): ReturnType<typeof runSessions> {
-  return runSessions({
-    ...(opts.sessions !== undefined ? { sessionsPath: opts.sessions } : {}),
-    ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
-    ...(opts.split !== undefined ? { split: opts.split } : {}),
-    ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
-    onMalformed: (line, reason) => io.stderr.write(`session line ${line} skipped: ${reason}\n`),
-    onSession: (done, total, row) => progress?.onCase(done, total, { stage: 'session', id: row.id }),
-  });
+): Promise<SessionRun[]> {
+  const files: readonly (string | URL)[] = opts.sessions ?? DEFAULT_SESSION_FILES;
+  const runs: SessionRun[] = [];
+  for (const file of files) {
+    const run = await runSessions({
+      sessionsPath: file,
+      ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
+      ...(opts.split !== undefined ? { split: opts.split } : {}),
+      ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+      ...(opts.withoutWording === true ? { withoutLabel: WORDING_LABEL } : {}),
+      onMalformed: (line, reason) => io.stderr.write(`session line ${line} skipped: ${reason}\n`),
+      onSession: (done, total, row) => progress?.onCase(done, total, { stage: 'session', id: row.id }),
+    });
+    runs.push({ ...run, file: fileName(file) });
+  }
+  return runs;
 }
 
-type SessionRun = Awaited<ReturnType<typeof runSessions>>;
+/** One session file's replay, with the name the output gives it. */
+type SessionRun = Awaited<ReturnType<typeof runSessions>> & { file: string };
 
 /** Writes the result: JSON, or text (the headline when both ran, unless --verbose). */
 function writeResult(
   opts: DemoArgs,
   io: DemoIo,
   cases: { result: DemoResult; rows: CaseRow[] } | undefined,
-  sessions: SessionRun | undefined,
+  sessions: readonly SessionRun[] | undefined,
 ): void {
-  const sessionJson = sessions && { sessions: sessions.sessions, summary: sessions.summary };
   if (opts.json) {
-    const json = cases ? { ...cases.result, ...(sessionJson ? { sessionReplay: sessionJson } : {}) } : sessionJson;
-    io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(resultJson(cases?.result, sessions), null, 2)}\n`);
     return;
   }
   const details = opts.verbose && !opts.quiet;
@@ -231,22 +256,43 @@ function writeResult(
     io.stdout.write(`${summaryText(cases.result)}\n\n`);
     if (cases.rows.length > 0) io.stdout.write(`${tableHeader()}\n${cases.rows.map(tableRow).join('\n')}\n\n`);
   }
-  if (sessions) {
-    io.stdout.write(`${sessionSummaryText(sessions)}\n\n`);
-    if (details) io.stdout.write(`${sessionTableHeader()}\n${sessions.rows.map(sessionTableRow).join('\n')}\n\n`);
+  for (const run of sessions ?? []) {
+    if (sessions && sessions.length > 1) io.stdout.write(`${run.file}\n`);
+    io.stdout.write(`${sessionSummaryText(run)}\n\n`);
+    if (details) io.stdout.write(`${sessionTableHeader()}\n${run.rows.map(sessionTableRow).join('\n')}\n\n`);
   }
   if (cases) io.stdout.write(`${failClosedText(cases.result)}\n`);
   if (cases) heldLine(opts, io, cases.result);
 }
 
-/** Says how a person approves the cases held for review. */
+/**
+ * The JSON `--json` prints: the case result, one session file's `{ sessions, summary }`, several files'
+ * `{ sessionReplays: [{ file, sessions, summary }] }`, or the case result with `sessionReplays` beside it.
+ */
+export function resultJson(cases: DemoResult | undefined, sessions: readonly SessionRun[] | undefined): object {
+  const replays = (sessions ?? []).map(({ file, sessions: s, summary }) => ({ file, sessions: s, summary }));
+  if (cases) return replays.length > 0 ? { ...cases, sessionReplays: replays } : cases;
+  const [only] = replays;
+  return replays.length === 1 && only
+    ? { sessions: only.sessions, summary: only.summary }
+    : { sessionReplays: replays };
+}
+
+/** Says how many cases were held, and how a person approves the held tool calls (`--review`). */
+export function heldText(result: DemoResult): string | undefined {
+  const held = result.cases.filter((c) => c.verdict === 'ESCALATE');
+  if (held.length === 0) return undefined;
+  const calls = held.filter((c) => c.stage === 'action').length;
+  const shown = Math.min(calls, MAX_HELD);
+  return (
+    `${held.length} cases were held for review (ESCALATE), ${calls} of them tool calls: ` +
+    `npm run demo -- --review holds ${shown === calls ? `all ${calls}` : `the first ${shown}`} in the reviewer console for a person to approve or deny.`
+  );
+}
+
 function heldLine(opts: DemoArgs, io: DemoIo, result: DemoResult): void {
-  const held = result.cases.filter((c) => c.verdict === 'ESCALATE').length;
-  if (held > 0 && opts.review !== true) {
-    io.stdout.write(
-      `\n${held} cases were held for review (ESCALATE): npm run demo -- --review approves them in the reviewer console.\n`,
-    );
-  }
+  const text = heldText(result);
+  if (text !== undefined && opts.review !== true) io.stdout.write(`\n${text}\n`);
 }
 
 /** --review: the report first, then the held calls wait in the console until resolved or Ctrl-C. */
@@ -285,7 +331,7 @@ export async function runCli(argv: readonly string[], io: DemoIo): Promise<numbe
   const showProgress = opts.progress ?? (io.stderr.isTTY === true && !opts.json && !opts.quiet);
   const progress = showProgress ? progressReporter(io.stderr) : undefined;
   let cases: { result: DemoResult; rows: CaseRow[] } | undefined;
-  let sessions: SessionRun | undefined;
+  let sessions: SessionRun[] | undefined;
   try {
     if (mode.cases) cases = await replayCases(opts, io, progress);
     progress?.clear();

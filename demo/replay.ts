@@ -115,6 +115,8 @@ export interface DemoOptions {
   policyPath?: string | URL;
   /** Replay a deterministic sample of this many cases spanning every stage/label group. */
   sample?: number;
+  /** Leave out every latch of the policy that adds this session label (`--without-wording`: `injected`). */
+  withoutLabel?: string;
   /** Deadline of the fault-check client, in milliseconds. @defaultValue 500 */
   failClosedTimeoutMs?: number;
   /** Called after each case. */
@@ -182,6 +184,19 @@ export async function loadPolicy(path: string | URL): Promise<{ agents?: unknown
   return policy as { agents?: unknown; latches?: unknown };
 }
 
+/**
+ * The policy without the latches that add `label` to the session (all of it when `label` is undefined):
+ * how `--without-wording` measures the policy without its injection-wording latches, which carry the
+ * label `injected`.
+ */
+export function withoutLatchesLabelled<P extends { latches?: unknown }>(policy: P, label: string | undefined): P {
+  if (label === undefined || !Array.isArray(policy.latches)) return policy;
+  const latches = (policy.latches as { labels?: unknown }[]).filter(
+    (l) => !(Array.isArray(l.labels) && l.labels.includes(label)),
+  );
+  return { ...policy, latches };
+}
+
 /** Latch id to verdict, to name the latch that decided each case. */
 export function latchVerdicts(policy: { latches?: unknown }): Map<string, string> {
   const latches = Array.isArray(policy.latches) ? (policy.latches as { id?: unknown; verdict?: unknown }[]) : [];
@@ -221,7 +236,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const started = performance.now();
   const corpus = await loadCorpus(options.corpusPath ?? DEFAULT_CORPUS);
   const policyPath = options.policyPath ?? DEFAULT_POLICY;
-  const policy = await loadPolicy(policyPath);
+  const policy = withoutLatchesLabelled(await loadPolicy(policyPath), options.withoutLabel);
   for (const m of corpus.malformed) options.onMalformed?.(m.line, m.reason);
   const cases = options.sample ? sampleCases(corpus.cases, options.sample) : corpus.cases;
   const deciding = latchVerdicts(policy);

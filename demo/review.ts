@@ -24,8 +24,8 @@ export interface HeldForReview {
   calls: ToolCall[];
 }
 
-/** How many held calls are proposed again for review. */
-const MAX_HELD = 5;
+/** How many held calls are proposed again for review (the first ones the replay held). */
+export const MAX_HELD = 5;
 
 /** The console's address line, printed by the demo when it holds calls. */
 export function consoleLine(pdp: DevPdp, reviewerKey: string): string {
@@ -81,7 +81,9 @@ async function waitForReviews(
     out.write('no calls are held for review.\n');
     return;
   }
-  out.write(`\n${waiting.size} calls are held for review.\n${consoleLine(held.pdp, held.reviewerKey)}\n`);
+  out.write(
+    `\n${waiting.size} of the ${held.calls.length} tool calls the replay held are held for review again.\n${consoleLine(held.pdp, held.reviewerKey)}\n`,
+  );
   for (const [id, call] of waiting) out.write(`  ${id}  ${call.tool}\n`);
   out.write('Approve or deny them in the console; each approved call then runs once. Ctrl-C stops.\n');
   while (waiting.size > 0 && signal?.aborted !== true) {

@@ -12,12 +12,23 @@ import { createHash } from 'node:crypto';
 import { createPep, type Pep, type PolicyDecision, type Verdict } from 'agent-pep';
 import type { Label } from './corpus.js';
 import { createDispatcher, type Dispatcher } from './dispatcher.js';
-import { AGENT_ID, DEFAULT_POLICY, DEMO_DIR, latchVerdicts, loadPolicy, startPolicyPdp } from './replay.js';
+import {
+  AGENT_ID,
+  DEFAULT_POLICY,
+  DEMO_DIR,
+  latchVerdicts,
+  loadPolicy,
+  startPolicyPdp,
+  withoutLatchesLabelled,
+} from './replay.js';
 import { type AgentSession, loadSessions, type SessionLabel, type SessionStep } from './sessions.js';
 import { startToolService, type ToolService } from './tool-service.js';
 
 /** The default session corpus. */
 export const DEFAULT_SESSIONS = new URL('agent-sessions.jsonl', DEMO_DIR);
+
+/** The session corpora `npm run demo` replays by default: the shared sessions, then AgentDyn's. */
+export const DEFAULT_SESSION_FILES: readonly URL[] = [DEFAULT_SESSIONS, new URL('agentdyn-sessions.jsonl', DEMO_DIR)];
 
 /** How many sessions are replayed side by side by default. */
 export const DEFAULT_CONCURRENCY = 4;
@@ -31,6 +42,11 @@ export interface SessionStepResult {
   latches: string[];
   /** The session's labels after this step, as the PDP sent them (`[]` when it sent none). */
   sessionLabels: string[];
+  /**
+   * The intent grants the PDP named (`[]` when none): on an input step the grants the user's words
+   * made, on an action step the grants the call was inside.
+   */
+  grants: string[];
   /** Only on a synthesized (fail-closed) decision: its code. */
   code?: string;
 }
@@ -39,6 +55,8 @@ export interface SessionStepResult {
 export interface SessionResult {
   id: string;
   label: SessionLabel;
+  /** The grants the session's input steps made, in order (what the policy's intent rules read from the user). */
+  grants: string[];
   steps: SessionStepResult[];
 }
 
@@ -124,6 +142,8 @@ export interface SessionReplayOptions {
   concurrency?: number;
   /** Replay only one part of the split (see {@link splitOf}). @defaultValue 'all' */
   split?: SessionSplit;
+  /** Leave out every latch that adds this session label (`--without-wording`: `injected`). */
+  withoutLabel?: string;
   /** Called after each session, in the order they finish. */
   onSession?: (done: number, total: number, row: SessionRow) => void;
   /** Called for each skipped line. */
@@ -233,6 +253,18 @@ function labelsOf(decision: PolicyDecision): string[] {
   return decision.sessionLabels ? [...decision.sessionLabels] : [];
 }
 
+/** The grant ids the decision names (`[]` when the PDP sent none). */
+function grantsOf(decision: PolicyDecision): string[] {
+  return decision.grants ? [...decision.grants] : [];
+}
+
+/** The grants a session's input steps made, each once, in order. */
+function grantsMade(steps: readonly SessionStepResult[]): string[] {
+  const made = new Set<string>();
+  for (const step of steps) if (step.stage === 'input') for (const id of step.grants) made.add(id);
+  return [...made];
+}
+
 /** Replays one session's steps, strictly in order, under its own session id. */
 async function replaySession(
   pep: Pep,
@@ -260,6 +292,7 @@ async function replaySession(
       verdict: decision.verdict,
       latches,
       sessionLabels: labelsOf(decision),
+      grants: grantsOf(decision),
       executed,
       decidingLatch:
         decision.verdict === 'ALLOW' ? null : (latches.find((id) => deciding.get(id) === decision.verdict) ?? null),
@@ -268,7 +301,7 @@ async function replaySession(
     if (step.tool !== undefined) row.tool = step.tool;
     steps.push(row);
   }
-  return { id: session.id, label: session.label, steps };
+  return { id: session.id, label: session.label, grants: grantsMade(steps), steps };
 }
 
 /** Runs `work` on every item, at most `limit` at a time; results in the items' order. */
@@ -290,10 +323,11 @@ export function sessionResultOf(row: SessionRow): SessionResult {
   return {
     id: row.id,
     label: row.label,
-    steps: row.steps.map(({ stage, label, verdict, latches, sessionLabels, code }) =>
+    grants: row.grants,
+    steps: row.steps.map(({ stage, label, verdict, latches, sessionLabels, grants, code }) =>
       code === undefined
-        ? { stage, label, verdict, latches, sessionLabels }
-        : { stage, label, verdict, latches, sessionLabels, code },
+        ? { stage, label, verdict, latches, sessionLabels, grants }
+        : { stage, label, verdict, latches, sessionLabels, grants, code },
     ),
   };
 }
@@ -316,7 +350,7 @@ export async function runSessions(
   const started = performance.now();
   const corpus = await loadSessions(options.sessionsPath ?? DEFAULT_SESSIONS);
   const policyPath = options.policyPath ?? DEFAULT_POLICY;
-  const policy = await loadPolicy(policyPath);
+  const policy = withoutLatchesLabelled(await loadPolicy(policyPath), options.withoutLabel);
   for (const m of corpus.malformed) options.onMalformed?.(m.line, m.reason);
   const split = options.split ?? 'all';
   const sessions = split === 'all' ? corpus.sessions : corpus.sessions.filter((s) => splitOf(s.id) === split);

@@ -69,7 +69,8 @@ const COLUMNS: readonly (readonly [string, number])[] = [
   ['label', 8],
   ['steps', 7],
   ['first BLOCK/ESCALATE', 74],
-  ['labels at the end', 34],
+  ['labels at the end', 24],
+  ['grants made', 40],
 ];
 
 /** The per-session table's header lines. */
@@ -89,23 +90,38 @@ export function sessionTableRow(row: SessionRow): string {
   if (row.label === 'attack') mark = o.stopped ? '' : '<- attack missed';
   else if (o.blocked) mark = '<- benign blocked';
   else if (o.held) mark = '<- benign held';
-  const cells = [row.id, row.label, String(row.steps.length), excerpt(where, 72), excerpt(labels, 32)];
+  const grants = row.grants.join(',') || '-';
+  const cells = [
+    row.id,
+    row.label,
+    String(row.steps.length),
+    excerpt(where, 72),
+    excerpt(labels, 22),
+    excerpt(grants, 38),
+  ];
   return `${cells.map((cell, i) => pad(cell, COLUMNS[i]?.[1] ?? 10)).join('')}${mark}`.trimEnd();
 }
 
 /** The headline of the default run: cases, sessions and the fail-closed checks, a line each. */
-export function headlineText(cases: DemoResult, sessions: SessionReplayResult, policy: string): string {
+export function headlineText(
+  cases: DemoResult,
+  sessions: readonly (SessionReplayResult & { file: string })[],
+  policy: string,
+): string {
   const { attack, benign, sensitive } = cases.summary.byLabel;
   const benignBlocked = cases.cases.filter((c) => c.label === 'benign' && c.verdict === 'BLOCK').length;
   const failed = cases.failClosed.filter((c) => !c.passed);
   return [
-    `agent-pep demo: ${policy} on agent traffic from InjecAgent, AgentDojo and tau-bench`,
+    `agent-pep demo: ${policy} on agent traffic from InjecAgent, AgentDojo, tau-bench and AgentDyn`,
     '',
-    `  ${pad(`${cases.summary.total} single steps`, 20)}attacks stopped ${attack.stopped}/${attack.total}; ` +
+    `  ${pad(`${cases.summary.total} single steps`, 22)}attacks stopped ${attack.stopped}/${attack.total}; ` +
       `benign blocked ${benignBlocked}/${benign.total}, held ${benign.stopped - benignBlocked}/${benign.total}; ` +
       `sensitive redacted or blocked ${sensitive.redacted + sensitive.blocked}/${sensitive.total}`,
-    `  ${pad(`${sessions.summary.sessions} sessions`, 20)}${sessionFigures(sessions.summary)}`,
-    `  ${pad('fail-closed', 20)}` +
+    ...sessions.map(
+      (run) =>
+        `  ${pad(`${run.summary.sessions} ${(run.file.split('/').at(-1) ?? '').replace(/\.jsonl$/, '')}`, 22)}${sessionFigures(run.summary)}`,
+    ),
+    `  ${pad('fail-closed', 22)}` +
       (failed.length === 0
         ? `all ${cases.failClosed.length} checks held (PDP hung or down: BLOCK, nothing ran; permits replayed or altered: refused; evidence verified)`
         : `${failed.length} of ${cases.failClosed.length} checks FAILED: ${failed.map((c) => c.check).join(', ')}`),

@@ -35,6 +35,9 @@ export type Stage = (typeof STAGES)[number];
  * - `simulated`: guard helpers: a simulated decision can never be enforced
  * - `interceptor_failed`: a local interceptor threw, answered nonsense, or was still pending at the deadline
  * - `tool_changed`: an MCP tool whose definition differs from its pin, or that was not pinned (docs/visibility.md)
+ * - `session_state_lost`: the PDP answered 409 `session_state_lost`: it holds no state for a session this
+ *   PEP has counted decided steps of (a PDP restart, a session store that lost its data, an expired session;
+ *   docs/dev-pdp.md, "Session integrity"). Start a new session.
  */
 export type FailClosedCode =
   | 'pdp_unreachable'
@@ -47,7 +50,8 @@ export type FailClosedCode =
   | 'permit_invalid'
   | 'simulated'
   | 'interceptor_failed'
-  | 'tool_changed';
+  | 'tool_changed'
+  | 'session_state_lost';
 
 /** Every {@link FailClosedCode}, for validation and documentation. */
 export const FAIL_CLOSED_CODES: readonly FailClosedCode[] = Object.freeze([
@@ -62,6 +66,7 @@ export const FAIL_CLOSED_CODES: readonly FailClosedCode[] = Object.freeze([
   'simulated',
   'interceptor_failed',
   'tool_changed',
+  'session_state_lost',
 ]);
 
 /** Details of a BLOCK the PEP synthesized itself. */
@@ -100,6 +105,12 @@ export interface PolicyDecision {
    * sends none. A PDP that sends anything but an array of strings is `invalid_response`.
    */
   sessionLabels?: string[];
+  /**
+   * Intent grants (docs/dev-pdp.md, "Intent grants"), as the PDP sent them: on an action, the ids of the
+   * grants the call was inside; on an input step, the ids of the grants it made. Absent when the PDP
+   * sends none. A PDP that sends anything but an array of strings is `invalid_response`.
+   */
+  grants?: string[];
   /** Action ALLOW or WARN: the one-time permit, a compact JWS (docs/permits.md). */
   permitId?: string;
   /** Text stage WARN: use this in place of the original content. */
@@ -131,6 +142,48 @@ export interface SandboxRoute {
   to: string;
   /** A profile the runner reads (e.g. `'no-network'`); its meaning is the runner's. At most 128 characters. */
   profile?: string;
+}
+
+/**
+ * One constraint of an {@link IntentGrant} on the value at a path of the call's args: exactly one operator.
+ * - `eq`: equal (strings after NFKC and case folding; a number and its decimal string alike)
+ * - `in`: equal to one of the list
+ * - `lte`, `gte`, `lt`, `gt`: a number (or a decimal string) compared with the bound
+ * - `matches`: a string an RE2 regex finds
+ * - `fromUser: true`: the value occurs in the user's own words in this session (after NFKC and case folding)
+ */
+export type IntentConstraint =
+  | { eq: string | number | boolean | null }
+  | { in: (string | number | boolean | null)[] }
+  | { lte: number }
+  | { gte: number }
+  | { lt: number }
+  | { gt: number }
+  | { matches: string }
+  | { fromUser: true };
+
+/**
+ * One thing the user asked for, as the application's own extractor read it from the user's turn, sent
+ * with `checkInput(text, { intent: [grant] })` (docs/dev-pdp.md, "Intent grants"; contract section 15).
+ * The PDP keeps it in the session only when the input step's final verdict is ALLOW or WARN, and only
+ * when its policy takes an application's grants; a latch reads it through `{ "granted": true }`.
+ * Grants only narrow what policy allows: none turns a BLOCK into an ALLOW.
+ * @example
+ * ```ts
+ * const grant: IntentGrant = { id: 'pay-rent', tools: 'send_money', args: { amount: { lte: 950 }, to: { fromUser: true } }, uses: 1 };
+ * ```
+ */
+export interface IntentGrant {
+  /** The id reported in `decision.grants`: 1 to 64 characters from `A-Z a-z 0-9 _ . : -`. */
+  id: string;
+  /** A normalized tool pattern (`*` wildcards), `@group` of the PDP's policy, or a list of them. */
+  tools: string | string[];
+  /** Dotted paths inside the call's args (`amount`, `to.iban`) mapped to one constraint each; all must hold. */
+  args?: Record<string, IntentConstraint>;
+  /** How many decided (non-simulated ALLOW or WARN) calls inside the grant it lasts; absent: unlimited. */
+  uses?: number;
+  /** Seconds the grant lives after the input step that made it; absent: as long as the session. */
+  expiresInSec?: number;
 }
 
 /**

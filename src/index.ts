@@ -11,6 +11,8 @@
 export type { AfterResult, BeforeResult, Interceptor, Step } from './core/interceptors.js';
 export type {
   FailClosedCode,
+  IntentConstraint,
+  IntentGrant,
   PolicyDecision,
   SandboxRoute,
   Stage,
@@ -40,6 +42,7 @@ export type {
   CallOptions,
   DecisionEvent,
   EgressCallOptions,
+  InputCallOptions,
   ObservedDecision,
   PepOptions,
   PermitKeySource,

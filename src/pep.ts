@@ -12,7 +12,7 @@ import { type Guards, makeGuards } from './enforce/guard.js';
 import { makeKernel } from './enforce/kernel.js';
 import { registerKernel } from './enforce/registry.js';
 import type { ModelRequest } from './options/interceptors.js';
-import type { ActionCall, CallOptions, EgressCallOptions, PepOptions } from './options/pep.js';
+import type { ActionCall, CallOptions, EgressCallOptions, InputCallOptions, PepOptions } from './options/pep.js';
 
 export type { GuardedTool, Guards, GuardToolOptions, ToolExecutionContext } from './enforce/guard.js';
 export type { StandardSchemaIssue, StandardSchemaResult, StandardSchemaV1 } from './enforce/schema.js';
@@ -68,8 +68,18 @@ export interface Pep extends Guards {
    * ```
    */
   visibleTools(names: readonly string[], opts?: VisibleToolsOptions): Promise<string[]>;
-  /** Checks user input (stage `input`). Never rejects. */
-  checkInput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
+  /**
+   * Checks user input (stage `input`). Never rejects.
+   * @param opts - also `intent`: the {@link IntentGrant}s the application's own extractor read from this
+   *   turn, sent for the PDP to keep in the session (docs/dev-pdp.md, "Intent grants")
+   * @example
+   * ```ts
+   * const d = await pep.checkInput('Pay the rent, 950 EUR', {
+   *   intent: [{ id: 'rent', tools: 'send_money', args: { amount: { lte: 950 } }, uses: 1 }],
+   * });
+   * ```
+   */
+  checkInput(content: string, opts?: InputCallOptions): Promise<PolicyDecision>;
   /**
    * Checks context about to be sent out to a model (stage `context_egress`). Never rejects.
    * @param opts - also `tool`: the tool whose result this content is (sent as `tool`)

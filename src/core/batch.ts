@@ -166,6 +166,24 @@ async function sendAll(
 }
 
 /**
+ * Sets the `sessionStep` of each call of one `evaluations` request: the PDP decides its items in order,
+ * so the k-th non-simulated call of a session carries the count so far plus k.
+ * @returns for each call, whether its decision advances the count
+ */
+function numberSteps(shared: Shared, calls: readonly Prepared[]): boolean[] {
+  const next = new Map<string, number>();
+  return calls.map((p) => {
+    const session = p.req.session;
+    const advances = !p.sent.simulated;
+    const so = next.get(session) ?? shared.steps.stepFor(session, false) ?? 0;
+    const step = advances ? so + 1 : so;
+    next.set(session, step);
+    if (step >= 1) p.req.sessionStep = step;
+    return advances;
+  });
+}
+
+/**
  * Sends the `chunks` (indexes into `ps`) as `evaluations` requests to `batchPath` and every other call
  * on its own, all at once; calls `done` once, when every call is decided, with one outcome per call
  * in order. No promise per request: each hands its outcomes on by callback (`decideBatchThen`,
@@ -205,8 +223,15 @@ function sendEach(
     const batchId = randomUUID();
     const headers: Record<string, string> = { ...shared.headers, 'x-request-id': batchId };
     shared.telemetry?.injectActive(headers);
+    const advancing = numberSteps(shared, calls);
     decideBatchThen(shared.ctx, calls, signal, headers, batchId, deadlineAt, batchPath, (all) => {
-      for (let k = 0; k < chunk.length; k++) decided[chunk[k] as number] = all[k];
+      for (let k = 0; k < chunk.length; k++) {
+        const o = all[k];
+        decided[chunk[k] as number] = o;
+        if (advancing[k] && o !== undefined && o.decision.synthesized === undefined) {
+          shared.steps.advance((calls[k] as Prepared).req.session);
+        }
+      }
       oneMore();
     });
   }

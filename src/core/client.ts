@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 import type { PolicyDecision, Stage } from '../decision.js';
-import type { ActionCall, CallOptions, EgressCallOptions, PepOptions, SandboxRunner } from '../options/pep.js';
+import type { ActionCall, CallOptions, EgressCallOptions, InputCallOptions, PepOptions, SandboxRunner } from '../options/pep.js';
 import { resolveOptions } from '../options/pep.js';
 import type { PermitChecker } from '../permit/verifier.js';
 import { decideAll } from './batch.js';
@@ -43,7 +43,7 @@ export interface ClientInternals {
 export interface CoreClient {
   authorizeAction(tool: string, args: Record<string, unknown>, opts?: CallOptions): Promise<PolicyDecision>;
   authorizeActions(calls: readonly ActionCall[], opts?: CallOptions): Promise<PolicyDecision[]>;
-  checkInput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
+  checkInput(content: string, opts?: InputCallOptions): Promise<PolicyDecision>;
   checkContextEgress(content: string, opts?: EgressCallOptions): Promise<PolicyDecision>;
   checkOutput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
   checkDelivery(content: string, opts?: CallOptions): Promise<PolicyDecision>;

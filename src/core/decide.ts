@@ -26,6 +26,17 @@ export function sendThen(
   done: (o: Outcome) => void,
 ): void {
   const headers = { ...shared.headers, 'x-request-id': p.sent.requestId };
+  const advances = !p.sent.simulated && p.call.purpose === undefined;
+  const step = shared.steps.stepFor(p.req.session, advances);
+  if (step !== undefined) p.req.sessionStep = step;
+  if (advances) {
+    const then = done;
+    done = (o) => {
+      // decided by the PDP (not made up by this PEP): the session counts one more step
+      if (o.decision.synthesized === undefined) shared.steps.advance(p.req.session);
+      then(o);
+    };
+  }
   if (shared.endpoints) {
     sendDiscovered(shared, shared.endpoints, p, headers, deadlineAt, span).then(done, () =>
       done(blockOutcome(p.sent, 'invalid_request', 'internal error')),

@@ -58,6 +58,7 @@ export function toDecision(
   if (res.reason !== undefined) decision.reason = res.reason;
   if (res.latches !== undefined) decision.latches = res.latches;
   if (res.sessionLabels !== undefined) decision.sessionLabels = res.sessionLabels;
+  if (res.grants !== undefined) decision.grants = res.grants;
   if (res.escalationId !== undefined) decision.escalationId = res.escalationId;
   if (sent.simulated) decision.simulated = true;
 

@@ -5,13 +5,14 @@
  * `invalid_request`, docs/api.md).
  * @internal
  */
-import type { SandboxRoute, Stage } from '../decision.js';
+import type { IntentGrant, SandboxRoute, Stage } from '../decision.js';
 import { isAbortSignal, isSessionId } from '../internal/guards.js';
 import { NotJsonError, snapshotJsonObject } from '../internal/json.js';
-import { type CallOptions, DEFAULTS, type EgressCallOptions } from '../options/pep.js';
+import { type CallOptions, DEFAULTS, type EgressCallOptions, type InputCallOptions } from '../options/pep.js';
 import { canonicalSnapshotJson } from '../permit/hash.js';
 import { normalizeToolName } from '../permit/normalize.js';
 import type { AuthorizeRequest, SentRequest, VisibilityBatch } from '../wire/agent-pep.js';
+import { readIntent } from './intent.js';
 
 /** Why a call could not become a request; its message names the problem, never a value. */
 export class InvalidRequest extends Error {
@@ -51,6 +52,8 @@ export interface CallContext {
   purpose?: 'visibility' | 'model_request' | undefined;
   /** Set by `visibleTools` only: the batch the request belongs to. */
   visibilityBatch?: VisibilityBatch | undefined;
+  /** `checkInput`'s `intent`, checked and copied. */
+  intent?: IntentGrant[] | undefined;
 }
 
 export { isAbortSignal, isSessionId };
@@ -58,6 +61,7 @@ export { isAbortSignal, isSessionId };
 /** The keys of {@link CallOptions}; `checkContextEgress` also takes `tool` (docs/api.md, `CallOptions`). */
 const CALL_KEYS: ReadonlySet<string> = new Set(['signal', 'session', 'simulated']);
 const EGRESS_CALL_KEYS: ReadonlySet<string> = new Set([...CALL_KEYS, 'tool']);
+const INPUT_CALL_KEYS: ReadonlySet<string> = new Set([...CALL_KEYS, 'intent']);
 /** Most characters of an unknown key named in a message (the key is the caller's, but may be long). */
 const KEY_SHOWN = 64;
 
@@ -86,14 +90,29 @@ export function readCallOptions(
     return { signal: undefined, session: defaults.session, simulated: defaults.simulated, tool: undefined };
   if (typeof raw !== 'object' || raw === null) throw new InvalidRequest('call options must be an object');
   const o = raw as EgressCallOptions;
-  refuseUnknownCallKeys(o, stage === 'context_egress' ? EGRESS_CALL_KEYS : CALL_KEYS);
+  refuseUnknownCallKeys(
+    o,
+    stage === 'context_egress' ? EGRESS_CALL_KEYS : stage === 'input' ? INPUT_CALL_KEYS : CALL_KEYS,
+  );
   const { signal, session, simulated } = o;
   const tool = stage === 'context_egress' ? o.tool : undefined;
   if (signal !== undefined && !isAbortSignal(signal)) throw new InvalidRequest('signal must be an AbortSignal');
   if (session !== undefined && !isSessionId(session)) throw new InvalidRequest('session must be a non-empty string');
   if (simulated !== undefined && typeof simulated !== 'boolean')
     throw new InvalidRequest('simulated must be a boolean');
-  return { signal, session: session ?? defaults.session, simulated: simulated ?? defaults.simulated, tool };
+  const call: CallContext = {
+    signal,
+    session: session ?? defaults.session,
+    simulated: simulated ?? defaults.simulated,
+    tool,
+  };
+  const intent = (o as InputCallOptions).intent;
+  if (stage === 'input' && intent !== undefined) {
+    const read = readIntent(intent);
+    if (!read.ok) throw new InvalidRequest(read.problem);
+    call.intent = read.intent;
+  }
+  return call;
 }
 
 /**
@@ -170,6 +189,7 @@ export function prepare(
   if (call.simulated) req.simulated = sent.simulated = true;
   if (call.purpose !== undefined) req.purpose = call.purpose;
   if (call.visibilityBatch !== undefined) req.visibilityBatch = call.visibilityBatch;
+  if (call.intent !== undefined) req.intent = call.intent;
   return snapshot === undefined && sent.args !== undefined ? { req, sent, call, ownArgs: true } : { req, sent, call };
 }
 

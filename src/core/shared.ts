@@ -19,6 +19,7 @@ import { discoveredEndpoints, type EndpointSource, fixedEndpoints } from './disc
 import type { DecisionContext } from './exchange.js';
 import { type Chains, chainsByStage } from './interceptors.js';
 import { baseHeaders } from './request.js';
+import { SessionSteps } from './session-steps.js';
 
 /** One client's shared state. */
 export interface Shared {
@@ -31,6 +32,8 @@ export interface Shared {
   checker: PermitChecker | undefined;
   /** Set only with the `telemetry` option (then `@opentelemetry/api` is loaded). */
   readonly telemetry: Telemetry | undefined;
+  /** `sessionStep` counts, per session id. */
+  readonly steps: SessionSteps;
 }
 
 /** The checker, counting each result in `pep.permit.verifications` when telemetry is on. */
@@ -104,6 +107,7 @@ export function createShared(opts: ResolvedOptions): Shared {
     endpoints,
     checker: undefined,
     telemetry: opts.telemetry === undefined ? undefined : createTelemetry(opts.telemetry, { origin: opts.origin }),
+    steps: new SessionSteps(),
   };
   if (typeof opts.permits === 'object') {
     try {

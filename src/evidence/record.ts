@@ -30,6 +30,13 @@ export interface EvidenceRecord {
   latches: string[];
   /** The session's labels after the step, sorted (`[]` when none). Absent in logs written before sessions. */
   labels?: string[];
+  /**
+   * Intent grants (docs/dev-pdp.md): on an action, the ids of the grants the call was inside; on an input
+   * step, the ids of the grants it made. Absent in logs written before grants.
+   */
+  grants?: string[];
+  /** The `mode: "audit"` latches that engaged, with their verdicts: recorded, never enforced. */
+  audit?: { latch: string; verdict: string }[];
   reason?: string;
   /** Action: the normalized tool name. */
   tool?: string;

@@ -3,7 +3,7 @@
  * @packageDocumentation
  */
 import type { Dispatcher } from 'undici';
-import type { PolicyDecision, Stage } from '../decision.js';
+import type { IntentGrant, PolicyDecision, Stage } from '../decision.js';
 import { joinUrl, trimTrailingSlashes } from '../internal/url.js';
 import type { PermitsOptions } from '../permit/verifier.js';
 import { type TelemetryOption, validateTelemetry } from '../telemetry.js';
@@ -179,6 +179,18 @@ export interface ActionCall {
   tool: string;
   /** The call's arguments: a plain object of JSON values (snapshotted before sending). */
   args: Record<string, unknown>;
+}
+
+/** Per-call options of `checkInput`: also the grants the application's own extractor proposed. */
+export interface InputCallOptions extends CallOptions {
+  /**
+   * What the user asked for, as the application's own extractor read it from the user's turn (for example
+   * a model with constrained JSON output that saw only that turn): at most 16 {@link IntentGrant}s, sent
+   * in the request (docs/dev-pdp.md, "Intent grants"). Checked for shape before sending (a bad one is a
+   * synthesized BLOCK `invalid_request`); the PDP checks them against its policy and keeps them only when
+   * the step's final verdict is ALLOW or WARN and its policy takes an application's grants.
+   */
+  intent?: IntentGrant[] | undefined;
 }
 
 /** Per-call options of `checkContextEgress`: also the tool whose result the content is. */

@@ -180,6 +180,16 @@ class Attempt implements Dispatcher.DispatchHandler {
     const status = this.#status;
     const retryAfter = this.#headers['retry-after'];
     const named = code === undefined ? '' : ` (${code})`;
+    if (status === 409 && code === 'session_state_lost') {
+      // the PDP refused to decide on an empty state (docs/dev-pdp.md, "Session integrity")
+      return new AttemptFailure(
+        'session_state_lost',
+        `PDP answered HTTP 409 (session_state_lost) at ${this.#origin}${this.#path}`,
+        {
+          status,
+        },
+      );
+    }
     // The URL tried (an origin and path: pdpUrl carries no credentials, query or fragment) tells
     // a wrong path or agent id apart from an outage (docs/dev-pdp.md).
     return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named} at ${this.#origin}${this.#path}`, {

@@ -3,7 +3,7 @@
  * hand, `shape.ts`: the decision path loads no schema library).
  * @internal
  */
-import { type PolicyDecision, type Stage, VERDICTS } from '../decision.js';
+import { type IntentGrant, type PolicyDecision, type Stage, VERDICTS } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
 import type { BoundPermit } from '../permit/binding.js';
 import { decodeJsonBody, type JsonBodyProblem } from './json.js';
@@ -34,6 +34,14 @@ export interface AuthorizeRequest {
   purpose?: 'visibility' | 'model_request';
   /** A visibility request: the batch it belongs to (`id`) and how many requests the batch has (`size`). */
   visibilityBatch?: VisibilityBatch;
+  /**
+   * This client's count of the session's non-simulated requests the PDP decided, this one included
+   * (from 1; a simulated request carries the count so far). The PDP refuses a session it does not know
+   * with `sessionStep > 1` (409 `session_state_lost`).
+   */
+  sessionStep?: number;
+  /** Input stage: the grants the application's own extractor proposed (`checkInput(text, { intent })`). */
+  intent?: IntentGrant[];
 }
 
 /** The batch a visibility request belongs to: its id and how many requests it has (docs/visibility.md). */
@@ -52,6 +60,7 @@ export const checkAuthorizeResponse: Check = looseObject({
   reason: optional(string),
   latches: optional(arrayOf(string)),
   sessionLabels: optional(arrayOf(string)),
+  grants: optional(arrayOf(string)),
   permitId: optional(nonEmptyString),
   transformedContent: optional(string),
   transformedArgs: optional(jsonObject),
@@ -75,6 +84,7 @@ export type AuthorizeResponse = Pick<PolicyDecision, 'verdict'> &
       | 'reason'
       | 'latches'
       | 'sessionLabels'
+      | 'grants'
       | 'permitId'
       | 'transformedContent'
       | 'transformedArgs'
@@ -95,7 +105,9 @@ type Written =
   | 'args'
   | 'simulated'
   | 'purpose'
-  | 'visibilityBatch';
+  | 'visibilityBatch'
+  | 'sessionStep'
+  | 'intent';
 const everyMemberWritten: [keyof AuthorizeRequest] extends [Written] ? true : never = true;
 void everyMemberWritten;
 
@@ -140,6 +152,8 @@ export function encodeRequest(req: AuthorizeRequest, argsJson?: string): string 
   if (req.simulated !== undefined) out += `,"simulated":${req.simulated}`;
   if (req.purpose !== undefined) out += `,"purpose":${JSON.stringify(req.purpose)}`;
   if (req.visibilityBatch !== undefined) out += `,"visibilityBatch":${JSON.stringify(req.visibilityBatch)}`;
+  if (req.sessionStep !== undefined) out += `,"sessionStep":${req.sessionStep}`;
+  if (req.intent !== undefined) out += `,"intent":${JSON.stringify(req.intent)}`;
   return `${out}}`;
 }
 

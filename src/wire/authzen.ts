@@ -5,7 +5,7 @@
  * document. Nothing here touches the network.
  * @internal
  */
-import { VERDICTS, type Verdict } from '../decision.js';
+import { type IntentGrant, VERDICTS, type Verdict } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
 import { joinUrl, trimTrailingSlashes } from '../internal/url.js';
 import {
@@ -47,6 +47,8 @@ export interface Evaluation {
     simulated?: true;
     purpose?: 'visibility' | 'model_request';
     visibilityBatch?: VisibilityBatch;
+    sessionStep?: number;
+    intent?: IntentGrant[];
   };
 }
 
@@ -60,13 +62,15 @@ export interface PreparedCall {
  * Maps one request: `subject: { type: 'agent', id: agentId }`; action stage `action: { name: 'call' }`,
  * `resource: { type: 'tool', id: <normalized tool>, properties: { args } }`; text stages
  * `action: { name: <stage> }`, `resource: { type: 'content', id: requestId, properties: { content, tool? } }`;
- * `context: { session, requestId, simulated? }`.
+ * `context: { session, requestId, simulated?, purpose?, visibilityBatch?, sessionStep?, intent? }`.
  */
 export function toEvaluation({ req, sent }: PreparedCall): Evaluation {
   const context: Evaluation['context'] = { session: req.session, requestId: req.requestId };
   if (req.simulated) context.simulated = true;
   if (req.purpose !== undefined) context.purpose = req.purpose;
   if (req.visibilityBatch !== undefined) context.visibilityBatch = req.visibilityBatch;
+  if (req.sessionStep !== undefined) context.sessionStep = req.sessionStep;
+  if (req.intent !== undefined) context.intent = req.intent;
   const subject = { type: 'agent', id: req.agentId } as const;
   if (req.stage === 'action') {
     return {
@@ -97,6 +101,7 @@ function evaluationJson(call: PreparedCall): string {
   let tail = req.simulated ? ',"simulated":true' : '';
   if (req.purpose !== undefined) tail += `,"purpose":${JSON.stringify(req.purpose)}`;
   if (req.visibilityBatch !== undefined) tail += `,"visibilityBatch":${JSON.stringify(req.visibilityBatch)}`;
+  if (req.sessionStep !== undefined) tail += `,"sessionStep":${req.sessionStep}`;
   return `${actionPrefix(req.agentId)}${JSON.stringify(sent.tool)},"properties":{"args":${sent.argsJson}}},"context":{"session":${JSON.stringify(req.session)},"requestId":${JSON.stringify(req.requestId)}${tail}}}`;
 }
 
@@ -142,6 +147,7 @@ const checkProfileContext: Check = looseObject({
   requestId: optional(string),
   sessionLabels: optional(arrayOf(string)),
   route: optional(jsonObject),
+  grants: optional(arrayOf(string)),
 });
 
 /** `context` once it passed {@link checkProfileContext}. */
@@ -155,6 +161,7 @@ interface ProfileContext {
   requestId?: string;
   sessionLabels?: string[];
   route?: Record<string, unknown>;
+  grants?: string[];
   [member: string]: unknown;
 }
 
@@ -228,6 +235,7 @@ export function mapAnswer(value: unknown, where = ''): MappedAnswer {
   if (Array.isArray(latches) && latches.every((l) => typeof l === 'string')) response.latches = latches as string[];
   if (context.decisionId !== undefined) response.decisionId = context.decisionId;
   if (context.sessionLabels !== undefined) response.sessionLabels = context.sessionLabels;
+  if (context.grants !== undefined) response.grants = context.grants;
   if (context.permitId !== undefined) response.permitId = context.permitId;
   if (context.transformedContent !== undefined) response.transformedContent = context.transformedContent;
   if (context.transformedArgs !== undefined) response.transformedArgs = context.transformedArgs;

@@ -31,6 +31,7 @@ describe('STAGES, VERDICTS, FAIL_CLOSED_CODES', () => {
         'simulated',
         'interceptor_failed',
         'tool_changed',
+        'session_state_lost',
       ]),
     );
     for (const list of [VERDICTS, TEXT_STAGES, STAGES, FAIL_CLOSED_CODES]) expect(Object.isFrozen(list)).toBe(true);

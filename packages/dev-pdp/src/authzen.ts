@@ -43,7 +43,7 @@ function record(value: unknown, name: string): Record<string, unknown> {
  * Maps one evaluation to a checked request: `subject: { type: 'agent', id: agentId }`; action stage
  * `action: { name: 'call' }`, `resource: { type: 'tool', id: tool, properties: { args } }`; text stages
  * `action: { name: stage }`, `resource: { type: 'content', id, properties: { content, tool? } }`;
- * `context: { session, requestId, simulated? }`.
+ * `context: { session, requestId, simulated?, sessionStep?, intent? }` (`intent`: input stage only).
  * @throws HttpError 400 `bad_request`, 404 `unknown_agent`
  * @internal
  */
@@ -82,6 +82,8 @@ export function fromEvaluation(
       args: stage === 'action' ? properties.args : undefined,
       purpose: context.purpose,
       visibilityBatch: context.visibilityBatch,
+      intent: context.intent,
+      sessionStep: context.sessionStep,
     },
     policy,
     headerId,
@@ -100,6 +102,7 @@ export function toEvaluationAnswer(decision: Decision): { decision: boolean; con
   if (decision.reason !== undefined) context.reason_admin = decision.reason;
   if (decision.latches.length > 0) context.latches = decision.latches;
   context.sessionLabels = decision.sessionLabels;
+  if (decision.grants.length > 0) context.grants = decision.grants;
   if (decision.permitId !== undefined) context.permitId = decision.permitId;
   if (decision.transformedContent !== undefined) context.transformedContent = decision.transformedContent;
   if (decision.transformedArgs !== undefined) context.transformedArgs = decision.transformedArgs;

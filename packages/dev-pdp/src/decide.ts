@@ -10,8 +10,11 @@ import { audienceFor, type ToolAudiences } from './audiences.js';
 import type { EscalationBook, EscalationDetails, EscalationSubject } from './escalations.js';
 import { type Evaluation, evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
+import { HttpError } from './http.js';
 import type { CompiledPolicy } from './policy.js';
 import type { DecisionRequest } from './request.js';
+import type { CallFacts } from './sessions/evaluate.js';
+import { factsAfter, readCall } from './sessions/facts.js';
 import type { SessionKeeper, SessionPlan } from './sessions/keeper.js';
 import { type HistoryStep, labelsAfter, type SessionView } from './sessions/state.js';
 import { sessionKey } from './sessions/store.js';
@@ -28,6 +31,13 @@ export interface Decision {
   latches: string[];
   /** The session's labels after this step, sorted (`[]` when none; unchanged by a simulated request). */
   sessionLabels: string[];
+  /**
+   * Intent grants: on an action, the ids of the live grants the call is inside; on an input step, the ids
+   * of the grants it made (none when simulated); `[]` elsewhere. Sent (and recorded) only when not empty.
+   */
+  grants: string[];
+  /** The `mode: "audit"` latches that engaged, with their verdicts (evidence only). */
+  audit?: { latch: string; verdict: Verdict }[];
   reason?: string;
   /** Action ALLOW or WARN, not simulated: the permit, bound to the args that run. */
   permitId?: string;
@@ -68,11 +78,31 @@ export function decide(ctx: DecideContext, request: DecisionRequest): Promise<De
   const key = request.stateless ? undefined : sessionKey(request.agentId, request.session);
   if (request.purpose === 'visibility') {
     // decided on the tool alone and changes nothing, but says what the session holds (sessionLabels)
-    return ctx.sessions.run(key, true, async (view) => ({
-      finish: async () => ({ ...(await decideVisibility(ctx, request)), sessionLabels: labelsAfter(view, []) }),
-    }));
+    return ctx.sessions.run(key, true, async (view) => {
+      checkIntegrity(request, view);
+      return {
+        finish: async () => ({
+          ...(await decideVisibility(ctx, request)),
+          sessionLabels: labelsAfter(view, []),
+          grants: [],
+        }),
+      };
+    });
   }
   return ctx.sessions.run(key, request.simulated, (view) => plan(ctx, request, view));
+}
+
+/**
+ * A session the store lost is never decided on an empty state (docs/dev-pdp.md, "Session integrity"):
+ * the store knows it lost it (the Redis epoch), or it does not know a session the PEP has counted
+ * decided steps of (`sessionStep > 1`).
+ * @throws HttpError 409 `session_state_lost`
+ */
+function checkIntegrity(request: DecisionRequest, view: SessionView): void {
+  if (request.stateless) return;
+  if (view.lost === true || (view.steps === 0 && (request.sessionStep ?? 1) > 1)) {
+    throw new HttpError(409, 'session_state_lost', 'the PDP holds no state for this session: start a new session');
+  }
 }
 
 /** The outcome before anything is written. */
@@ -86,7 +116,13 @@ interface Outcome {
   subject: EscalationSubject | undefined;
 }
 
-function outcomeOf(ctx: DecideContext, request: DecisionRequest, evaluation: Evaluation, view: SessionView): Outcome {
+function outcomeOf(
+  ctx: DecideContext,
+  request: DecisionRequest,
+  evaluation: Evaluation,
+  view: SessionView,
+  facts: CallFacts,
+): Outcome {
   const out: Outcome = {
     verdict: evaluation.verdict,
     reason: evaluation.reason,
@@ -107,7 +143,8 @@ function outcomeOf(ctx: DecideContext, request: DecisionRequest, evaluation: Eva
     out.resolved = ctx.escalations.take(out.subject, false);
     if (out.resolved === 'approve') {
       // the setArgs of latches that engaged beside the escalation still apply
-      out.transformedArgs = request.stage === 'action' ? transformedArgsOf(ctx.policy, request, view) : undefined;
+      out.transformedArgs =
+        request.stage === 'action' ? transformedArgsOf(ctx.policy, request, view, facts) : undefined;
       out.verdict = out.transformedArgs !== undefined ? 'WARN' : 'ALLOW';
       out.reason = 'approved by a reviewer';
       out.transformedContent = undefined;
@@ -124,14 +161,19 @@ function outcomeOf(ctx: DecideContext, request: DecisionRequest, evaluation: Eva
 }
 
 async function plan(ctx: DecideContext, request: DecisionRequest, view: SessionView): Promise<SessionPlan<Decision>> {
+  checkIntegrity(request, view);
+  const now = Date.now();
+  const secret = ctx.key.sessionSecret;
+  const call = readCall(ctx.policy, request, view, secret, now);
   const evaluation = evaluatePolicy(ctx.policy, {
     stage: request.stage,
     ...(request.tool !== undefined ? { tool: request.tool } : {}),
     ...(request.args !== undefined ? { args: request.args } : {}),
     ...(request.content !== undefined ? { content: request.content } : {}),
     session: view,
+    facts: call.facts,
   });
-  const outcome = outcomeOf(ctx, request, evaluation, view);
+  const outcome = outcomeOf(ctx, request, evaluation, view, call.facts);
   const { verdict } = outcome;
   // a simulated request, or one in no session (AuthZEN), changes no state: it adds no label
   const added = request.simulated || request.stateless ? [] : (evaluation.labels ?? []);
@@ -157,8 +199,14 @@ async function plan(ctx: DecideContext, request: DecisionRequest, view: SessionV
     latches: evaluation.latches,
     ...(request.tool !== undefined ? { tool: request.tool } : {}),
   };
-  const finish = () => finishDecision(ctx, request, { outcome, decisionId, permitId, evaluation, sessionLabels });
-  return request.simulated ? { finish } : { update: { labels: added, step }, finish };
+  const after =
+    request.simulated || request.stateless
+      ? undefined
+      : factsAfter(ctx.policy, request, verdict, view, call.inside, secret, now);
+  const grants = request.stage === 'action' ? [...call.facts.grants] : (after?.made ?? []);
+  const made = { outcome, decisionId, permitId, evaluation, sessionLabels, grants };
+  const finish = () => finishDecision(ctx, request, made);
+  return after === undefined ? { finish } : { update: { labels: added, step, facts: after.facts }, finish };
 }
 
 /** After the commit: use up or open the escalation, append the evidence record, shape the decision. */
@@ -171,9 +219,10 @@ async function finishDecision(
     permitId: string | undefined;
     evaluation: Evaluation;
     sessionLabels: string[];
+    grants: string[];
   },
 ): Promise<Decision> {
-  const { outcome, decisionId, permitId, evaluation, sessionLabels } = made;
+  const { outcome, decisionId, permitId, evaluation, sessionLabels, grants } = made;
   const { verdict, reason, transformedContent, transformedArgs, subject } = outcome;
   let escalationId: string | undefined;
   if (subject !== undefined && outcome.resolved !== undefined) {
@@ -192,6 +241,8 @@ async function finishDecision(
     labels: sessionLabels,
     simulated: request.simulated,
   };
+  if (grants.length > 0) entry.grants = grants;
+  if (evaluation.audit !== undefined) entry.audit = evaluation.audit;
   if (reason !== undefined) entry.reason = reason;
   if (request.tool !== undefined) entry.tool = request.tool;
   if (request.actHash !== undefined) {
@@ -215,8 +266,10 @@ async function finishDecision(
     stage: request.stage,
     latches: evaluation.latches,
     sessionLabels,
+    grants,
     simulated: request.simulated,
   };
+  if (evaluation.audit !== undefined) decision.audit = evaluation.audit;
   if (reason !== undefined) decision.reason = reason;
   if (permitId !== undefined) decision.permitId = permitId;
   if (transformedContent !== undefined && request.stage !== 'action') decision.transformedContent = transformedContent;
@@ -239,9 +292,10 @@ function transformedArgsOf(
   policy: CompiledPolicy,
   request: DecisionRequest,
   session: SessionView,
+  facts: CallFacts,
 ): Record<string, unknown> | undefined {
   const withoutEscalations: CompiledPolicy = {
-    agents: policy.agents,
+    ...policy,
     latches: policy.latches.filter((latch) => latch.verdict !== 'ESCALATE'),
   };
   const again = evaluatePolicy(withoutEscalations, {
@@ -249,6 +303,7 @@ function transformedArgsOf(
     ...(request.tool !== undefined ? { tool: request.tool } : {}),
     ...(request.args !== undefined ? { args: request.args } : {}),
     session,
+    facts,
   });
   return again.verdict === 'WARN' ? again.transformedArgs : undefined;
 }

@@ -6,7 +6,14 @@
 import type { Stage, Verdict } from 'agent-pep/internal';
 import { lookup, setPath } from './paths.js';
 import type { CompiledCondition, CompiledLatch, CompiledPolicy } from './policy.js';
-import { historyConditionsHold, labelConditionsHold, needsHistory } from './sessions/evaluate.js';
+import {
+  type CallFacts,
+  callConditionsHold,
+  historyConditionsHold,
+  labelConditionsHold,
+  NO_CALL_FACTS,
+  needsHistory,
+} from './sessions/evaluate.js';
 import { EMPTY_SESSION, type SessionView } from './sessions/state.js';
 
 /** What one decision is asked about. Tool names must already be normalized. */
@@ -20,6 +27,8 @@ export interface EvaluationInput {
   content?: string;
   /** The session's state before this step (labels and history). @defaultValue an empty session */
   session?: SessionView;
+  /** What the `granted`, `flows` and `sameOrigin` conditions read about the call. @defaultValue no call */
+  facts?: CallFacts;
 }
 
 /** The outcome of evaluating a policy. */
@@ -38,6 +47,8 @@ export interface Evaluation {
    * `setArgs` path set, in policy order (a later latch wins on the same path).
    */
   transformedArgs?: Record<string, unknown>;
+  /** The `mode: "audit"` latches that engaged, with their verdicts, in policy order; absent when none. */
+  audit?: { latch: string; verdict: Verdict }[];
 }
 
 /** BLOCK > ESCALATE > WARN > ALLOW. */
@@ -75,6 +86,7 @@ function engagesBeforeHistory(latch: CompiledLatch, input: EvaluationInput, sess
   if (!latch.stages.has(input.stage)) return false;
   if (latch.tool && (input.tool === undefined || !latch.tool.test(input.tool))) return false;
   if (!labelConditionsHold(latch.session, session)) return false;
+  if (!callConditionsHold(latch.session, input.facts ?? NO_CALL_FACTS)) return false;
   if (!latch.when.every((condition) => conditionHolds(condition, input.args))) return false;
   return !latch.content || (input.content !== undefined && latch.content.test(input.content));
 }
@@ -103,10 +115,20 @@ function engagedLatches(policy: CompiledPolicy, input: EvaluationInput): Compile
  * @param input - stage, and the normalized tool and args (action) or the content (text stages), and
  *   the session's state before the step (`session`; an empty session when absent)
  * @returns the verdict, the deciding reason, every engaged latch id, the labels they add and, on a text WARN, the
- *   redacted content (the original when no engaged latch redacts, so a text WARN is always enforceable)
+ *   redacted content (the original when no engaged latch redacts, so a text WARN is always enforceable);
+ *   `mode: "audit"` latches only in `audit`, never in the verdict, latches, labels or redactions
  */
 export function evaluatePolicy(policy: CompiledPolicy, input: EvaluationInput): Evaluation {
-  const engaged = engagedLatches(policy, input);
+  const all = engagedLatches(policy, input);
+  const engaged = all.filter((latch) => !latch.audit);
+  const audited = all.filter((latch) => latch.audit).map((latch) => ({ latch: latch.id, verdict: latch.verdict }));
+  const out = enforced(engaged, input);
+  if (audited.length > 0) out.audit = audited;
+  return out;
+}
+
+/** The evaluation of the enforced latches that engaged. */
+function enforced(engaged: readonly CompiledLatch[], input: EvaluationInput): Evaluation {
   if (engaged.length === 0) return { verdict: 'ALLOW', latches: [] };
   let verdict: Verdict = 'ALLOW';
   for (const latch of engaged) if (SEVERITY[latch.verdict] > SEVERITY[verdict]) verdict = latch.verdict;

@@ -104,6 +104,8 @@ export class EvidenceLog {
       verdict: entry.verdict,
       latches: [...entry.latches],
       ...(entry.labels !== undefined ? { labels: [...entry.labels] } : {}),
+      ...(entry.grants !== undefined ? { grants: [...entry.grants] } : {}),
+      ...(entry.audit !== undefined ? { audit: structuredClone(entry.audit) } : {}),
       ...(entry.reason !== undefined ? { reason: entry.reason } : {}),
       ...(entry.tool !== undefined ? { tool: entry.tool } : {}),
       ...(entry.argsHash !== undefined ? { argsHash: entry.argsHash } : {}),

@@ -24,6 +24,8 @@ export type DevPdpErrorCode =
   | 'escalation_already_resolved'
   | 'fault_status'
   | 'session_store_unavailable'
+  | 'invalid_request'
+  | 'session_state_lost'
   | 'internal_error';
 
 /** A refusal: the status and code of the error body. The message never quotes content, args or keys. @internal */

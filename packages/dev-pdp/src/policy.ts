@@ -12,21 +12,42 @@ import {
   type CompiledSessionCondition,
   compileSessionConditions,
   filtersOf,
+  flowGroupsOf,
   type SessionConditionSpec,
   sessionSchema,
 } from './sessions/conditions.js';
+import {
+  type CompiledIntent,
+  captureNames,
+  compileIntents,
+  type IntentSpec,
+  intentsSchema,
+} from './sessions/intents.js';
 import { labelSchema } from './sessions/names.js';
+import {
+  compileValues,
+  type OriginMap,
+  type ValueExtractors,
+  type ValueSpec,
+  valuesSchema,
+} from './sessions/values.js';
 import {
   type CompiledToolGroups,
   compileTool,
   compileToolGroups,
+  originsOf,
+  type ToolGroupSpec,
   type ToolMatcher,
   toolGroupsSchema,
   toolSchema,
   unknownGroup,
 } from './tool-groups.js';
 
-export type { SessionConditionSpec, StepFilterSpec } from './sessions/conditions.js';
+export type { FlowSpec, SessionConditionSpec, StepFilterSpec } from './sessions/conditions.js';
+export type { ClientGrantSpec, GrantConstraintSpec, GrantSpec } from './sessions/grants.js';
+export type { IntentSpec } from './sessions/intents.js';
+export type { ValueSpec } from './sessions/values.js';
+export type { ToolGroupSpec } from './tool-groups.js';
 
 /** A JSON scalar, the only kind of value `eq`, `ne` and `in` compare against (strict equality). */
 export type PolicyScalar = string | number | boolean | null;
@@ -78,6 +99,11 @@ export interface LatchSpec {
    * `transformedArgs` are the args with these paths set, and the permit binds them.
    */
   setArgs?: Record<string, unknown>;
+  /**
+   * `"audit"`: the latch is evaluated and recorded in evidence (`audit: [{ latch, verdict }]`), never
+   * enforced: it changes no verdict, adds no label, redacts nothing (shadow mode). @defaultValue 'enforce'
+   */
+  mode?: 'enforce' | 'audit';
   /** Free text for policy authors; ignored. */
   description?: string;
 }
@@ -90,8 +116,17 @@ export interface PolicySpec {
   description?: string;
   /** The agent ids this PDP answers for; any other agent gets 404. */
   agents: string[];
-  /** Named lists of tool patterns, used as `tool: "@name"` in latches and session filters. */
-  toolGroups?: Record<string, string[]>;
+  /**
+   * Named lists of tool patterns, used as `tool: "@name"` in latches, session filters, grants and flows;
+   * `{ tools, origin }` also names where the tools live (for `flows` and `sameOrigin`).
+   */
+  toolGroups?: Record<string, ToolGroupSpec>;
+  /** Intent rules: what the user's own words at the input stage grant (docs/dev-pdp.md, "Intent grants"). */
+  intents?: IntentSpec[];
+  /** `false` ignores the grants an application sends with `checkInput(text, { intent })`. @defaultValue true */
+  intentsFromClient?: boolean;
+  /** Value extractors beside the built-ins (e-mail, URL, host, IBAN, card), e.g. the secret formats to follow. */
+  values?: ValueSpec[];
   /** The latches, in policy order (order decides `reason` and the order of redactions). */
   latches: LatchSpec[];
 }
@@ -175,6 +210,9 @@ const latchSchema = z
         description:
           'action stage, verdict WARN only: dotted args paths mapped to JSON values; transformedArgs are the args with them set',
       }),
+    mode: z.enum(['enforce', 'audit']).optional().meta({
+      description: 'audit: evaluated and recorded in evidence (audit), never enforced (shadow mode); default enforce',
+    }),
     description: z.string().optional(),
   })
   .meta({
@@ -189,6 +227,12 @@ export const policySchema = z
     description: z.string().optional(),
     agents: z.array(z.string().min(1)).min(1).meta({ description: 'the agent ids this PDP answers for' }),
     toolGroups: toolGroupsSchema.optional(),
+    intents: intentsSchema.optional(),
+    intentsFromClient: z
+      .boolean()
+      .optional()
+      .meta({ description: 'false ignores the grants an application sends with checkInput (intent); default true' }),
+    values: valuesSchema.optional(),
     latches: z.array(latchSchema).meta({ description: 'latches in policy order' }),
   })
   .meta({
@@ -267,6 +311,8 @@ export interface CompiledLatch {
   readonly labels: readonly string[];
   /** Session conditions, all of which must hold. */
   readonly session: readonly CompiledSessionCondition[];
+  /** True for `mode: "audit"`: evaluated and recorded, never enforced. */
+  readonly audit: boolean;
 }
 
 /** A policy ready for evaluation. @internal */
@@ -275,6 +321,14 @@ export interface CompiledPolicy {
   readonly latches: readonly CompiledLatch[];
   /** The compiled `toolGroups`, by name. */
   readonly toolGroups?: CompiledToolGroups;
+  /** Group name -> declared origin, in policy order. */
+  readonly origins?: OriginMap;
+  /** The intent rules. */
+  readonly intents?: readonly CompiledIntent[];
+  /** False when the policy ignores an application's grants. @defaultValue true */
+  readonly intentsFromClient?: boolean;
+  /** The value extractors: the built-ins and the policy's `values`. */
+  readonly values?: ValueExtractors;
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
@@ -309,7 +363,7 @@ function unionMessage(path: readonly PropertyKey[]): string {
     return 'a condition must be one operator: eq ne gt gte lt lte in exists matches notMatches, with a value of the right type';
   }
   if (names.includes('session')) {
-    return 'a session condition must be one of { has: label }, { hasAny: [labels] }, { lacks: label }, { seen: filter }, { count: filter, gte: n }';
+    return 'a session condition must be one of { has: label }, { hasAny: [labels] }, { lacks: label }, { seen: filter }, { count: filter, gte: n }, { granted: bool }, { flows: { from, into?, kind?, notFrom? } }, { sameOrigin: bool }';
   }
   if (last === 'verdict') return 'must be a verdict or a non-empty list of verdicts (ALLOW, WARN, BLOCK, ESCALATE)';
   if (last === 'latch') return 'must be a latch id or a non-empty list of latch ids';
@@ -465,6 +519,11 @@ function referenceIssues(raw: unknown): PolicyIssue[] {
     if (group !== undefined)
       out.push({ path: `${at}.tool`, message: `unknown tool group @${group} (not in toolGroups)` });
     if (latch.session === undefined) return;
+    for (const { path, group } of flowGroupsOf(latch.session)) {
+      if (unknownGroup(`@${group}`, raw.toolGroups) !== undefined) {
+        out.push({ path: `${at}.${path}`, message: `unknown tool group @${group} (not in toolGroups)` });
+      }
+    }
     for (const { path, filter } of filtersOf(latch.session)) {
       const inFilter = unknownGroup(filter.tool, raw.toolGroups);
       if (inFilter !== undefined) {
@@ -478,6 +537,31 @@ function referenceIssues(raw: unknown): PolicyIssue[] {
             message: `no latch of this policy has the id ${JSON.stringify(id)}`,
           });
         }
+      }
+    }
+  });
+  return out;
+}
+
+/** An intent's grant may name only known groups, and only captures its pattern has. */
+function intentIssues(raw: unknown): PolicyIssue[] {
+  const out: PolicyIssue[] = [];
+  if (!isRecord(raw) || !Array.isArray(raw.intents)) return out;
+  raw.intents.forEach((intent: unknown, i) => {
+    if (!isRecord(intent) || !isRecord(intent.grant)) return;
+    const at = `intents[${i}].grant`;
+    const tools = Array.isArray(intent.grant.tools) ? intent.grant.tools : [intent.grant.tools];
+    for (const tool of tools) {
+      const group = unknownGroup(tool, raw.toolGroups);
+      if (group !== undefined)
+        out.push({ path: `${at}.tools`, message: `unknown tool group @${group} (not in toolGroups)` });
+    }
+    if (typeof intent.pattern !== 'string') return;
+    const compiled = compileLinearRegex(intent.pattern);
+    if (!compiled.ok) return;
+    for (const name of captureNames(intent.grant)) {
+      if (!compiled.regex.groupNames.includes(name)) {
+        out.push({ path: `${at}.args`, message: `"$${name}" names no capture (?P<${name}>..) of the pattern` });
       }
     }
   });
@@ -521,6 +605,7 @@ function compileLatch(spec: LatchSpec, groups: CompiledToolGroups): CompiledLatc
     verdict: spec.verdict,
     labels: Object.freeze([...new Set(spec.labels ?? [])]),
     session: compileSessionConditions(spec.session, groups),
+    audit: spec.mode === 'audit',
   };
   if (spec.tool !== undefined) latch.tool = compileTool(spec.tool, groups);
   if (spec.content !== undefined) latch.content = mustCompile(spec.content);
@@ -572,7 +657,12 @@ export function compilePolicy(input: unknown): CompiledPolicy {
   }
   const parsed = policySchema.safeParse(raw);
   const issues = withLatchIds(
-    [...(parsed.success ? [] : zodIssues(parsed.error, raw)), ...crossFieldIssues(raw), ...referenceIssues(raw)],
+    [
+      ...(parsed.success ? [] : zodIssues(parsed.error, raw)),
+      ...crossFieldIssues(raw),
+      ...referenceIssues(raw),
+      ...intentIssues(raw),
+    ],
     raw,
   );
   if (issues.length > 0 || !parsed.success) {
@@ -584,5 +674,9 @@ export function compilePolicy(input: unknown): CompiledPolicy {
     agents: new Set(spec.agents),
     latches: Object.freeze(spec.latches.map((latch) => compileLatch(latch, toolGroups))),
     toolGroups,
+    origins: originsOf(spec.toolGroups),
+    intents: compileIntents(spec.intents),
+    intentsFromClient: spec.intentsFromClient !== false,
+    values: compileValues(spec.values),
   });
 }

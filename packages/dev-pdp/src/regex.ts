@@ -15,6 +15,15 @@ export interface LinearRegex {
   test(text: string): boolean;
   /** `text` with every match replaced by `replacement`, taken literally (no `$1` or `$&`). */
   replaceAll(text: string, replacement: string): string;
+  /**
+   * The first match in `text`: each named group (`(?P<name>..)`) by name (`undefined` for a group that
+   * took no part), or null when there is no match.
+   */
+  exec(text: string): Record<string, string | undefined> | null;
+  /** Every match of `text`, as strings, in order. */
+  matchAll(text: string): string[];
+  /** The names of the named groups. */
+  readonly groupNames: readonly string[];
 }
 
 /** Why a source was refused, for the policy error. Never quotes the source. */
@@ -42,6 +51,15 @@ const cache = new LRUCache<string, CompiledRegex>({ max: REGEX_CACHE_SIZE });
  * @internal
  */
 export function compileLinearRegex(source: string): CompiledRegex {
+  return compileCached(source);
+}
+
+/** An RE2 source that matches `text` literally (RE2 `QuoteMeta`). @internal */
+export function quoteRegex(text: string): string {
+  return RE2JS.quote(text);
+}
+
+function compileCached(source: string): CompiledRegex {
   const hit = cache.get(source);
   if (hit !== undefined) return hit;
   const compiled = Object.freeze(compile(source));
@@ -142,12 +160,27 @@ function compile(source: string): { ok: true; regex: LinearRegex } | RegexRefusa
     return { ok: false, reason: `not a valid RE2 regex (${detail})` };
   }
   const literal = (replacement: string) => RE2JS.quoteReplacement(replacement);
+  const names = Object.freeze(Object.keys(compiled.namedGroups()));
   return {
     ok: true,
     regex: Object.freeze({
       source,
       test: (text: string) => compiled.test(text),
       replaceAll: (text: string, replacement: string) => compiled.matcher(text).replaceAll(literal(replacement)),
+      exec: (text: string) => {
+        const m = compiled.matcher(text);
+        if (!m.find()) return null;
+        const out: Record<string, string | undefined> = {};
+        for (const name of names) out[name] = m.group(name) ?? undefined;
+        return out;
+      },
+      matchAll: (text: string) => {
+        const m = compiled.matcher(text);
+        const out: string[] = [];
+        while (m.find()) out.push(m.group() ?? '');
+        return out;
+      },
+      groupNames: names,
     }),
   };
 }

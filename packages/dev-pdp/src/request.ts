@@ -14,6 +14,7 @@ import {
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import { badRequest, HttpError, REQUEST_ID } from './http.js';
 import type { CompiledPolicy } from './policy.js';
+import { type ClientGrantSpec, readClientGrants } from './sessions/grants.js';
 import { randomId } from './signing.js';
 
 /** A checked decision request. @internal */
@@ -38,6 +39,10 @@ export interface DecisionRequest {
   purpose?: 'visibility';
   /** A visibility request: its batch id and the batch's size. */
   visibilityBatch?: { id: string; size: number };
+  /** Input stage: the grants the application's own extractor proposed (`intent`), checked. */
+  intent?: ClientGrantSpec[];
+  /** The PEP's count of this session's decided non-simulated requests, this one included (from 1). */
+  sessionStep?: number;
 }
 
 /** The fields a protocol extracted, not yet checked. @internal */
@@ -53,6 +58,9 @@ export interface RequestFields {
   /** Absent from a protocol that does not carry it. */
   purpose?: unknown;
   visibilityBatch?: unknown;
+  /** Input stage: the application's grants. */
+  intent?: unknown;
+  sessionStep?: unknown;
 }
 
 /**
@@ -112,6 +120,7 @@ export function checkRequest(
     requestId: (requestId as string | undefined) ?? headerId ?? randomId('req_'),
     simulated: simulated === true,
   };
+  readSessionFields(fields, out, policy, at);
   if (isTextStage(stage)) {
     if (typeof content !== 'string') throw badRequest(`${at('content')} must be a string on a text stage`);
     if (args !== undefined) throw badRequest(`${at('args')} belongs to the action stage`);
@@ -135,6 +144,28 @@ export function checkRequest(
   out.actHash = referenceActionHash(out.tool, out.args);
   readPurpose(fields, out, at);
   return listed(out, policy);
+}
+
+/**
+ * `sessionStep` (a positive safe integer) and `intent` (input stage only, a list of grants the policy's
+ * groups resolve).
+ * @throws HttpError 400 `bad_request` for a bad `sessionStep`; 400 `invalid_request` for a bad `intent`
+ */
+function readSessionFields(
+  fields: RequestFields,
+  out: DecisionRequest,
+  policy: CompiledPolicy,
+  at: (name: string) => string,
+): void {
+  const { sessionStep, intent } = fields;
+  if (sessionStep !== undefined) {
+    if (!Number.isSafeInteger(sessionStep) || (sessionStep as number) < 1)
+      throw badRequest(`${at('sessionStep')} must be a positive integer`);
+    out.sessionStep = sessionStep as number;
+  }
+  if (intent === undefined) return;
+  if (out.stage !== 'input') throw new HttpError(400, 'invalid_request', `${at('intent')} belongs to the input stage`);
+  out.intent = readClientGrants(intent, policy.toolGroups ?? new Map(), at('intent'));
 }
 
 /** Most requests one visibility batch may declare. */

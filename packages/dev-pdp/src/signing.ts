@@ -2,7 +2,7 @@
  * The dev PDP's Ed25519 signing key, its JWKS, permits (docs/permits.md) and evidence signatures.
  * @packageDocumentation
  */
-import { type KeyObject, randomBytes } from 'node:crypto';
+import { hkdfSync, type KeyObject, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { decodeJsonBody, optionTypeError, referenceActionHash } from 'agent-pep/internal';
 import {
@@ -30,6 +30,12 @@ export interface SigningKey {
   readonly privateKey: CryptoKey;
   readonly publicJwk: Readonly<JWK>;
   readonly jwks: Readonly<JSONWebKeySet>;
+  /**
+   * The secret of the session's keyed hashes (the user's words, the values seen; docs/dev-pdp.md):
+   * HKDF-SHA-256 of the private key, so replicas that share the signing key share it, and it never leaves
+   * the process.
+   */
+  readonly sessionSecret: Uint8Array;
 }
 
 function keyError(message: string, cause?: unknown): TypeError {
@@ -104,6 +110,9 @@ export async function createSigningKey(source?: DevPdpKeySource): Promise<Signin
     privateKey,
     publicJwk: published,
     jwks: Object.freeze({ keys: Object.freeze([published]) as JWK[] }),
+    sessionSecret: new Uint8Array(
+      hkdfSync('sha256', Buffer.from(jwk.d, 'base64url'), 'agent-pep', 'dev-pdp session hashes', 32),
+    ),
   });
 }
 

@@ -32,10 +32,35 @@ export const toolSchema = z
       'a normalized tool-name pattern (* matches any run of characters, _ included, possibly empty), or "@name" for a group of toolGroups',
   });
 
+/** One tool group, as written: a list of patterns, or `{ tools, origin }` (an MCP server, a service). */
+export type ToolGroupSpec = string[] | { tools: string[]; origin: string };
+
 /** The zod schema of the top-level `toolGroups`. @internal */
-export const toolGroupsSchema = z.record(groupNameSchema, z.array(toolGlobSchema).min(1)).meta({
-  description: 'named lists of tool patterns, used as tool: "@name" in latches and session filters',
-});
+export const toolGroupsSchema = z
+  .record(
+    groupNameSchema,
+    z.union([
+      z.array(toolGlobSchema).min(1),
+      z.strictObject({
+        tools: z.array(toolGlobSchema).min(1),
+        origin: z
+          .string()
+          .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'an origin is at most 64 characters from A-Z a-z 0-9 _ . : -' })
+          .meta({ description: 'where the tools live (an MCP server, a service), for flows and sameOrigin' }),
+      }),
+    ]),
+  )
+  .meta({
+    description:
+      'named lists of tool patterns, used as tool: "@name" in latches and session filters; { tools, origin } also names where they live',
+  });
+
+/** Group name -> declared origin, in policy order. @internal */
+export function originsOf(groups: Record<string, ToolGroupSpec> | undefined): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  for (const [name, spec] of Object.entries(groups ?? {})) if (!Array.isArray(spec)) out.set(name, spec.origin);
+  return out;
+}
 
 /** A compiled `tool` field: a glob, or a group matching when any of its globs does. @internal */
 export type ToolMatcher = ToolGlob;
@@ -44,10 +69,10 @@ export type ToolMatcher = ToolGlob;
 export type CompiledToolGroups = ReadonlyMap<string, ToolMatcher>;
 
 /** Compiles `toolGroups` (already validated). @internal */
-export function compileToolGroups(groups: Record<string, string[]> | undefined): CompiledToolGroups {
+export function compileToolGroups(groups: Record<string, ToolGroupSpec> | undefined): CompiledToolGroups {
   const out = new Map<string, ToolMatcher>();
-  for (const [name, patterns] of Object.entries(groups ?? {})) {
-    const globs = patterns.map(compileGlob);
+  for (const [name, spec] of Object.entries(groups ?? {})) {
+    const globs = (Array.isArray(spec) ? spec : spec.tools).map(compileGlob);
     out.set(name, Object.freeze({ source: `@${name}`, test: (tool: string) => globs.some((glob) => glob.test(tool)) }));
   }
   return out;

@@ -25,6 +25,8 @@ export function fromAuthorizeBody(
       args: body.args,
       purpose: body.purpose,
       visibilityBatch: body.visibilityBatch,
+      intent: body.intent,
+      sessionStep: body.sessionStep,
     },
     policy,
     headerId,
@@ -41,6 +43,7 @@ export function toAuthorizeAnswer(decision: Decision): Record<string, unknown> {
     latches: decision.latches,
     sessionLabels: decision.sessionLabels,
   };
+  if (decision.grants.length > 0) out.grants = decision.grants;
   if (decision.reason !== undefined) out.reason = decision.reason;
   if (decision.permitId !== undefined) out.permitId = decision.permitId;
   if (decision.transformedContent !== undefined) out.transformedContent = decision.transformedContent;

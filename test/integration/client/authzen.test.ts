@@ -71,7 +71,7 @@ describe('the AuthZEN request mapping', () => {
       subject: { type: 'agent', id: 'support-ai' },
       action: { name: 'call' },
       resource: { type: 'tool', id: 'refund_payment', properties: { args: { orderId: 'o', amount: 5 } } },
-      context: { session: 'sess_1', requestId: d.requestId },
+      context: { session: 'sess_1', requestId: d.requestId, sessionStep: 1 },
     });
     expect(r?.headers['x-request-id']).toBe(d.requestId);
     expect(r?.headers['content-type']).toBe('application/json');

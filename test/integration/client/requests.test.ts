@@ -27,6 +27,8 @@ describe('the request', () => {
       stage: 'context_egress',
       requestId: d.requestId,
       content: 'tool said hi',
+      // the first request of the session: it will be its first decided step
+      sessionStep: 1,
     });
   });
 

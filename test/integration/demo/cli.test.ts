@@ -136,7 +136,17 @@ describe('demo CLI', () => {
   it('--help prints the usage on stdout and exits 0', async () => {
     const { code, stdout } = await cli(['--help']);
     expect(code).toBe(0);
-    for (const flag of ['--verbose', '--quiet', '--json', '--policy', '--corpus', '--progress']) {
+    for (const flag of [
+      '--verbose',
+      '--quiet',
+      '--json',
+      '--policy',
+      '--corpus',
+      '--sessions',
+      '--without-wording',
+      '--review',
+      '--progress',
+    ]) {
       expect(stdout).toContain(flag);
     }
   });

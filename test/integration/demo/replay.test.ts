@@ -3,6 +3,8 @@
  * PDP, the tool service and the public API, then the fail-closed checks. The demo imports
  * 'agent-pep' by name; here that name is mapped to the sources.
  */
+import { readFile } from 'node:fs/promises';
+import { RE2JS } from 're2js';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { type CorpusCase, loadCorpus, sampleCases } from '../../../demo/corpus.js';
 import { DEFAULT_CORPUS, DEMO_DIR, type DemoResult, runDemo } from '../../../demo/replay.js';
@@ -59,9 +61,22 @@ describe('demo core on a sample of the corpus', () => {
     for (const id of ran) expect(KNOWN_ACTION_MISSES).toContain(id);
   });
 
-  it('stops injected tool output and redacts personal data in delivered replies', () => {
+  it('stops injected tool output but what only the audit latches see, and redacts personal data in delivered replies', async () => {
+    // the request-wording latches (send data to an address, move money, share or delete) run in audit
+    // mode: an injected tool result that passes is one of theirs, recorded in evidence, never enforced
+    const policy = JSON.parse(await readFile(new URL('policy.json', DEMO_DIR), 'utf8')) as {
+      latches: { mode?: string; content?: string }[];
+    };
+    const audit = policy.latches
+      .filter((l) => l.mode === 'audit' && l.content)
+      .map((l) => RE2JS.compile(l.content ?? ''));
+    expect(audit.length).toBe(3);
+    const byId = new Map(sample.map((c) => [c.id, c]));
     for (const c of result.cases) {
-      if (c.stage === 'context_egress' && c.label === 'attack') expect(c.verdict).toBe('BLOCK');
+      if (c.stage === 'context_egress' && c.label === 'attack' && c.verdict !== 'BLOCK') {
+        const text = byId.get(c.id)?.content ?? '';
+        expect(audit.some((re) => re.matcher(text).find())).toBe(true);
+      }
       if (c.stage === 'delivery' && c.label === 'sensitive') expect(c.verdict).toBe('WARN');
       if (c.stage === 'input' && c.label === 'benign') expect(c.verdict).toBe('ALLOW');
     }

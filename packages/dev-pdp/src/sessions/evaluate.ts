@@ -4,8 +4,8 @@
  * decision's cost is linear in the history's size whatever the number of conditions.
  * @packageDocumentation
  */
-import type { CompiledSessionCondition, CompiledStepFilter } from './conditions.js';
-import type { HistoryStep, SessionView } from './state.js';
+import type { CompiledFlow, CompiledFlowSource, CompiledSessionCondition, CompiledStepFilter } from './conditions.js';
+import type { HistoryStep, SessionView, ValueSource } from './state.js';
 
 /** True when every label condition holds (has, hasAny, lacks); history conditions are left out. @internal */
 export function labelConditionsHold(conditions: readonly CompiledSessionCondition[], view: SessionView): boolean {
@@ -73,4 +73,58 @@ export function historyConditionsHold(
       return true;
     }),
   );
+}
+
+/** A value in the call's args that the session saw, with where it was seen. @internal */
+export interface FlowHit {
+  readonly kind: string;
+  readonly sources: readonly ValueSource[];
+}
+
+/** What the section 15 conditions read about one call, worked out once per decision. @internal */
+export interface CallFacts {
+  /** The ids of the live grants the call is inside (empty off the action stage). */
+  readonly grants: readonly string[];
+  /** The values at a path of args (all args when absent) that the session saw; memoized by the caller. */
+  flowsAt(path: readonly string[] | undefined): readonly FlowHit[];
+  /** The called tool's origin (action stage). */
+  readonly origin?: string;
+}
+
+/** No call: inside no grant, nothing flows. @internal */
+export const NO_CALL_FACTS: CallFacts = Object.freeze({ grants: Object.freeze([]), flowsAt: () => [] });
+
+function sourceMatches(source: CompiledFlowSource, s: ValueSource): boolean {
+  if ('user' in source) return s.tool === 'user';
+  if ('untrusted' in source) return s.tool !== 'user';
+  return s.groups.includes(source.group);
+}
+
+function flowHolds(flow: CompiledFlow, facts: CallFacts): boolean {
+  return facts
+    .flowsAt(flow.into)
+    .some(
+      (hit) =>
+        (flow.kind === undefined || hit.kind === flow.kind) &&
+        hit.sources.some((s) => sourceMatches(flow.from, s)) &&
+        (flow.notFrom === undefined || !hit.sources.some((s) => sourceMatches(flow.notFrom as CompiledFlowSource, s))),
+    );
+}
+
+/** True when some value flowing into the args came from a tool and never from the called tool's origin. */
+function otherOrigin(facts: CallFacts): boolean {
+  return facts.flowsAt(undefined).some((hit) => {
+    const tools = hit.sources.filter((s) => s.tool !== 'user');
+    return tools.length > 0 && !tools.some((s) => s.origin === facts.origin);
+  });
+}
+
+/** True when every `granted`, `flows` and `sameOrigin` condition holds for the call. @internal */
+export function callConditionsHold(conditions: readonly CompiledSessionCondition[], facts: CallFacts): boolean {
+  for (const c of conditions) {
+    if (c.kind === 'granted' && c.value !== facts.grants.length > 0) return false;
+    if (c.kind === 'flows' && !flowHolds(c.flow, facts)) return false;
+    if (c.kind === 'sameOrigin' && c.value === otherOrigin(facts)) return false;
+  }
+  return true;
 }

@@ -3,12 +3,21 @@
  * Redis store for replicas.
  * @packageDocumentation
  */
-import { EMPTY_SESSION, type HistoryStep, type SessionUpdate, type SessionView } from './state.js';
+import {
+  EMPTY_FACTS,
+  EMPTY_SESSION,
+  type HistoryStep,
+  type SessionFacts,
+  type SessionUpdate,
+  type SessionView,
+} from './state.js';
 import type { SessionLease, SessionLimits, SessionStore } from './store.js';
 
 interface Entry {
   labels: Set<string>;
   history: HistoryStep[];
+  steps: number;
+  facts: SessionFacts;
   /** Epoch milliseconds. */
   expiresAt: number;
 }
@@ -40,16 +49,21 @@ export function createMemorySessionStore(limits: SessionLimits, now: () => numbe
   }
 
   function viewOf(entry: Entry | undefined): SessionView {
-    return entry === undefined ? EMPTY_SESSION : { labels: entry.labels, history: entry.history };
+    return entry === undefined
+      ? EMPTY_SESSION
+      : { labels: entry.labels, history: entry.history, steps: entry.steps, facts: entry.facts };
   }
 
   function commit(key: string, update: SessionUpdate): void {
     let entry = live(key);
     if (entry === undefined) {
-      entry = { labels: new Set(), history: [], expiresAt: 0 };
+      entry = { labels: new Set(), history: [], steps: 0, facts: EMPTY_FACTS, expiresAt: 0 };
       sessions.set(key, entry);
     }
     for (const label of update.labels) entry.labels.add(label);
+    entry.steps += 1;
+    if (update.facts !== undefined) entry.facts = update.facts;
+    // labels are never dropped: only the history is bounded
     entry.history.push(update.step);
     if (entry.history.length > limits.maxHistory) entry.history.splice(0, entry.history.length - limits.maxHistory);
     entry.expiresAt = now() + limits.sessionTtlSec * 1000;

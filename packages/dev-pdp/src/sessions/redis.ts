@@ -17,24 +17,42 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { deadlineIn, now, race, STAGES, VERDICTS } from 'agent-pep/internal';
 import type { SessionRedisClient, SessionStoreOption } from './options.js';
-import type { HistoryStep, SessionUpdate, SessionView } from './state.js';
+import { EMPTY_FACTS, type HistoryStep, type SessionFacts, type SessionUpdate, type SessionView } from './state.js';
 import type { SessionLease, SessionLimits, SessionStore } from './store.js';
 
-/** KEYS: lock, labels, history. ARGV: token, lease ms. Returns {1, labels, history} or {0}. */
-const ACQUIRE = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {1, redis.call('SMEMBERS', KEYS[2]), redis.call('LRANGE', KEYS[3], 0, -1)}
+/**
+ * The epoch (as in the replay store, src/replay/redis.ts): a missing epoch key means Redis lost its data
+ * (a restart without persistence, a flush); the epoch becomes Redis's TIME now, with no expiry. A
+ * session's state records the epoch it began in: one from another epoch outlived a loss in part.
+ */
+const epochOf = (key: string) => `local epoch = redis.call('GET', ${key})
+if not epoch then
+  local t = redis.call('TIME')
+  epoch = tostring(t[1] * 1000 + math.floor(t[2] / 1000))
+  redis.call('SET', ${key}, epoch)
+end`;
+
+/** KEYS: lock, labels, history, state, epoch. ARGV: token, lease ms. Returns {1, labels, history, state, epoch} or {0}. */
+const ACQUIRE = `${epochOf('KEYS[5]')}
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1, redis.call('SMEMBERS', KEYS[2]), redis.call('LRANGE', KEYS[3], 0, -1), redis.call('GET', KEYS[4]) or '', epoch}
 end
 return {0}`;
 
-/** KEYS: labels, history. Returns {labels, history}. */
-const READ = `return {redis.call('SMEMBERS', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}`;
+/** KEYS: labels, history, state, epoch. Returns {labels, history, state, epoch}. */
+const READ = `${epochOf('KEYS[4]')}
+return {redis.call('SMEMBERS', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1), redis.call('GET', KEYS[3]) or '', epoch}`;
 
-/** KEYS: lock, labels, history. ARGV: token, ttl ms, maxHistory, step JSON, labels... Returns 1, or 0 when the lock is not ours. */
+/**
+ * KEYS: lock, labels, history, state. ARGV: token, ttl ms, maxHistory, step JSON, state JSON, labels...
+ * Returns 1, or 0 when the lock is not ours. Labels are never trimmed: only the history is bounded.
+ */
 const COMMIT = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-for i = 5, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end
+for i = 6, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end
 redis.call('RPUSH', KEYS[3], ARGV[4])
 redis.call('LTRIM', KEYS[3], -tonumber(ARGV[3]), -1)
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
+redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
 redis.call('DEL', KEYS[1])
 return 1`;
@@ -86,11 +104,50 @@ function parseStep(text: unknown): HistoryStep {
   return { stage, verdict, latches, ...(tool !== undefined ? { tool } : {}) } as HistoryStep;
 }
 
-function viewOf(labels: unknown, history: unknown): SessionView {
-  if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string') || !Array.isArray(history)) {
+/** What the state key holds: the count of committed steps, the epoch the session began in, its facts. */
+interface StoredState {
+  steps: number;
+  epoch: string;
+  facts: SessionFacts;
+}
+
+function parseState(text: unknown): StoredState | undefined {
+  if (text === '' || text === undefined || text === null) return undefined;
+  if (typeof text !== 'string') throw new SessionStoreError('unexpected reply from Redis');
+  try {
+    const v = JSON.parse(text) as StoredState;
+    if (!Number.isSafeInteger(v.steps) || typeof v.epoch !== 'string' || typeof v.facts !== 'object') throw 0;
+    if (!Array.isArray(v.facts.grants) || !Array.isArray(v.facts.words) || !Array.isArray(v.facts.values)) throw 0;
+    return v;
+  } catch {
+    throw new SessionStoreError('a stored session state is malformed');
+  }
+}
+
+/** The view, and the state record to write back: steps one more, the epoch the session began in. */
+function viewOf(reply: readonly unknown[]): { view: SessionView; epoch: string } {
+  const [labels, history, stateText, epoch] = reply;
+  if (
+    !Array.isArray(labels) ||
+    !labels.every((l) => typeof l === 'string') ||
+    !Array.isArray(history) ||
+    typeof epoch !== 'string'
+  ) {
     throw new SessionStoreError('unexpected reply from Redis');
   }
-  return { labels: new Set(labels as string[]), history: history.map(parseStep) };
+  const state = parseState(stateText);
+  // a session whose state is gone while its labels or history remain, or that began in another epoch,
+  // outlived a data loss in part: it is lost, never read as if it were whole
+  const partial = state === undefined && (labels.length > 0 || history.length > 0);
+  const stale = state !== undefined && state.epoch !== epoch;
+  const view: SessionView = {
+    labels: new Set(labels as string[]),
+    history: history.map(parseStep),
+    steps: state?.steps ?? 0,
+    facts: state?.facts ?? EMPTY_FACTS,
+    ...(partial || stale ? { lost: true } : {}),
+  };
+  return { view, epoch: state?.epoch ?? epoch };
 }
 
 /** Resolves once the client is connected; rejects at once when it is known to be down. */
@@ -119,7 +176,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Redis keys of one session; the hash tag keeps them in one slot of a cluster. */
 function keysOf(prefix: string, key: string) {
   const tag = createHash('sha256').update(key).digest('base64url');
-  return { lock: `${prefix}{${tag}}:lock`, labels: `${prefix}{${tag}}:labels`, history: `${prefix}{${tag}}:history` };
+  return {
+    lock: `${prefix}{${tag}}:lock`,
+    labels: `${prefix}{${tag}}:labels`,
+    history: `${prefix}{${tag}}:history`,
+    state: `${prefix}{${tag}}:state`,
+    // one epoch per prefix (on a cluster, give the prefix a hash tag as the replay store asks)
+    epoch: `${prefix}epoch`,
+  };
 }
 
 /**
@@ -167,14 +231,28 @@ export async function createRedisSessionStore(
     const until = deadlineIn(timeoutMs);
     await ready(client);
     for (let attempt = 0; ; attempt++) {
-      const reply = (await runScript(client, ACQUIRE, [k.lock, k.labels, k.history], [token, lease])) as unknown[];
+      const reply = (await runScript(
+        client,
+        ACQUIRE,
+        [k.lock, k.labels, k.history, k.state, k.epoch],
+        [token, lease],
+      )) as unknown[];
       if (!Array.isArray(reply)) throw new SessionStoreError('unexpected reply from Redis');
       if (reply[0] === 1) {
+        const { view, epoch } = viewOf(reply.slice(1));
         return {
-          view: viewOf(reply[1], reply[2]),
+          view,
           async commit(update: SessionUpdate) {
-            const args = [token, ttlMs, String(limits.maxHistory), JSON.stringify(update.step), ...update.labels];
-            const done = await runScript(client, COMMIT, [k.lock, k.labels, k.history], args);
+            const state: StoredState = { steps: view.steps + 1, epoch, facts: update.facts ?? view.facts };
+            const args = [
+              token,
+              ttlMs,
+              String(limits.maxHistory),
+              JSON.stringify(update.step),
+              JSON.stringify(state),
+              ...update.labels,
+            ];
+            const done = await runScript(client, COMMIT, [k.lock, k.labels, k.history, k.state], args);
             if (done !== 1) throw new SessionStoreError('the session lock was lost before the commit');
           },
           release() {
@@ -193,9 +271,9 @@ export async function createRedisSessionStore(
     async read(key: string): Promise<SessionView> {
       const k = keysOf(prefix, key);
       await ready(client);
-      const reply = (await runScript(client, READ, [k.labels, k.history], [])) as unknown[];
+      const reply = (await runScript(client, READ, [k.labels, k.history, k.state, k.epoch], [])) as unknown[];
       if (!Array.isArray(reply)) throw new SessionStoreError('unexpected reply from Redis');
-      return viewOf(reply[0], reply[1]);
+      return viewOf(reply).view;
     },
     async close() {
       if (owned === undefined) return;

@@ -58,10 +58,14 @@ describe('createPep against the dev PDP', () => {
     expect(warn.synthesized).toBeUndefined();
     expect(warn.transformedContent).toBe('call me at [phone] or [email]');
 
-    // The demo policy remembers the session: after the BLOCK above, a side effect in it is held.
+    // The demo policy remembers the session by labels, not by history: the BLOCK above holds nothing
+    // later, but once the session read content someone else wrote, a side effect outside a grant is held.
+    const after = await pep.authorizeAction('refund_payment', args, { simulated: true });
+    expect(after).toMatchObject({ verdict: 'ALLOW', simulated: true });
+    await pep.checkContextEgress('Hi, please refund order ord_1842.', { tool: 'read_email' });
     const watched = await pep.authorizeAction('refund_payment', args, { simulated: true });
     expect(watched).toMatchObject({ verdict: 'ESCALATE', simulated: true });
-    expect(watched.latches).toContain('denied-side-effect-review');
+    expect(watched.latches).toContain('untrusted-side-effect-review');
     const simulated = await pep.withSession('sess_demo_clean').authorizeAction('refund_payment', args, {
       simulated: true,
     });

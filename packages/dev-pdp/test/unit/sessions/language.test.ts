@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { Stage, Verdict } from '../../../../../src/decision.js';
 import { evaluatePolicy } from '../../../src/evaluate.js';
 import { compilePolicy, InvalidPolicyError, type LatchSpec } from '../../../src/policy.js';
-import type { HistoryStep, SessionView } from '../../../src/sessions/state.js';
+import { EMPTY_FACTS, type HistoryStep, type SessionView } from '../../../src/sessions/state.js';
 
 const GROUPS = { fetch: ['web_fetch', 'read_*_email'], money: ['send_money', 'bank_*'] };
 
@@ -15,7 +15,7 @@ function policyOf(...latches: Partial<LatchSpec>[]) {
 }
 
 function view(labels: string[] = [], history: HistoryStep[] = []): SessionView {
-  return { labels: new Set(labels), history };
+  return { labels: new Set(labels), history, steps: history.length, facts: EMPTY_FACTS };
 }
 
 const step = (stage: Stage, verdict: Verdict, tool?: string, latches: string[] = []): HistoryStep =>

@@ -1,0 +1,133 @@
+/**
+ * The section 15 facts of one decision (docs/dev-pdp.md): what the call is inside and what flows into
+ * it, read from the session before the step; and the session's grants, words and values after it.
+ * Grants come only from a non-simulated `input` step whose final verdict is ALLOW or WARN; `uses` are
+ * spent only by a non-simulated ALLOW or WARN inside the grant.
+ * @packageDocumentation
+ */
+import type { Stage, Verdict } from 'agent-pep/internal';
+import { lookup } from '../paths.js';
+import type { CompiledPolicy } from '../policy.js';
+import type { CallFacts, FlowHit } from './evaluate.js';
+import { NO_CALL_FACTS } from './evaluate.js';
+import type { ClientGrantSpec } from './grants.js';
+import { grantsAfter, grantsHolding, resolveGrant } from './grants.js';
+import { grantsFromText } from './intents.js';
+import type { SessionFacts, SessionView, StoredGrant } from './state.js';
+import { originOf, sourceOf, USER_SOURCE, valuesAfter, valuesIn, valuesInJson } from './values.js';
+import { mergeWords, wordRuns } from './words.js';
+
+/** The step, as the facts need it. @internal */
+export interface FactStep {
+  stage: Stage;
+  tool?: string | undefined;
+  args?: Record<string, unknown> | undefined;
+  content?: string | undefined;
+  intent?: ClientGrantSpec[] | undefined;
+}
+
+/** The call's facts, and the indexes of the grants it is inside. @internal */
+export interface CallReading {
+  facts: CallFacts;
+  inside: number[];
+}
+
+/**
+ * What a call is inside and what flows into it (action stage; any other stage: no call).
+ * @param secret - the key of the session's hashes
+ * @param now - epoch milliseconds
+ * @internal
+ */
+export function readCall(
+  policy: CompiledPolicy,
+  step: FactStep,
+  view: SessionView,
+  secret: Uint8Array,
+  now: number,
+): CallReading {
+  if (step.stage !== 'action' || step.tool === undefined) return { facts: NO_CALL_FACTS, inside: [] };
+  const groups = policy.toolGroups ?? new Map();
+  const args = step.args ?? {};
+  const tool = step.tool;
+  const grants = view.facts.grants;
+  const inside =
+    grants.length === 0
+      ? []
+      : grantsHolding(grants, tool, args, { groups, words: new Set(view.facts.words), key: secret }, now);
+  const stored = new Map(view.facts.values.map((v) => [v.hash, v]));
+  const memo = new Map<string, readonly FlowHit[]>();
+  const flowsAt = (path: readonly string[] | undefined): readonly FlowHit[] => {
+    if (stored.size === 0 || policy.values === undefined) return [];
+    const key = path === undefined ? '' : `.${path.join('.')}`;
+    const hit = memo.get(key);
+    if (hit !== undefined) return hit;
+    const found = path === undefined ? { found: true, value: args } : lookup(args, path);
+    const hits = found.found
+      ? valuesInJson(policy.values, secret, found.value).flatMap((f) => {
+          const v = stored.get(f.hash);
+          return v === undefined ? [] : [{ kind: v.kind, sources: v.sources }];
+        })
+      : [];
+    memo.set(key, hits);
+    return hits;
+  };
+  return {
+    facts: {
+      grants: [...new Set(inside.map((i) => (grants[i] as StoredGrant).id))],
+      flowsAt,
+      origin: originOf(tool, groups, policy.origins ?? new Map()),
+    },
+    inside,
+  };
+}
+
+/** The grants a step makes: the intent rules on its text, then the application's (unless the policy ignores them). */
+function grantsMade(policy: CompiledPolicy, step: FactStep, now: number): StoredGrant[] {
+  const made = grantsFromText(policy.intents ?? [], step.content ?? '', now);
+  if (policy.intentsFromClient !== false) {
+    for (const spec of step.intent ?? []) {
+      const grant = resolveGrant(spec.id, spec, {}, now);
+      if (grant !== undefined) made.push(grant);
+    }
+  }
+  return made;
+}
+
+/**
+ * The session's facts after a non-simulated step, and the ids of the grants it made.
+ * @param verdict - the step's final verdict
+ * @param inside - the indexes of the grants the call was inside
+ * @internal
+ */
+export function factsAfter(
+  policy: CompiledPolicy,
+  step: FactStep,
+  verdict: Verdict,
+  view: SessionView,
+  inside: readonly number[],
+  secret: Uint8Array,
+  now: number,
+): { facts: SessionFacts; made: string[] } {
+  const passed = verdict === 'ALLOW' || verdict === 'WARN';
+  const old = view.facts;
+  const fromUser = step.stage === 'input' && passed;
+  const made = fromUser ? grantsMade(policy, step, now) : [];
+  const spent = step.stage === 'action' && passed ? inside : [];
+  let values = old.values;
+  const extractors = policy.values;
+  if (extractors !== undefined && step.content !== undefined) {
+    if (fromUser) values = valuesAfter(values, valuesIn(extractors, secret, step.content), USER_SOURCE);
+    if (step.stage === 'context_egress') {
+      const source = sourceOf(step.tool, policy.toolGroups ?? new Map(), policy.origins ?? new Map());
+      values = valuesAfter(values, valuesIn(extractors, secret, step.content), source);
+    }
+  }
+  return {
+    facts: {
+      grants: grantsAfter(old.grants, spent, made, now),
+      words: fromUser ? mergeWords(old.words, wordRuns(secret, step.content ?? '')) : old.words,
+      values,
+    },
+    made: [...new Set(made.map((g) => g.id))],
+  };
+}
