@@ -205,7 +205,8 @@ function reportsErrors(e: unknown): boolean {
  * Maps one parsed answer: `decision: true` is ALLOW, `false` a PDP BLOCK with `reason` from
  * `context.reason_admin` or `context.reason_user` (when strings); `context.verdict` may refine it to
  * WARN (only with `true`) or ESCALATE (only with `false`); the other profile members are carried over.
- * @throws AttemptFailure `invalid_response` (schema), `ambiguous_decision` (a contradicting verdict)
+ * @throws AttemptFailure `invalid_response` (schema), `ambiguous_decision` (a contradicting verdict),
+ *   `session_state_lost` (an item whose error's code is `session_state_lost`)
  */
 export function mapAnswer(value: unknown, where = ''): MappedAnswer {
   const failed = checkEvaluationResponse(value);
@@ -246,6 +247,10 @@ export function mapAnswer(value: unknown, where = ''): MappedAnswer {
   const raw: Record<string, unknown> = {};
   const error = Object.hasOwn(item, 'error') ? item.error : Object.hasOwn(context, 'error') ? context.error : undefined;
   if (Object.hasOwn(item, 'error') || Object.hasOwn(context, 'error')) raw.error = error;
+  if (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'session_state_lost') {
+    // an item the PDP refused because it lost the session (docs/dev-pdp.md, "Session integrity")
+    throw new AttemptFailure('session_state_lost', `PDP lost the state of this session (${where || 'evaluation'})`);
+  }
   if (reportsErrors(item.errors)) raw.errors = item.errors;
   else if (reportsErrors(context.errors)) raw.errors = context.errors;
   return { response, raw };

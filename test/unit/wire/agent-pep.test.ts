@@ -71,6 +71,8 @@ describe('parseResponse', () => {
     ['sessionLabels not an array', enc('{"verdict":"ALLOW","sessionLabels":"untrusted"}')],
     ['sessionLabels with a non-string', enc('{"verdict":"ALLOW","sessionLabels":["a",1]}')],
     ['sessionLabels null', enc('{"verdict":"ALLOW","sessionLabels":null}')],
+    ['grants not an array', enc('{"verdict":"ALLOW","grants":"pay"}')],
+    ['grants with a non-string', enc('{"verdict":"ALLOW","grants":["pay",1]}')],
   ])('refuses %s with invalid_response', (_l, bytes) => {
     try {
       parseResponse(bytes);

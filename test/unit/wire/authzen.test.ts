@@ -138,6 +138,7 @@ describe('mapAnswer', () => {
     [{ decision: true, context: { escalationId: 1 } }, 'invalid_response'],
     [{ decision: true, context: { sessionLabels: 'untrusted' } }, 'invalid_response'],
     [{ decision: false, context: { sessionLabels: [1] } }, 'invalid_response'],
+    [{ decision: true, context: { grants: 'pay' } }, 'invalid_response'],
   ])('%j fails with %s', (answer, code) => {
     expect(codeOf(() => mapAnswer(answer))).toBe(code);
   });
@@ -152,6 +153,7 @@ describe('mapAnswer', () => {
         decisionId: 'd',
         latches: ['l1'],
         sessionLabels: ['untrusted'],
+        grants: ['pay'],
         reason_admin: { en: 'x' },
         reason_user: 'for you',
         extra: 1,
@@ -164,6 +166,7 @@ describe('mapAnswer', () => {
       decisionId: 'd',
       latches: ['l1'],
       sessionLabels: ['untrusted'],
+      grants: ['pay'],
       reason: 'for you',
     });
   });

@@ -23,6 +23,7 @@ const AuthorizeResponseSchema = z.looseObject({
   reason: z.string().optional(),
   latches: z.array(z.string()).optional(),
   sessionLabels: z.array(z.string()).optional(),
+  grants: z.array(z.string()).optional(),
   permitId: z.string().min(1).optional(),
   transformedContent: z.string().optional(),
   transformedArgs: JsonObjectSchema.optional(),
@@ -45,6 +46,7 @@ const EvaluationResponseSchema = z.looseObject({
       decisionId: z.string().optional(),
       requestId: z.string().optional(),
       sessionLabels: z.array(z.string()).optional(),
+      grants: z.array(z.string()).optional(),
     })
     .optional(),
 });
@@ -82,6 +84,7 @@ const contextKeys = [
   'decisionId',
   'requestId',
   'sessionLabels',
+  'grants',
   'reason_admin',
 ];
 

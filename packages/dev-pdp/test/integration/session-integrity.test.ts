@@ -75,6 +75,30 @@ describe('a PDP restart (memory store)', () => {
   });
 });
 
+describe('over AuthZEN', () => {
+  test('the SDK sends sessionStep in context: a restarted PDP answers 409, a synthesized BLOCK session_state_lost', async () => {
+    const first = await harness.start();
+    const port = Number(new URL(first.url).port);
+    const pep = harness.pepOf(first, 'az', { protocol: 'authzen' });
+    await pep.checkContextEgress('page', { tool: 'web_fetch' });
+    expect(
+      (
+        await pep.authorizeActions([
+          { tool: 'send_money', args: {} },
+          { tool: 'lookup', args: {} },
+        ])
+      ).map((d) => d.verdict),
+    ).toEqual(['ESCALATE', 'ALLOW']);
+    await first.close();
+    await harness.start({ port });
+    const lost = await pep.authorizeActions([
+      { tool: 'send_money', args: {} },
+      { tool: 'lookup', args: {} },
+    ]);
+    expect(lost.map((d) => d.synthesized?.code)).toEqual(['session_state_lost', 'session_state_lost']);
+  });
+});
+
 describe('labels are never washed out', () => {
   test('10,000 harmless steps after a BLOCK: the denial is a label, and the money tool stays refused', async () => {
     const pdp = await harness.start({ maxHistory: 16 });
