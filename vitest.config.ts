@@ -33,6 +33,8 @@ export const E2E = [
   'test/integration/cli/hook.test.ts',
   'test/integration/cli/closed-stdout.test.ts',
   'test/integration/cli/dev-pdp.test.ts',
+  // Three dev PDP processes (the built bin) on one redis-server, which the test stops.
+  'test/integration/dev-pdp/replicas-redis.test.ts',
   'test/integration/cli/check.test.ts',
   'test/integration/cli/evidence.test.ts',
   'test/integration/cli/verify-permit.test.ts',
