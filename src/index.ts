@@ -36,7 +36,17 @@ export type {
   PermitsOptions,
 } from './options/pep.js';
 export { DEFAULTS } from './options/pep.js';
-export type { GuardedTool, Guards, GuardToolOptions, Pep, ToolExecutionContext, VisibleToolsOptions } from './pep.js';
+export type {
+  AwaitResolutionOptions,
+  EscalationWait,
+  EscalationWaitStatus,
+  GuardedTool,
+  Guards,
+  GuardToolOptions,
+  Pep,
+  ToolExecutionContext,
+  VisibleToolsOptions,
+} from './pep.js';
 export { createPep } from './pep.js';
 export type { PermitClaims } from './permit/claims.js';
 export { actionHash } from './permit/hash.js';

@@ -46,7 +46,11 @@ function authorize(pdp: Pdp, body: Record<string, unknown>) {
 const refund = (pdp: Pdp, amount: number, extra: Record<string, unknown> = {}) =>
   authorize(pdp, { tool: 'refund_payment', args: { amount }, ...extra });
 const pending = async (pdp: Pdp) =>
-  (await fetch(`${pdp.url}/api/escalations`, { headers: REVIEWER }).then((r) => r.json())).escalations as unknown[];
+  (
+    (await fetch(`${pdp.url}/api/escalations`, { headers: REVIEWER }).then((r) => r.json())) as {
+      escalations: unknown[];
+    }
+  ).escalations;
 
 describe('limits refused with a 400, never stored', () => {
   test('a session id over 256 characters is a 400 session_too_long; 256 is decided', async () => {

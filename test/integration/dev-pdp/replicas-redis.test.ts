@@ -78,7 +78,7 @@ function sessionless(url: string, amount: number) {
 
 async function statusOn(url: string, id: string): Promise<unknown> {
   const res = await fetch(`${url}/api/escalations/${id}`, { headers: AGENT, signal: AbortSignal.timeout(10_000) });
-  return (await res.json()).status;
+  return ((await res.json()) as { status: unknown }).status;
 }
 
 describe.skipIf(skip !== undefined)('three dev PDP processes sharing one Redis', () => {
@@ -100,7 +100,9 @@ describe.skipIf(skip !== undefined)('three dev PDP processes sharing one Redis',
     // the identical request still pending, on another replica, joins the same escalation
     expect((await refund(c, session, 500)).body).toMatchObject({ verdict: 'ESCALATE', escalationId: id });
 
-    const listed = await fetch(`${b}/api/escalations`, { headers: REVIEWER }).then((r) => r.json());
+    const listed = (await fetch(`${b}/api/escalations`, { headers: REVIEWER }).then((r) => r.json())) as {
+      escalations: unknown[];
+    };
     expect(listed.escalations).toEqual([
       expect.objectContaining({
         escalationId: id,
