@@ -19,6 +19,7 @@ export const ASSET_PATHS = Object.freeze({ script: '/console/console.js', style:
  * zero-width and other invisible characters, variation selectors, the BOM and the tag characters.
  */
 const UNSEEN =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each code point is matched alone on purpose: joiners and variation selectors are what a reviewer cannot see
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{E0000}-\u{E007F}\u{1D173}-\u{1D17A}]/gu;
 
 /** An open escalation with the steps of its session before it. @internal */

@@ -317,7 +317,8 @@ describe.skipIf(skip !== undefined)('the reviewer console in Chromium', { timeou
     const box = await card.locator('pre.args').evaluate((el) => ({
       client: el.clientHeight,
       scroll: el.scrollHeight,
-      overflow: getComputedStyle(el).overflowY,
+      overflow: (globalThis as unknown as { getComputedStyle(e: unknown): { overflowY: string } }).getComputedStyle(el)
+        .overflowY,
     }));
     expect(box.scroll).toBeGreaterThan(box.client);
     expect(box.overflow).toBe('auto');
