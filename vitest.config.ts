@@ -38,6 +38,8 @@ export const E2E = [
   'test/integration/cli/hook-serve-claude-code.test.ts',
   'test/integration/cli/closed-stdout.test.ts',
   'packages/dev-pdp/test/integration/cli.test.ts',
+  // Three dev PDP processes (the built bin) on one redis-server, which the test stops.
+  'packages/dev-pdp/test/integration/replicas-redis.test.ts',
   'test/integration/cli/check.test.ts',
   'test/integration/cli/evidence.test.ts',
   'test/integration/cli/verify-permit.test.ts',

@@ -52,6 +52,9 @@ export type {
 } from './options/pep.js';
 export { DEFAULTS } from './options/pep.js';
 export type {
+  AwaitResolutionOptions,
+  EscalationWait,
+  EscalationWaitStatus,
   GuardedTool,
   Guards,
   GuardToolOptions,

@@ -6,6 +6,7 @@
  */
 
 import { type CoreClient, createClient } from './core/client.js';
+import type { AwaitResolutionOptions, EscalationWait } from './core/escalation-wait.js';
 import type { VisibleToolsOptions } from './core/visibility.js';
 import type { PolicyDecision } from './decision.js';
 import { type Guards, makeGuards } from './enforce/guard.js';
@@ -105,6 +106,26 @@ export interface Pep extends Guards {
   checkOutput(content: string, opts?: CallOptions): Promise<PolicyDecision>;
   /** Checks the final message before it is delivered (stage `delivery`). Never rejects. */
   checkDelivery(content: string, opts?: CallOptions): Promise<PolicyDecision>;
+  /**
+   * Waits for a reviewer to resolve an ESCALATE (docs/dev-pdp.md, "Waiting for a review"): polls the
+   * PDP's `GET /api/escalations/{id}` (this client's API key; the PDP answers `{ status }` only) with
+   * backoff (250 ms doubling to 5 s, jittered) until the escalation is resolved, `timeoutMs` runs out
+   * or `signal` aborts. Never rejects on a PDP failure: a PDP that cannot say is `unavailable` (treat
+   * it as not approved, fail closed).
+   * @param escalationId - `decision.escalationId` of the ESCALATE
+   * @param opts - `{ signal?, timeoutMs? }` (`timeoutMs` 1 to 86400000, default 60000)
+   * @returns `{ escalationId, status: 'approved' | 'denied' | 'expired' | 'pending' | 'unavailable', approved }`;
+   *   on `approved`, retry the identical call: the PDP decides it again and grants it once
+   * @throws TypeError (with `option`) for an id that is not 1-200 of `[A-Za-z0-9_-]` or a bad option
+   * @example
+   * ```ts
+   * const d = await pep.authorizeAction('refund_payment', args);
+   * if (d.verdict === 'ESCALATE' && d.escalationId && (await pep.awaitResolution(d.escalationId)).approved) {
+   *   const again = await pep.authorizeAction('refund_payment', args); // ALLOW, once
+   * }
+   * ```
+   */
+  awaitResolution(escalationId: string, opts?: AwaitResolutionOptions): Promise<EscalationWait>;
   /** A client bound to another session, sharing this client's connection pool. @throws TypeError on an empty id */
   withSession(session: string): Pep;
   /** Releases the connection pool; in-flight and later decisions resolve BLOCK `pdp_unreachable`. */
@@ -152,6 +173,7 @@ function withGuards(core: CoreClient): Pep {
     checkOutput: core.checkOutput,
     checkDelivery: core.checkDelivery,
     checkModelRequest: async (request, opts) => (await kernel.decideModelRequest(request, opts)).decision,
+    awaitResolution: core.awaitResolution,
     guardTool: guards.guardTool,
     guardText: guards.guardText,
     withSession: (id) => withGuards(core.withSession(id)),
@@ -163,4 +185,5 @@ function withGuards(core: CoreClient): Pep {
   return pep;
 }
 
+export type { AwaitResolutionOptions, EscalationWait, EscalationWaitStatus } from './core/escalation-wait.js';
 export type { VisibleToolsOptions } from './core/visibility.js';

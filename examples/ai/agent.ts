@@ -20,7 +20,6 @@ import policy from './policy.json' with { type: 'json' };
 
 const pdp = await startDevPdp({ policy, port: 0, log: false });
 const service = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: 'agent-pep' });
-let lastEscalation: string | undefined;
 const ran = { refund: 0, email: 0, deleteAccount: 0 };
 let failed = false;
 
@@ -36,9 +35,6 @@ const pep = createPep({
   agentId: 'support-ai',
   session: 'sess_ai_example',
   permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
-  onDecision: (e) => {
-    if (e.decision.escalationId) lastEscalation = e.decision.escalationId; // what a reviewer is shown
-  },
 });
 
 /** The model `wrapLanguageModel` wraps (a provider's model; here the SDK's mock). */
@@ -176,8 +172,11 @@ const settings = { tools, stopWhen: stepCountIs(5) };
   const request = first.content.find((p) => p.type === 'tool-approval-request');
   check(request !== undefined && ran.refund === before, 'the refund was not held for approval');
   console.log(`ESCALATE refund_payment of 900 is waiting for approval; ran ${ran.refund - before} time(s)`);
-  if (request && lastEscalation) {
-    pdp.resolveEscalation(lastEscalation, 'approve'); // the reviewer, at the PDP
+  // The check before asking a person was simulated, and a simulated ESCALATE opens no review at the
+  // PDP: the agent's real request for the identical call opens it (and is held).
+  const opened = await pep.authorizeAction('refund_payment', { orderId: 'ord_1900', amount: 900 });
+  if (request && opened.escalationId) {
+    pdp.resolveEscalation(opened.escalationId, 'approve'); // the reviewer, at the PDP
     const messages: ModelMessage[] = [
       { role: 'user', content: prompt },
       ...first.response.messages,

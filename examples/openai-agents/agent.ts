@@ -154,6 +154,9 @@ result = await runner.run(agent, 'Refund 900 on ord_1900.');
 console.log(
   `ESCALATE  interruptions: ${result.interruptions.map((i) => i.name).join(', ')}; ran so far: ${ran.length}`,
 );
+// needsApproval's check was simulated, and a simulated ESCALATE opens no review at the PDP: the
+// agent's real request for the identical call opens it (and is held).
+await pep.authorizeAction('refund_payment', { orderId: 'ord_1900', amount: 900 });
 const escalationId = escalations.at(-1);
 if (escalationId !== undefined) pdp.resolveEscalation(escalationId, 'approve'); // the reviewer
 const state = await RunState.fromString(agent, result.state.toString());

@@ -5,12 +5,14 @@
  * wire -> enforceability -> decision -> observers. The guard helpers are added above, in `src/pep.ts`.
  * @packageDocumentation
  */
+
 import type { PolicyDecision, Stage } from '../decision.js';
 import type { ActionCall, CallOptions, EgressCallOptions, InputCallOptions, PepOptions, SandboxRunner } from '../options/pep.js';
 import { resolveOptions } from '../options/pep.js';
 import type { PermitChecker } from '../permit/verifier.js';
 import { decideAll } from './batch.js';
 import { runDecision, runStep } from './decide.js';
+import { type AwaitResolutionOptions, awaitResolution, type EscalationWait } from './escalation-wait.js';
 import type { Outcome } from './exchange.js';
 import type { CompiledInterceptor } from './interceptors.js';
 import { observe } from './observe.js';
@@ -49,6 +51,8 @@ export interface CoreClient {
   checkDelivery(content: string, opts?: CallOptions): Promise<PolicyDecision>;
   /** Which tools may be offered (docs/visibility.md). Never rejects. */
   visibleTools(names: readonly string[], opts?: VisibleToolsOptions): Promise<string[]>;
+  /** Waits for a reviewer's resolution of an escalation (docs/dev-pdp.md). Never rejects on a PDP failure. */
+  awaitResolution(escalationId: string, opts?: AwaitResolutionOptions): Promise<EscalationWait>;
   /** @throws TypeError on an empty id */
   withSession(session: string): CoreClient;
   close(): Promise<void>;
@@ -99,6 +103,7 @@ function bindClient(shared: Shared, session: string): CoreClient {
     checkContextEgress: (content, o) => run('context_egress', { content }, o),
     checkOutput: (content, o) => run('output', { content }, o),
     checkDelivery: (content, o) => run('delivery', { content }, o),
+    awaitResolution: (id, o) => awaitResolution(shared, id, o),
     withSession(id) {
       if (!isSessionId(id)) throw new TypeError('withSession: expected a non-empty session id');
       return bindClient(shared, id);

@@ -51,7 +51,7 @@ export interface EvidenceRecord {
   visibility?: { size: number; decided: number; hidden: string[] };
   /** True for a simulated (dry-run) request. */
   simulated: boolean;
-  /** Review records (`stage: "review"`): the escalation resolved. */
+  /** Review records (`stage: "review"`): the escalation resolved; an ESCALATE decision: the escalation it opened (or joined). */
   escalationId?: string;
   /** Review records: `approve`, `deny`, or `expired` (denied when no reviewer answered in time). */
   outcome?: 'approve' | 'deny' | 'expired';

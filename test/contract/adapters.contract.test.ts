@@ -130,6 +130,13 @@ beforeEach(() => {
 });
 
 const lastEscalation = () => events.findLast((e) => e.decision.escalationId !== undefined)?.decision.escalationId;
+/**
+ * Opens the PDP escalation of a call with a real request, as a host's first attempt does: the check an
+ * adapter makes before it asks a person is simulated, and a simulated ESCALATE opens none (section 19).
+ */
+const openAtPdp = async (args: Record<string, unknown>) => {
+  await client().authorizeAction('refund_payment', args);
+};
 const approveAtPdp = (id: string | undefined) => {
   if (id !== undefined) pdp.resolveEscalation(id, 'approve');
   return true;
@@ -174,12 +181,20 @@ const SCENARIOS: Scenario[] = [
   {
     // A fresh amount each run: an approval one host left unused must not answer another host's call.
     id: 'ESCALATE approved',
-    run: (t) => action({ orderId: 'o1', amount: ++big }, { review: approveAtPdp })(t),
+    run: async (t) => {
+      const args = { orderId: 'o1', amount: ++big };
+      await openAtPdp(args);
+      return action(args, { review: approveAtPdp })(t);
+    },
     expect: (o) => expect(o).toEqual({ ran: [{ orderId: 'o1', amount: big }], seen: `refunded ${big}` }),
   },
   {
     id: 'ESCALATE rejected',
-    run: (t) => action({ orderId: 'o1', amount: ++big }, { review: (id) => !approveAtPdp(id) })(t),
+    run: async (t) => {
+      const args = { orderId: 'o1', amount: ++big };
+      await openAtPdp(args);
+      return action(args, { review: (id) => !approveAtPdp(id) })(t);
+    },
     expect: (o) => expect(o.ran).toEqual([]),
   },
   {

@@ -86,7 +86,9 @@ function recordLine(record: EvidenceRecord): string {
   const what = record.tool !== undefined ? ` ${record.tool}` : '';
   const latches = record.latches.length > 0 ? ` [${record.latches.join(', ')}]` : '';
   const simulated = record.simulated ? ' (simulated)' : '';
-  return `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${record.decisionId}\n`;
+  // an ESCALATE names its escalation: the id POST /api/escalations/{id} takes
+  const id = record.escalationId ?? record.decisionId;
+  return `${record.seq} ${record.verdict} ${record.stage}${what}${latches}${simulated} ${id}\n`;
 }
 
 /** The flags of `dev-pdp`, as `parseArgs` takes them. */
@@ -225,20 +227,23 @@ async function start(options: DevPdpOptions, policyPath: string): Promise<DevPdp
   }
 }
 
-/** How long a stop on SIGINT or SIGTERM waits for the server to close before the process exits 1. */
-const STOP_DEADLINE_MS = 5000;
+/** How long a stop on SIGINT or SIGTERM waits for the server to drain and close before the process exits 1. */
+const STOP_DEADLINE_MS = 15_000;
+
+/** How long a drain waits for the requests in flight before it closes anyway. */
+const DRAIN_MS = 10_000;
 
 /**
- * On the first SIGINT or SIGTERM: closes the server and exits the process, 0 once closed, 1 when closing
- * fails or takes past {@link STOP_DEADLINE_MS}.
+ * On the first SIGINT or SIGTERM: drains (no new decision, every one in flight answered), closes the
+ * server and exits the process, 0 once closed, 1 when closing fails or takes past {@link STOP_DEADLINE_MS}.
  */
 function stopOnSignals(pdp: DevPdp, io: CliIo): void {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    io.stdout.write(`${signal}: stopping\n`);
-    race(pdp.close(), deadlineIn(STOP_DEADLINE_MS)).then(
+    io.stdout.write(`${signal}: draining\n`);
+    race(pdp.drain(DRAIN_MS), deadlineIn(STOP_DEADLINE_MS)).then(
       (closed) => process.exit(closed === LATE ? EXIT.failure : EXIT.ok),
       () => process.exit(EXIT.failure),
     );

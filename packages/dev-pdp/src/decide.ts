@@ -7,7 +7,13 @@
 import type { EvidenceRecord, Stage, Verdict } from 'agent-pep/internal';
 import { referenceActionHash } from 'agent-pep/internal';
 import { audienceFor, type ToolAudiences } from './audiences.js';
-import type { EscalationBook, EscalationDetails, EscalationSubject } from './escalations.js';
+import {
+  type EscalationBook,
+  type EscalationDetails,
+  EscalationError,
+  type EscalationSubject,
+  type WaitingResolution,
+} from './escalations.js';
 import { type Evaluation, evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
 import { HttpError } from './http.js';
@@ -15,7 +21,7 @@ import type { CompiledPolicy } from './policy.js';
 import type { DecisionRequest } from './request.js';
 import type { CallFacts } from './sessions/evaluate.js';
 import { factsAfter, readCall } from './sessions/facts.js';
-import type { SessionKeeper, SessionPlan } from './sessions/keeper.js';
+import { type SessionKeeper, type SessionPlan, storeUnavailable } from './sessions/keeper.js';
 import { type HistoryStep, labelsAfter, type SessionView } from './sessions/state.js';
 import { sessionKey } from './sessions/store.js';
 import { randomId, type SigningKey, signPermit } from './signing.js';
@@ -67,10 +73,14 @@ export interface DecideContext {
 
 /**
  * Decides one checked request, one at a time per session, against the session's state before the step.
- * @remarks An approved escalation gives a one-time ALLOW (a WARN with `transformedArgs` when a `setArgs`
- * latch engaged too); a denied one a one-time BLOCK; a simulated request reports what would happen
- * without using the resolution up, gets no permit and changes no session. An approval is weighed against
- * the state when it is used: it turns only an ESCALATE into an ALLOW, never a BLOCK that engages then.
+ * @remarks An approved escalation gives a one-time ALLOW, or a WARN when another latch's effect applies
+ * (a `setArgs`, a text's redactions): the approval lifts the ESCALATE latches it resolved and nothing
+ * else. A denied one gives a one-time BLOCK. The resolution is taken atomically (one use, across
+ * replicas and concurrent requests with no session), and given back when the decision fails. A
+ * simulated request reports what would happen without using the resolution up, opens no escalation,
+ * gets no permit and changes no session. An approval is weighed against the state when it is used: it
+ * turns only an ESCALATE into an ALLOW, never a BLOCK that engages then.
+ * @throws HttpError 400 `too_many_escalations` past `maxEscalationsPerSession` open in the session
  * @throws HttpError 503 `session_store_unavailable` when the session store cannot answer in time
  * @internal
  */
@@ -89,7 +99,16 @@ export function decide(ctx: DecideContext, request: DecisionRequest): Promise<De
       };
     });
   }
-  return ctx.sessions.run(key, request.simulated, (view) => plan(ctx, request, view));
+  const taken: Taken = {};
+  return ctx.sessions
+    .run(key, request.simulated, (view) => plan(ctx, request, view, taken))
+    .catch(async (error) => {
+      // a resolution taken by a decision that was not answered waits again for its request
+      if (taken.subject !== undefined && taken.waiting !== undefined) {
+        await ctx.escalations.giveBack(taken.subject, taken.waiting).catch(() => {});
+      }
+      throw error;
+    });
 }
 
 /**
@@ -111,19 +130,70 @@ interface Outcome {
   reason: string | undefined;
   transformedContent: string | undefined;
   transformedArgs: Record<string, unknown> | undefined;
-  /** The escalation's resolution this decision uses up, if any. */
-  resolved: 'approve' | 'deny' | undefined;
+  /** The escalation's resolution this decision uses, if any (taken already when not simulated). */
+  resolved: WaitingResolution | undefined;
   subject: EscalationSubject | undefined;
 }
 
-function outcomeOf(
+/** A failure of the escalation store: 503, as a session store's (never a decision on a missing state). */
+function escalationStoreFailure(error: unknown): never {
+  if (error instanceof HttpError) throw error;
+  if (error instanceof EscalationError && error.code === 'too_many_escalations') {
+    throw new HttpError(400, 'too_many_escalations', 'too many open escalations in this session');
+  }
+  throw storeUnavailable();
+}
+
+/**
+ * The decision a resolution makes of an ESCALATE: a denial a BLOCK; an approval lifts the ESCALATE
+ * latches it resolved, and nothing else: the request is evaluated again without them, so every other
+ * latch's effect stands (a text's redactions, an action's `setArgs`). Undefined when another ESCALATE
+ * still engages (the approval does not cover it).
+ */
+function applyResolution(
+  ctx: DecideContext,
+  request: DecisionRequest,
+  view: SessionView,
+  waiting: WaitingResolution,
+  facts: CallFacts,
+): Pick<Outcome, 'verdict' | 'reason' | 'transformedContent' | 'transformedArgs'> | undefined {
+  if (waiting.resolution === 'deny') {
+    return {
+      verdict: 'BLOCK',
+      reason: 'denied by a reviewer',
+      transformedContent: undefined,
+      transformedArgs: undefined,
+    };
+  }
+  const lifted = new Set(waiting.latches);
+  const again = evaluatePolicy(
+    { ...ctx.policy, latches: ctx.policy.latches.filter((l) => !(l.verdict === 'ESCALATE' && lifted.has(l.id))) },
+    {
+      stage: request.stage,
+      ...(request.tool !== undefined ? { tool: request.tool } : {}),
+      ...(request.args !== undefined ? { args: request.args } : {}),
+      ...(request.content !== undefined ? { content: request.content } : {}),
+      session: view,
+      facts,
+    },
+  );
+  if (again.verdict === 'ESCALATE' || again.verdict === 'BLOCK') return undefined;
+  return {
+    verdict: again.verdict,
+    reason: 'approved by a reviewer',
+    transformedContent: again.transformedContent,
+    transformedArgs: again.transformedArgs,
+  };
+}
+
+async function outcomeOf(
   ctx: DecideContext,
   request: DecisionRequest,
   evaluation: Evaluation,
   view: SessionView,
   facts: CallFacts,
-): Outcome {
-  const out: Outcome = {
+): Promise<Outcome> {
+  let out: Outcome = {
     verdict: evaluation.verdict,
     reason: evaluation.reason,
     transformedContent: evaluation.transformedContent,
@@ -132,25 +202,20 @@ function outcomeOf(
     subject: undefined,
   };
   if (out.verdict === 'ESCALATE') {
-    out.subject = {
+    const subject: EscalationSubject = {
       agentId: request.agentId,
       session: request.session,
       stage: request.stage,
       hash: request.actHash ?? ctx.evidence.contentHash(request.content ?? ''),
       ...(request.tool !== undefined ? { tool: request.tool } : {}),
     };
-    // looked at, not taken: it is used up only once the step is committed
-    out.resolved = ctx.escalations.take(out.subject, false);
-    if (out.resolved === 'approve') {
-      // the setArgs of latches that engaged beside the escalation still apply
-      out.transformedArgs =
-        request.stage === 'action' ? transformedArgsOf(ctx.policy, request, view, facts) : undefined;
-      out.verdict = out.transformedArgs !== undefined ? 'WARN' : 'ALLOW';
-      out.reason = 'approved by a reviewer';
-      out.transformedContent = undefined;
-    } else if (out.resolved === 'deny') {
-      out.verdict = 'BLOCK';
-      out.reason = 'denied by a reviewer';
+    out.subject = subject;
+    // a simulated request looks; any other takes the resolution (atomic: one use, across replicas)
+    const waiting = await ctx.escalations.take(subject, !request.simulated).catch(escalationStoreFailure);
+    if (waiting !== undefined) {
+      const applied = applyResolution(ctx, request, view, waiting, facts);
+      if (applied !== undefined) out = { ...out, ...applied, resolved: waiting };
+      else if (!request.simulated) await ctx.escalations.giveBack(subject, waiting).catch(escalationStoreFailure);
     }
   }
   if (out.verdict !== 'WARN') {
@@ -160,7 +225,18 @@ function outcomeOf(
   return out;
 }
 
-async function plan(ctx: DecideContext, request: DecisionRequest, view: SessionView): Promise<SessionPlan<Decision>> {
+/** What a decision has taken that must be given back when it cannot be completed. */
+interface Taken {
+  subject?: EscalationSubject;
+  waiting?: WaitingResolution;
+}
+
+async function plan(
+  ctx: DecideContext,
+  request: DecisionRequest,
+  view: SessionView,
+  taken: Taken,
+): Promise<SessionPlan<Decision>> {
   checkIntegrity(request, view);
   const now = Date.now();
   const secret = ctx.key.sessionSecret;
@@ -173,12 +249,24 @@ async function plan(ctx: DecideContext, request: DecisionRequest, view: SessionV
     session: view,
     facts: call.facts,
   });
-  const outcome = outcomeOf(ctx, request, evaluation, view, call.facts);
+  const outcome = await outcomeOf(ctx, request, evaluation, view, call.facts);
+  if (!request.simulated && outcome.resolved !== undefined && outcome.subject !== undefined) {
+    taken.subject = outcome.subject;
+    taken.waiting = outcome.resolved;
+  }
   const { verdict } = outcome;
   // a simulated request, or one in no session (AuthZEN), changes no state: it adds no label
   const added = request.simulated || request.stateless ? [] : (evaluation.labels ?? []);
   const sessionLabels = labelsAfter(view, added);
   const decisionId = randomId('dec_');
+  // an ESCALATE opens its review (or joins the one open for the identical request) before anything is
+  // written, so one refused (too many open) changes nothing; a simulated ESCALATE opens none
+  let escalationId: string | undefined;
+  if (outcome.subject !== undefined && outcome.resolved === undefined && verdict === 'ESCALATE' && !request.simulated) {
+    const details = heldDetails(request, evaluation.latches, outcome.reason);
+    if (!request.stateless) details.labels = sessionLabels;
+    escalationId = await ctx.escalations.open(outcome.subject, details).catch(escalationStoreFailure);
+  }
   let permitId: string | undefined;
   if (request.stage === 'action' && (verdict === 'ALLOW' || verdict === 'WARN') && !request.simulated) {
     permitId = await signPermit(ctx.key, {
@@ -204,7 +292,7 @@ async function plan(ctx: DecideContext, request: DecisionRequest, view: SessionV
       ? undefined
       : factsAfter(ctx.policy, request, verdict, view, call.inside, secret, now);
   const grants = request.stage === 'action' ? [...call.facts.grants] : (after?.made ?? []);
-  const made = { outcome, decisionId, permitId, evaluation, sessionLabels, grants };
+  const made = { outcome, decisionId, permitId, evaluation, sessionLabels, grants, escalationId };
   const finish = () => finishDecision(ctx, request, made);
   return after === undefined ? { finish } : { update: { labels: added, step, facts: after.facts }, finish };
 }
@@ -220,16 +308,11 @@ async function finishDecision(
     evaluation: Evaluation;
     sessionLabels: string[];
     grants: string[];
+    escalationId: string | undefined;
   },
 ): Promise<Decision> {
-  const { outcome, decisionId, permitId, evaluation, sessionLabels, grants } = made;
-  const { verdict, reason, transformedContent, transformedArgs, subject } = outcome;
-  let escalationId: string | undefined;
-  if (subject !== undefined && outcome.resolved !== undefined) {
-    if (!request.simulated) ctx.escalations.take(subject, true);
-  } else if (subject !== undefined) {
-    escalationId = ctx.escalations.open(subject, heldDetails(request, evaluation.latches, reason));
-  }
+  const { outcome, decisionId, permitId, evaluation, sessionLabels, grants, escalationId } = made;
+  const { verdict, reason, transformedContent, transformedArgs } = outcome;
   const entry: EvidenceEntry = {
     decisionId,
     requestId: request.requestId,
@@ -251,9 +334,8 @@ async function finishDecision(
       transformedArgs !== undefined ? referenceActionHash(request.tool as string, transformedArgs) : request.actHash;
   }
   if (request.content !== undefined) entry.content = request.content;
+  if (escalationId !== undefined) entry.escalationId = escalationId;
   const record = await ctx.evidence.append(entry);
-  // the session's labels, where the PDP keeps sessions, shown to the reviewer
-  if (escalationId !== undefined) ctx.escalations.label(escalationId, (record as { labels?: string[] }).labels);
   try {
     ctx.onDecision?.(structuredClone(record));
   } catch {
@@ -285,25 +367,4 @@ function heldDetails(request: DecisionRequest, latches: string[], reason: string
   if (request.args !== undefined) details.args = request.args;
   if (request.content !== undefined) details.content = request.content;
   return details;
-}
-
-/** The args an approved escalation runs with: those of the `setArgs` latches that engaged, if any. */
-function transformedArgsOf(
-  policy: CompiledPolicy,
-  request: DecisionRequest,
-  session: SessionView,
-  facts: CallFacts,
-): Record<string, unknown> | undefined {
-  const withoutEscalations: CompiledPolicy = {
-    ...policy,
-    latches: policy.latches.filter((latch) => latch.verdict !== 'ESCALATE'),
-  };
-  const again = evaluatePolicy(withoutEscalations, {
-    stage: 'action',
-    ...(request.tool !== undefined ? { tool: request.tool } : {}),
-    ...(request.args !== undefined ? { args: request.args } : {}),
-    session,
-    facts,
-  });
-  return again.verdict === 'WARN' ? again.transformedArgs : undefined;
 }

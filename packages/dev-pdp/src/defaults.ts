@@ -49,6 +49,18 @@ export const DEV_PDP_DEFAULTS = Object.freeze({
   maxSessionTtlSec: 30 * 24 * 3600,
   /** How long a decision may wait for the session store, in milliseconds; then 503 `session_store_unavailable`. */
   sessionStoreTimeoutMs: 1000,
+  /** Escalations one session may have open at once; one more is a 400 `too_many_escalations`. */
+  maxEscalationsPerSession: 20,
+  /** Memory store: sessions kept, the least recently used dropped (and counted). */
+  maxSessions: 100_000,
+  /** Memory store: escalations and waiting resolutions kept, the oldest dropped (and counted). */
+  maxEscalations: 10_000,
+  /** Longest session id accepted, in characters; longer is a 400 `session_too_long`. */
+  maxSessionLength: 256,
+  /** Failed reviewer-key attempts allowed per client address within `consoleSignInWindowMs`, wherever the key is accepted. */
+  reviewerKeyAttempts: 10,
+  /** How long a drain (`drain()`, SIGTERM) waits for in-flight requests before it closes anyway. */
+  drainTimeoutMs: 10_000,
   /** Key prefix of the Redis session store. */
   sessionStorePrefix: 'agent-pep:session:',
   /** How long an approval (or a denial) waits for its identical request, in seconds. */

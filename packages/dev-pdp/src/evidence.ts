@@ -11,7 +11,7 @@ import { randomId, type SigningKey, signText } from './signing.js';
 /** What the server tells the log about one decision. @internal */
 export type EvidenceEntry = Omit<
   UnsignedEvidenceRecord,
-  'seq' | 'ts' | 'prevHash' | 'contentHash' | 'escalationId' | 'outcome' | 'by' | 'note'
+  'seq' | 'ts' | 'prevHash' | 'contentHash' | 'outcome' | 'by' | 'note'
 > & {
   /** Text stages: the content, hashed with the secret evidence key and never stored. */
   content?: string;
@@ -112,6 +112,8 @@ export class EvidenceLog {
       ...(entry.content !== undefined ? { contentHash: this.contentHash(entry.content) } : {}),
       ...(entry.visibility !== undefined ? { visibility: structuredClone(entry.visibility) } : {}),
       simulated: entry.simulated,
+      // an ESCALATE names the review it is held for, so a log line leads to the approval endpoint
+      ...(entry.escalationId !== undefined ? { escalationId: entry.escalationId } : {}),
     });
   }
 

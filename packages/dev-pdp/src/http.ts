@@ -22,6 +22,9 @@ export type DevPdpErrorCode =
   | 'request_timeout'
   | 'escalation_not_found'
   | 'escalation_already_resolved'
+  | 'too_many_escalations'
+  | 'session_too_long'
+  | 'draining'
   | 'fault_status'
   | 'session_store_unavailable'
   | 'invalid_request'
@@ -34,6 +37,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: DevPdpErrorCode,
     message: string,
+    /** Headers of the answer, such as `retry-after` of a 429 or a 503. */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
@@ -160,7 +165,7 @@ export function send(
 /** Writes the error body of a refusal (`internal_error` for anything that is not an HttpError). @internal */
 export function sendError(res: ServerResponse, requestId: string, error: unknown): HttpError {
   const e = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal error');
-  const extra: Record<string, string> = {};
+  const extra: Record<string, string> = { ...e.headers };
   if (e.status === 401) extra['www-authenticate'] = 'Bearer';
   if (e.status === 413 || e.status === 415) extra.connection = 'close';
   send(res, requestId, e.status, errorBody(e.code, e.message), extra);

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { EvidenceRecord } from 'agent-pep/internal';
 import type { JSONWebKeySet } from 'jose';
 import { compileToolAudiences } from './audiences.js';
+import { KeyThrottle } from './auth.js';
 import { type ConsoleDeps, type ConsoleHandler, createConsole } from './console/routes.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import type { EscalationResolution } from './escalations.js';
@@ -18,7 +19,7 @@ import { type Fault, validateFault } from './faults.js';
 import { refusalLogger } from './log.js';
 import { type DevPdpOptions, type ResolvedDevPdpOptions, resolveDevPdpOptions } from './options.js';
 import { compilePolicy } from './policy.js';
-import { reviewing } from './review.js';
+import { type OpenedEscalationStore, openEscalationStore, reviewing } from './review.js';
 import { createPdpServer, type PdpServer } from './server.js';
 import { SessionKeeper } from './sessions/keeper.js';
 import { createMemorySessionStore } from './sessions/memory.js';
@@ -28,7 +29,7 @@ import { createSigningKey } from './signing.js';
 
 export type { EvidenceRecord } from 'agent-pep/internal';
 export { DEV_PDP_DEFAULTS } from './defaults.js';
-export type { EscalationErrorCode, EscalationResolution } from './escalations.js';
+export type { EscalationErrorCode, EscalationResolution, EscalationStatus } from './escalations.js';
 export { EscalationError } from './escalations.js';
 export type { Evaluation, EvaluationInput } from './evaluate.js';
 export { evaluatePolicy } from './evaluate.js';
@@ -78,17 +79,45 @@ export interface DevPdp {
    * (`deny`). The resolution is appended to the evidence log (`stage: "review"`, `by: "process"`).
    * @throws EscalationError `escalation_not_found` for an unknown id, `escalation_already_resolved` for a second resolution
    */
-  resolveEscalation(id: string, resolution: EscalationResolution): void;
+  resolveEscalation(id: string, resolution: EscalationResolution): Promise<void>;
+  /**
+   * What the bounded memory stores dropped to stay within `maxSessions` and `maxEscalations` (oldest
+   * first), since start: `{ dropped: { sessions, escalations } }` (always 0 with the Redis store, whose
+   * keys expire instead).
+   */
+  stats(): DevPdpStats;
+  /**
+   * Drains, then closes: no new decision is taken (503 `draining`; `/readyz` answers 503) and no new
+   * connection accepted, every request in flight is answered (waiting at most `timeoutMs`, default
+   * 10000), then {@link close}. `agent-pep dev-pdp` drains on SIGTERM. Idempotent.
+   */
+  drain(timeoutMs?: number): Promise<void>;
   /** Stops listening, destroys every open socket (hung ones too) and flushes the evidence file. Idempotent. */
   close(): Promise<void>;
 }
 
+/** What a dev PDP's bounded stores dropped (see {@link DevPdp.stats}). */
+export interface DevPdpStats {
+  dropped: {
+    /** Sessions dropped by the memory store past `maxSessions`, least recently used first. */
+    sessions: number;
+    /** Escalations, statuses and waiting resolutions dropped by the memory store past `maxEscalations`. */
+    escalations: number;
+  };
+}
+
 /** The session store the options name (memory by default), behind its per-session queue. */
-async function openSessions(o: ResolvedDevPdpOptions): Promise<SessionKeeper> {
+async function openSessions(o: ResolvedDevPdpOptions, counters: { sessions: number }): Promise<SessionKeeper> {
   const limits = { maxHistory: o.maxHistory, sessionTtlSec: o.sessionTtlSec };
+  const bound = {
+    maxSessions: o.maxSessions,
+    onDrop: () => {
+      counters.sessions++;
+    },
+  };
   const store: SessionStore =
     o.sessionStore === undefined
-      ? createMemorySessionStore(limits)
+      ? createMemorySessionStore(limits, Date.now, bound)
       : await createRedisSessionStore(
           o.sessionStore,
           limits,
@@ -141,17 +170,24 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
   const policy = compilePolicy(o.policy);
   const key = await createSigningKey(o.key);
   const evidence = await EvidenceLog.open(key, o.evidencePath);
+  const dropped = { sessions: 0 };
   let sessions: SessionKeeper;
+  let escalationStore: OpenedEscalationStore | undefined;
   try {
-    sessions = await openSessions(o);
+    sessions = await openSessions(o, dropped);
+    escalationStore = await openEscalationStore(o).catch(async (error) => {
+      await sessions.close();
+      throw error;
+    });
   } catch (error) {
     await evidence.close();
     throw error;
   }
   const log = refusalLogger(o.log);
   const state: { issuer: string; fault: Readonly<Fault> | null } = { issuer: '', fault: null };
-  const review = reviewing(o, evidence, log, () => state.issuer);
+  const review = reviewing(o, evidence, log, () => state.issuer, escalationStore?.store);
   const { escalations } = review;
+  const throttle = new KeyThrottle(DEV_PDP_DEFAULTS.reviewerKeyAttempts, DEV_PDP_DEFAULTS.consoleSignInWindowMs);
   const pdpServer = createPdpServer({
     policy,
     key,
@@ -171,11 +207,17 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
     fault: () => state.fault,
     apiKey: o.apiKey,
     reviewerApiKey: o.reviewerApiKey,
-    console: consoleOf(o, { escalations, evidence, keys: key.jwks as JSONWebKeySet, log }),
+    console: consoleOf(o, { escalations, evidence, keys: key.jwks as JSONWebKeySet, log, throttle }),
     onDecision: o.onDecision,
     log,
+    throttle,
+    escalationTtlMs: o.escalationTtlSec * 1000,
+    ready: () => escalations.store.ping(),
   });
-  const parts: Parts = { o, key, evidence, sessions, review, server: pdpServer };
+  const closeStore = async () => {
+    await escalationStore?.close();
+  };
+  const parts: Parts = { o, key, evidence, sessions, review, server: pdpServer, closeStore, dropped };
   state.issuer = await listen(parts);
   return running(parts, state);
 }
@@ -188,13 +230,16 @@ interface Parts {
   sessions: SessionKeeper;
   review: ReturnType<typeof reviewing>;
   server: PdpServer;
+  /** Closes the escalation store's own connection, if it has one. */
+  closeStore(): Promise<void>;
+  dropped: { sessions: number };
 }
 
 /**
  * Listens on the options' host and port; resolves with the base URL (an IPv6 address in brackets).
  * When it cannot listen, closes the review, sessions and evidence log, then rejects with the error.
  */
-async function listen({ o, review, sessions, evidence, server: { server } }: Parts): Promise<string> {
+async function listen({ o, review, sessions, evidence, closeStore, server: { server } }: Parts): Promise<string> {
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -206,6 +251,7 @@ async function listen({ o, review, sessions, evidence, server: { server } }: Par
   } catch (error) {
     review.close();
     await sessions.close();
+    await closeStore();
     await evidence.close();
     throw error;
   }
@@ -220,6 +266,16 @@ function running(parts: Parts, state: { readonly issuer: string; fault: Readonly
   const { o, key, evidence, sessions, review, server } = parts;
   const { issuer } = state;
   let closed: Promise<void> | undefined;
+  let drained: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    review.close();
+    closed ??= server
+      .close()
+      .then(() => sessions.close())
+      .then(() => parts.closeStore())
+      .then(() => evidence.close());
+    return closed;
+  };
   return Object.freeze({
     url: issuer,
     jwksUrl: `${issuer}/.well-known/jwks.json`,
@@ -232,15 +288,15 @@ function running(parts: Parts, state: { readonly issuer: string; fault: Readonly
       state.fault = validateFault(next);
     },
     resolveEscalation(id: string, resolution: EscalationResolution) {
-      review.escalations.resolve(id, resolution, 'process');
+      return review.escalations.resolve(id, resolution, 'process');
     },
-    close() {
-      review.close();
-      closed ??= server
-        .close()
-        .then(() => sessions.close())
-        .then(() => evidence.close());
-      return closed;
+    stats: () => ({
+      dropped: { sessions: parts.dropped.sessions, escalations: review.escalations.store.dropped() },
+    }),
+    drain(timeoutMs: number = DEV_PDP_DEFAULTS.drainTimeoutMs) {
+      drained ??= server.drain(timeoutMs).then(close);
+      return drained;
     },
+    close,
   });
 }

@@ -98,6 +98,21 @@ export interface DevPdpOptions {
    * it included), in milliseconds; then it is answered 503 `session_store_unavailable`. @defaultValue 1000
    */
   sessionStoreTimeoutMs?: number;
+  /**
+   * Escalations one session (agent and session id) may have open at once, 1 to 10000; an ESCALATE past
+   * it is refused 400 `too_many_escalations` (nothing stored). @defaultValue 20
+   */
+  maxEscalationsPerSession?: number;
+  /**
+   * Memory store: sessions kept, 1 to 1000000; past it the least recently used is dropped and counted
+   * (`stats().dropped.sessions`). @defaultValue 100000
+   */
+  maxSessions?: number;
+  /**
+   * Memory store: escalations (open and resolved) and waiting resolutions kept, each 1 to 1000000; past
+   * it the oldest is dropped and counted (`stats().dropped.escalations`). @defaultValue 10000
+   */
+  maxEscalations?: number;
 }
 
 /** Options after validation, with defaults. @internal */
@@ -127,6 +142,9 @@ export interface ResolvedDevPdpOptions {
   maxHistory: number;
   sessionTtlSec: number;
   sessionStoreTimeoutMs: number;
+  maxEscalationsPerSession: number;
+  maxSessions: number;
+  maxEscalations: number;
 }
 
 const KNOWN: ReadonlySet<string> = new Set([
@@ -154,6 +172,9 @@ const KNOWN: ReadonlySet<string> = new Set([
   'maxHistory',
   'sessionTtlSec',
   'sessionStoreTimeoutMs',
+  'maxEscalationsPerSession',
+  'maxSessions',
+  'maxEscalations',
 ]);
 
 /** A `TypeError` naming the option at fault in `option`. */
@@ -299,9 +320,27 @@ export function resolveDevPdpOptions(options: unknown): ResolvedDevPdpOptions {
 /** The session options (docs/dev-pdp.md, Sessions), with their defaults. */
 function resolveSessionOptions(
   o: DevPdpOptions,
-): Pick<ResolvedDevPdpOptions, 'sessionStore' | 'maxHistory' | 'sessionTtlSec' | 'sessionStoreTimeoutMs'> {
+): Pick<
+  ResolvedDevPdpOptions,
+  | 'sessionStore'
+  | 'maxHistory'
+  | 'sessionTtlSec'
+  | 'sessionStoreTimeoutMs'
+  | 'maxEscalationsPerSession'
+  | 'maxSessions'
+  | 'maxEscalations'
+> {
   const d = DEV_PDP_DEFAULTS;
   return {
+    maxEscalationsPerSession: integerOption(
+      o.maxEscalationsPerSession,
+      'maxEscalationsPerSession',
+      1,
+      10_000,
+      d.maxEscalationsPerSession,
+    ),
+    maxSessions: integerOption(o.maxSessions, 'maxSessions', 1, 1_000_000, d.maxSessions),
+    maxEscalations: integerOption(o.maxEscalations, 'maxEscalations', 1, 1_000_000, d.maxEscalations),
     sessionStore: resolveSessionStoreOption(o.sessionStore),
     maxHistory: integerOption(o.maxHistory, 'maxHistory', 1, d.maxMaxHistory, d.maxHistory),
     sessionTtlSec: integerOption(o.sessionTtlSec, 'sessionTtlSec', 1, d.maxSessionTtlSec, d.sessionTtlSec),

@@ -5,17 +5,90 @@
  * @packageDocumentation
  */
 import type { EvidenceRecord } from 'agent-pep/internal';
+import { deadlineIn, race } from 'agent-pep/internal';
 import { createNotifier, type Notifier } from './console/notify.js';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
-import { EscalationBook, type ResolvedEscalation } from './escalations.js';
+import { EscalationBook, type EscalationLimits, type EscalationStore, type ResolvedEscalation } from './escalations.js';
+import { createRedisEscalationStore, type EscalationRedisClient } from './escalations-redis.js';
 import type { EvidenceLog, ReviewEntry } from './evidence.js';
 import type { RefusedRequest } from './log.js';
-import type { ResolvedDevPdpOptions } from './options.js';
+import { optionError, type ResolvedDevPdpOptions } from './options.js';
 
 /** The escalation book, and what stops its timer and webhook. @internal */
 export interface Review {
   escalations: EscalationBook;
   close(): void;
+}
+
+/** The limits of the escalation store the options give. @internal */
+export function escalationLimits(o: ResolvedDevPdpOptions): EscalationLimits {
+  return {
+    approvalTtlMs: o.approvalTtlSec * 1000,
+    escalationTtlMs: o.escalationTtlSec * 1000,
+    maxPerSession: o.maxEscalationsPerSession,
+    maxEntries: o.maxEscalations,
+  };
+}
+
+/** An escalation store and what closes the connection it opened. @internal */
+export interface OpenedEscalationStore {
+  store: EscalationStore;
+  close(): Promise<void>;
+}
+
+/** The prefix of escalation keys: beside the session keys of the same `prefix`. */
+function escalationPrefix(prefix: string | undefined): string {
+  return prefix === undefined ? 'agent-pep:esc:' : `${prefix}esc:`;
+}
+
+/**
+ * The Redis escalation store of a PDP whose sessions are in Redis (the same Redis: replicas then share
+ * escalations and approvals), or undefined (memory). A URL opens a connection of its own, closed by
+ * `close()`; a client is used as given (the caller closes it).
+ * @throws TypeError (`option` 'sessionStore.redis') for a client without the commands it needs
+ * @internal
+ */
+export async function openEscalationStore(o: ResolvedDevPdpOptions): Promise<OpenedEscalationStore | undefined> {
+  const option = o.sessionStore;
+  if (option === undefined) return undefined;
+  const limits = escalationLimits(o);
+  const prefix = escalationPrefix(option.prefix);
+  if (typeof option.redis !== 'string') {
+    const client = option.redis as EscalationRedisClient;
+    for (const command of ['get', 'set', 'mget', 'zrevrange', 'zrangebyscore', 'lrange', 'ping'] as const) {
+      if (typeof client[command] !== 'function') {
+        throw optionError('sessionStore.redis', `the client has no ${command}(): pass an ioredis Redis or Cluster`);
+      }
+    }
+    return {
+      store: createRedisEscalationStore(client, limits, prefix, o.sessionStoreTimeoutMs),
+      close: async () => {},
+    };
+  }
+  const { Redis } = await import('ioredis');
+  const timeoutMs = o.sessionStoreTimeoutMs;
+  const redis = new Redis(option.redis, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+    connectTimeout: timeoutMs,
+    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), 2000),
+  });
+  // without a listener ioredis logs every connection error; decisions report them as 503s instead
+  redis.on('error', () => {});
+  // the first decisions should not find the connection still opening (a Redis down is a 503 later)
+  await race(new Promise((resolve) => redis.once('ready', resolve)), deadlineIn(timeoutMs));
+  const client = redis as unknown as EscalationRedisClient;
+  return {
+    store: createRedisEscalationStore(client, limits, prefix, timeoutMs),
+    async close() {
+      await race(
+        redis.quit().catch(() => {}),
+        deadlineIn(timeoutMs),
+      );
+      redis.disconnect();
+    },
+  };
 }
 
 /** The review record of a resolution. @internal */
@@ -47,11 +120,12 @@ export function reviewing(
   evidence: EvidenceLog,
   log: (refusal: RefusedRequest) => void,
   baseUrl: () => string,
+  store?: EscalationStore,
 ): Review {
   let notifier: Notifier | undefined;
   const escalations = new EscalationBook({
-    approvalTtlMs: o.approvalTtlSec * 1000,
-    escalationTtlMs: o.escalationTtlSec * 1000,
+    limits: escalationLimits(o),
+    ...(store !== undefined ? { store } : {}),
     onOpen: (e) => {
       const notice = { escalationId: e.id, agentId: e.subject.agentId, session: e.subject.session };
       notifier?.send({

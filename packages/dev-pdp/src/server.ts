@@ -20,7 +20,14 @@ import {
 } from './routes/context.js';
 import { DECISION_ROUTES, decisionRequest } from './routes/decisions.js';
 import { configuration, JWKS_PATH, jwks } from './routes/discovery.js';
-import { ESCALATION_PATH, escalationRequest } from './routes/escalation.js';
+import {
+  ESCALATION_PATH,
+  ESCALATIONS_PATH,
+  escalationRequest,
+  escalationStatus,
+  listEscalations,
+} from './routes/escalation.js';
+import { HEALTH_PATHS, healthz, readyz } from './routes/health.js';
 
 export type { DevPdpErrorCode } from './http.js';
 export type { ServerConfig } from './routes/context.js';
@@ -30,12 +37,20 @@ export interface PdpServer {
   readonly server: Server;
   /** Destroys every open socket (hung ones included) and stops listening. */
   close(): Promise<void>;
+  /**
+   * Stops taking decisions (503 `draining`, `/readyz` 503) and new connections, and resolves once
+   * every request in flight is answered, or after `timeoutMs` (the caller then closes).
+   */
+  drain(timeoutMs: number): Promise<void>;
 }
 
 /** The GET (and HEAD) endpoints, by path. */
 const GET_ROUTES: ReadonlyMap<string, Route> = new Map([
   [JWKS_PATH, jwks],
   [AUTHZEN_PATHS.configuration, configuration],
+  [HEALTH_PATHS.healthz, healthz],
+  [HEALTH_PATHS.readyz, readyz],
+  [ESCALATIONS_PATH, listEscalations],
 ]);
 
 /** Finds the route of `path` and runs it; an unknown endpoint is a 404. */
@@ -44,13 +59,20 @@ async function route(ctx: RouteContext, req: IncomingMessage, res: ServerRespons
   const get = GET_ROUTES.get(path);
   if (get !== undefined && (req.method === 'GET' || req.method === 'HEAD')) return get(ctx, req, res, ids);
   const decision = DECISION_ROUTES.get(path);
-  if (decision !== undefined && req.method === 'POST') return decisionRequest(ctx, req, res, path, decision, ids);
+  if (decision !== undefined && req.method === 'POST') {
+    if (ctx.draining) {
+      req.resume();
+      throw new HttpError(503, 'draining', 'this PDP is shutting down; ask another replica', { connection: 'close' });
+    }
+    return decisionRequest(ctx, req, res, path, decision, ids);
+  }
   const reviewerConsole = ctx.config.console;
   if (reviewerConsole !== undefined && (path === '/console' || path.startsWith('/console/'))) {
     return reviewerConsole.handle(req, res, path);
   }
   const match = ESCALATION_PATH.exec(path);
   if (match?.[1] !== undefined && req.method === 'POST') return escalationRequest(ctx, req, res, match[1], ids);
+  if (match?.[1] !== undefined && req.method === 'GET') return escalationStatus(ctx, req, res, match[1], ids);
   req.resume();
   throw new HttpError(404, 'not_found', 'no such endpoint');
 }
@@ -70,6 +92,13 @@ async function handle(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
     path = '';
   }
   const name = routeName(path);
+  ctx.inFlight++;
+  // a draining PDP ends each connection with its answer
+  if (ctx.draining) res.setHeader('connection', 'close');
+  res.once('close', () => {
+    ctx.inFlight--;
+    if (ctx.inFlight === 0) ctx.idle?.();
+  });
   try {
     await route(ctx, req, res, path);
   } catch (error) {
@@ -123,6 +152,21 @@ export function createPdpServer(config: ServerConfig): PdpServer {
         if (!server.listening) resolve();
       });
       return closing;
+    },
+    drain(timeoutMs: number) {
+      ctx.draining = true;
+      // no new connection; kept-alive ones are told to close with their next answer
+      server.close();
+      server.closeIdleConnections();
+      if (ctx.inFlight === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        timer.unref();
+        ctx.idle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     },
   };
 }

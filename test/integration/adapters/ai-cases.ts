@@ -435,6 +435,14 @@ export function defineAiCases(sdk: Sdk): void {
       return { model, result, approvalId: request?.approvalId as string | undefined };
     }
 
+    /**
+     * Opens the PDP escalation of the call with a real request (a host's earlier attempt): the adapter's
+     * check before it asks a person is simulated, and a simulated ESCALATE opens none (section 19).
+     */
+    async function openAtPdp(amount: number): Promise<void> {
+      expect((await pep.authorizeAction('refund_payment', { amount })).verdict).toBe('ESCALATE');
+    }
+
     async function resume(result: GenerateResult, approvalId: string, approved: boolean, extra = {}) {
       const model = sdk.mockModel({ responses: [answer('after review')] });
       const messages: Message[] = [
@@ -492,6 +500,7 @@ export function defineAiCases(sdk: Sdk): void {
 
     it('after the PDP approved: the resumed call asks the PDP again and runs exactly once, with a permit', async () => {
       const { result, approvalId } = await firstTurn('e3', 903);
+      await openAtPdp(903);
       pdp.resolveEscalation(escalations.at(-1)!, 'approve');
       const model = await resume(result, approvalId!, true);
       expect(counts.refund).toBe(1);
@@ -506,6 +515,7 @@ export function defineAiCases(sdk: Sdk): void {
 
     it('a PDP approval is used once: resuming the same approved messages twice runs the body once', async () => {
       const { result, approvalId } = await firstTurn('e6', 906);
+      await openAtPdp(906);
       pdp.resolveEscalation(escalations.at(-1)!, 'approve');
       await resume(result, approvalId!, true);
       const again = await resume(result, approvalId!, true);
@@ -518,6 +528,7 @@ export function defineAiCases(sdk: Sdk): void {
 
     it('an approval for a call whose args were edited in the history: the PDP decides the edited call', async () => {
       const { result, approvalId } = await firstTurn('e7', 907);
+      await openAtPdp(907);
       pdp.resolveEscalation(escalations.at(-1)!, 'approve');
       const edited = JSON.parse(JSON.stringify(result.response.messages).replaceAll('907', '5000')) as Message[];
       await resume({ ...result, response: { messages: edited } }, approvalId!, true);
@@ -526,6 +537,7 @@ export function defineAiCases(sdk: Sdk): void {
 
     it('approved in the host but denied at the PDP: the body does not run', async () => {
       const { result, approvalId } = await firstTurn('e4', 904);
+      await openAtPdp(904);
       pdp.resolveEscalation(escalations.at(-1)!, 'deny');
       await resume(result, approvalId!, true);
       expect(counts.refund).toBe(0);
@@ -533,6 +545,7 @@ export function defineAiCases(sdk: Sdk): void {
 
     it('denied in the host: the body does not run and the model reads execution-denied', async () => {
       const { result, approvalId } = await firstTurn('e5', 905);
+      await openAtPdp(905);
       pdp.resolveEscalation(escalations.at(-1)!, 'approve');
       const model = await resume(result, approvalId!, false);
       expect(counts.refund).toBe(0);
@@ -656,6 +669,8 @@ export function defineAiCases(sdk: Sdk): void {
         const { result } = await run([callTool('d1', 'refund_payment', { amount: 951 }), answer('x')], approval);
         const request = result.content.find((p) => p.type === 'tool-approval-request');
         expect(request).toBeDefined();
+        // a real attempt opens the PDP escalation (the host's check was simulated, and opened none)
+        expect((await pep.authorizeAction('refund_payment', { amount: 951 })).verdict).toBe('ESCALATE');
         pdp.resolveEscalation(escalations.at(-1)!, 'approve');
         const model = sdk.mockModel({ responses: [answer('not refunded')] });
         await sdk.generateText({

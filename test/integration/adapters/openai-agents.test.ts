@@ -436,7 +436,8 @@ describe('guardTools: ESCALATE through needsApproval and RunState', () => {
 
   it('after the PDP approved the escalation, the resumed call runs exactly once, with a permit', async () => {
     const { pep, agent, model, runs, result, events } = await interrupted();
-    const escalationId = events[0]?.decision.escalationId;
+    // needsApproval's check is simulated and opens no escalation (section 19): a real attempt opens it
+    const escalationId = (await pep.authorizeAction('refund_payment', { orderId: 'ord_9', amount: 900 })).escalationId;
     expect(escalationId).toEqual(expect.any(String));
     pdp.resolveEscalation(escalationId as string, 'approve');
     model.enqueue([assistantMessage('Refunded after review.')]);
@@ -455,8 +456,9 @@ describe('guardTools: ESCALATE through needsApproval and RunState', () => {
   });
 
   it('the same approved state resumed twice: the PDP approval is used once, the body runs once', async () => {
-    const { agent, model, runs, result, events } = await interrupted();
-    pdp.resolveEscalation(events[0]?.decision.escalationId as string, 'approve');
+    const { pep, agent, model, runs, result } = await interrupted();
+    const opened = await pep.authorizeAction('refund_payment', { orderId: 'ord_9', amount: 900 });
+    pdp.resolveEscalation(opened.escalationId as string, 'approve');
     const approved = await RunState.fromString(agent, result.state.toString());
     approved.approve(approved.getInterruptions()[0] as never);
     const saved = approved.toString();

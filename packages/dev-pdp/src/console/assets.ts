@@ -137,7 +137,9 @@ h2{font-size:1.1rem;margin:24px 0 8px}
 header.top{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:center;justify-content:space-between;padding:12px;background:#1f2937;color:#fff}
 header.top .muted{color:#cbd5e1}
 code,pre{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-pre.args{background:#0f172a;color:#e2e8f0;padding:10px;border-radius:6px;overflow:auto;max-height:320px;white-space:pre-wrap;word-break:break-word}
+pre.args{background:#0f172a;color:#e2e8f0;padding:10px;border-radius:6px;overflow:auto;max-height:60vh;white-space:pre-wrap;word-break:break-word}
+mark.unseen{background:#fde047;color:#111;border-radius:3px;padding:0 2px;font-weight:600}
+code.hash{word-break:break-all}
 .card{background:#fff;border:1px solid #d7dbe0;border-radius:8px;padding:12px;margin:0 0 12px;box-shadow:0 1px 2px rgba(0,0,0,.04)}
 .card header{display:flex;justify-content:space-between;gap:8px;flex-wrap:wrap}
 .card .tool{font-size:1.05rem;font-weight:600;word-break:break-all}

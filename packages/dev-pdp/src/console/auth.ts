@@ -6,6 +6,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import type { KeyThrottle } from '../auth.js';
 import { newToken } from './csrf.js';
 
 /** A console session: before sign-in it carries only the CSRF token of the sign-in form. @internal */
@@ -22,9 +23,8 @@ export type SignInResult =
 
 /** Limits of {@link ConsoleAuth}. @internal */
 export interface ConsoleAuthLimits {
-  /** Failed sign-ins allowed per client within `windowMs`. */
-  attempts: number;
-  windowMs: number;
+  /** Failed reviewer-key attempts per client, shared with every endpoint that accepts the key. */
+  throttle: KeyThrottle;
   /** A signed-in session ends after this long unused. */
   idleMs: number;
 }
@@ -39,8 +39,6 @@ export class ConsoleAuth {
   /** Sessions before sign-in (the sign-in form's CSRF token): many, short. */
   readonly #visitors: LRUCache<string, ConsoleSession>;
   readonly #signedIn: LRUCache<string, ConsoleSession>;
-  /** Failed sign-ins per client address, forgotten `windowMs` after the first. */
-  readonly #failures: LRUCache<string, { count: number; since: number }>;
 
   constructor(reviewerKey: string, agentKey: string | undefined, limits: ConsoleAuthLimits) {
     this.#reviewer = digest(reviewerKey);
@@ -48,7 +46,6 @@ export class ConsoleAuth {
     this.#limits = limits;
     this.#visitors = new LRUCache({ max: 2000, ttl: 30 * 60 * 1000 });
     this.#signedIn = new LRUCache({ max: 1000, ttl: limits.idleMs, updateAgeOnGet: true });
-    this.#failures = new LRUCache({ max: 10_000, ttl: limits.windowMs });
   }
 
   /** The session a cookie names, if it is live. */
@@ -69,17 +66,13 @@ export class ConsoleAuth {
    * session (new id, new CSRF token) is made, so a session id seen before sign-in is worth nothing after.
    */
   signIn(client: string, visitorId: string, key: string): SignInResult {
-    const failures = this.#failures.get(client);
-    if (failures !== undefined && failures.count >= this.#limits.attempts) {
-      const left = failures.since + this.#limits.windowMs - Date.now();
-      return { ok: false, why: 'rate_limited', retryAfterSec: Math.max(1, Math.ceil(left / 1000)) };
-    }
+    const retryAfterSec = this.#limits.throttle.blocked(client);
+    if (retryAfterSec !== undefined) return { ok: false, why: 'rate_limited', retryAfterSec };
     const given = digest(key);
     const isReviewer = timingSafeEqual(given, this.#reviewer);
     const isAgent = this.#agent !== undefined && timingSafeEqual(given, this.#agent);
     if (!isReviewer || isAgent || key.length === 0) {
-      const next = { count: (failures?.count ?? 0) + 1, since: failures?.since ?? Date.now() };
-      this.#failures.set(client, next, { noUpdateTTL: failures !== undefined });
+      this.#limits.throttle.failed(client);
       return { ok: false, why: isAgent ? 'agent_key' : 'wrong_key' };
     }
     this.#visitors.delete(visitorId);

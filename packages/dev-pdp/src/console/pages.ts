@@ -13,8 +13,14 @@ import { html, type Part, type SafeHtml } from './html.js';
 /** Where the console's script and styles are served. @internal */
 export const ASSET_PATHS = Object.freeze({ script: '/console/console.js', style: '/console/console.css' });
 
-/** Longest args or content shown, in characters (the rest is cut, and says so). */
-const MAX_SHOWN = 20_000;
+/**
+ * Characters a reviewer could not see as they are: C0 and C1 controls (but the newline and tab of
+ * indented JSON), bidirectional embeddings, overrides, isolates and marks (U+202E turns text around),
+ * zero-width and other invisible characters, variation selectors, the BOM and the tag characters.
+ */
+const UNSEEN =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each code point is matched alone on purpose: joiners and variation selectors are what a reviewer cannot see
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{E0000}-\u{E007F}\u{1D173}-\u{1D17A}]/gu;
 
 /** An open escalation with the steps of its session before it. @internal */
 export interface PendingView extends PendingEscalation {
@@ -96,15 +102,32 @@ export function formatAge(ms: number): string {
   return `${Math.floor(s / 86_400)} d`;
 }
 
-/** JSON, indented, cut at {@link MAX_SHOWN} characters. @internal */
+/** JSON, indented, whole (the page scrolls it): a reviewer approves what they saw, all of it. @internal */
 export function pretty(value: unknown): string {
-  let text: string;
   try {
-    text = JSON.stringify(value, null, 2) ?? String(value);
+    return JSON.stringify(value, null, 2) ?? String(value);
   } catch {
-    text = String(value);
+    return String(value);
   }
-  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}\n… (${text.length - MAX_SHOWN} more characters)` : text;
+}
+
+/**
+ * Text from an agent with every character of {@link UNSEEN} replaced by a visible marker, `⟨U+202E⟩`,
+ * in a `mark.unseen` element; the rest is text (escaped by {@link html}), never HTML. @internal
+ */
+export function visible(text: string): Part {
+  const parts: Part[] = [];
+  let last = 0;
+  for (const m of text.matchAll(UNSEEN)) {
+    const code = (m[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0');
+    parts.push(
+      text.slice(last, m.index),
+      html`<mark class="unseen" title="an invisible or direction-changing character">⟨U+${code}⟩</mark>`,
+    );
+    last = m.index + m[0].length;
+  }
+  parts.push(text.slice(last));
+  return parts;
 }
 
 function labelList(labels: readonly string[] | undefined): Part {
@@ -122,19 +145,21 @@ function historyList(history: readonly EvidenceRecord[]): Part {
 
 function pendingCard(p: PendingView, csrf: string, now: number): SafeHtml {
   const shown = p.args !== undefined ? pretty(p.args) : p.content !== undefined ? pretty(p.content) : '';
+  const isAction = p.subject.stage === 'action';
   return html`<article class="card escalation" id="${p.id}" data-escalation-id="${p.id}">
-<header><code class="tool">${p.subject.tool ?? p.subject.stage}</code> <span class="age" title="${new Date(p.openedAt).toISOString()}">${formatAge(now - p.openedAt)} ago</span></header>
+<header><code class="tool">${visible(p.subject.tool ?? p.subject.stage)}</code> <span class="age" title="${new Date(p.openedAt).toISOString()}">${formatAge(now - p.openedAt)} ago</span></header>
 <dl>
-<dt>Agent</dt><dd>${p.subject.agentId}</dd>
-<dt>Session</dt><dd><code>${p.subject.session}</code></dd>
+<dt>Agent</dt><dd>${visible(p.subject.agentId)}</dd>
+<dt>Session</dt><dd><code>${visible(p.subject.session)}</code></dd>
 <dt>Labels</dt><dd>${labelList(p.labels)}</dd>
 <dt>Stage</dt><dd>${p.subject.stage}</dd>
-<dt>Reason</dt><dd>${p.reason ?? ''}</dd>
+<dt>Reason</dt><dd>${visible(p.reason ?? '')}</dd>
 <dt>Latches</dt><dd>${p.latches.join(', ')}</dd>
 <dt>Before</dt><dd>${historyList(p.history)}</dd>
+<dt>${isAction ? 'act_hash' : 'Content hash'}</dt><dd><code class="hash" data-${isAction ? 'act-hash' : 'content-hash'}="${p.subject.hash}">${p.subject.hash}</code></dd>
 </dl>
-<p class="what">${p.args !== undefined ? 'Args' : 'Content'}, as the PDP saw them:</p>
-<pre class="args">${shown}</pre>
+<p class="what">${p.args !== undefined ? 'Args' : 'Content'}, as the PDP saw them, whole (${shown.length} characters; invisible and direction-changing characters are marked ⟨U+…⟩):</p>
+<pre class="args" tabindex="0">${visible(shown)}</pre>
 <form method="post" action="/console/escalations/${p.id}" class="resolve">
 <input type="hidden" name="csrf" value="${csrf}">
 <label>Note (optional) <input type="text" name="note" maxlength="500"></label>

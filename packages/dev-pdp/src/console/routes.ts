@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import contentType from 'content-type';
 import type { JSONWebKeySet } from 'jose';
+import type { KeyThrottle } from '../auth.js';
 import { DEV_PDP_DEFAULTS } from '../defaults.js';
 import { type EscalationBook, EscalationError } from '../escalations.js';
 import type { EvidenceLog } from '../evidence.js';
@@ -31,6 +32,8 @@ export interface ConsoleDeps {
   escalations: EscalationBook;
   evidence: EvidenceLog;
   keys: JSONWebKeySet;
+  /** Failed reviewer-key attempts, shared with `POST /api/escalations/{id}` and `GET /api/escalations`. */
+  throttle: KeyThrottle;
   log(refusal: RefusedRequest): void;
 }
 
@@ -117,8 +120,7 @@ class ConsoleRoutes {
   constructor(deps: ConsoleDeps) {
     this.#deps = deps;
     this.#auth = new ConsoleAuth(deps.reviewerApiKey, deps.apiKey, {
-      attempts: DEV_PDP_DEFAULTS.consoleSignInAttempts,
-      windowMs: DEV_PDP_DEFAULTS.consoleSignInWindowMs,
+      throttle: deps.throttle,
       idleMs: DEV_PDP_DEFAULTS.consoleSessionIdleMs,
     });
     this.#check = new EvidenceCheck(deps.evidence, deps.keys);
@@ -169,7 +171,7 @@ class ConsoleRoutes {
     const verdict = VERDICT_FILTERS.includes(verdictParam) ? verdictParam : '';
     const sessionFilter = (url.searchParams.get('session') ?? '').slice(0, 200);
     const log = this.#deps.evidence;
-    const pending = this.#deps.escalations.pending().map((p) => ({
+    const pending = (await this.#deps.escalations.pending()).map((p) => ({
       ...p,
       history: log.latest(
         (r) =>
@@ -266,10 +268,19 @@ class ConsoleRoutes {
     if (note.length > maxNote)
       return this.refuse(req, res, 400, 'bad_request', `a note is at most ${maxNote} characters`);
     try {
-      this.#deps.escalations.resolve(id, resolution, 'console', note === '' ? undefined : note);
+      await this.#deps.escalations.resolve(id, resolution, 'console', note === '' ? undefined : note);
     } catch (error) {
       if (error instanceof EscalationError && error.code === 'escalation_already_resolved') {
         return this.refuse(req, res, 409, error.code, 'This escalation was already resolved (or it expired).');
+      }
+      if (!(error instanceof EscalationError)) {
+        return this.refuse(
+          req,
+          res,
+          503,
+          'session_store_unavailable',
+          'The escalation store did not answer; try again.',
+        );
       }
       return this.refuse(req, res, 404, 'escalation_not_found', 'There is no such escalation.');
     }

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bearerCheck, type KeyCheck } from '../auth.js';
+import { bearerCheck, type KeyCheck, type KeyThrottle } from '../auth.js';
 import type { ConsoleHandler } from '../console/routes.js';
 import type { DecideContext } from '../decide.js';
 import { DEFAULT_SLOW_BYTES_PER_SECOND, type Fault } from '../faults.js';
@@ -23,6 +23,12 @@ export interface ServerConfig extends DecideContext {
   timeouts: ServerTimeouts;
   fault(): Readonly<Fault> | null;
   log(refusal: RefusedRequest): void;
+  /** Failed reviewer-key attempts per client, shared with the console's sign-in. */
+  throttle: KeyThrottle;
+  /** `escalationTtlSec` in milliseconds (a listed escalation's `expiresAt`). */
+  escalationTtlMs: number;
+  /** Resolves when the stores answer (`/readyz`); rejects when they do not. */
+  ready(): Promise<void>;
 }
 
 /** One server's state, as its routes see it. @internal */
@@ -34,6 +40,12 @@ export interface RouteContext {
   readonly agentKey: KeyCheck;
   /** The reviewer key check of the escalation endpoint; undefined without a reviewer key. */
   readonly reviewerKey: KeyCheck | undefined;
+  /** Set by a drain: no new decision is taken (503 `draining`), `/readyz` answers 503. */
+  draining: boolean;
+  /** Requests being answered; a drain waits for none. */
+  inFlight: number;
+  /** Called when the last request in flight is answered (set by a drain). */
+  idle?: () => void;
 }
 
 /** The context of a server made with `config`. @internal */
@@ -43,6 +55,8 @@ export function routeContext(config: ServerConfig): RouteContext {
     timers: new Set(),
     agentKey: bearerCheck(config.apiKey),
     reviewerKey: config.reviewerApiKey === undefined ? undefined : bearerCheck(config.reviewerApiKey),
+    draining: false,
+    inFlight: 0,
   };
 }
 

@@ -17,8 +17,25 @@ import { DEV_PDP_DEFAULTS } from '../defaults.js';
 import { GARBAGE_BODY } from '../faults.js';
 import { badRequest, HttpError, JSON_TYPE, readBody, readJsonObject } from '../http.js';
 import type { RefusedRequest } from '../log.js';
+import type { DecisionRequest } from '../request.js';
 import { fromAuthorizeBody, toAuthorizeAnswer } from '../wire.js';
 import { answer, type RequestIds, type Route, type RouteContext, refuse } from './context.js';
+
+/**
+ * The request, when it is within the limits nothing may be stored past (contract section 19): a
+ * session id of at most `maxSessionLength` characters.
+ * @throws HttpError 400 `session_too_long`
+ */
+function limited(request: DecisionRequest): DecisionRequest {
+  if (request.session.length > DEV_PDP_DEFAULTS.maxSessionLength) {
+    throw new HttpError(
+      400,
+      'session_too_long',
+      `session ids are at most ${DEV_PDP_DEFAULTS.maxSessionLength} characters`,
+    );
+  }
+  return request;
+}
 
 /** The native decision endpoint. @internal */
 export const AUTHORIZE_PATH = '/api/policy/authorize';
@@ -27,7 +44,7 @@ export const AUTHORIZE_PATH = '/api/policy/authorize';
 const authorize: Route = async (ctx, req, res, ids) => {
   const { config } = ctx;
   const body = await readJsonObject(req, config.maxBodyBytes);
-  const decision = await decide(config, fromAuthorizeBody(body, config.policy, ids.header));
+  const decision = await decide(config, limited(fromAuthorizeBody(body, config.policy, ids.header)));
   answer(ctx, res, decision.requestId, toAuthorizeAnswer(decision));
 };
 
@@ -36,7 +53,7 @@ const evaluation: Route = async (ctx, req, res, ids) => {
   const { config } = ctx;
   const body = await readJsonObject(req, config.maxBodyBytes);
   const parts = { subject: body.subject, action: body.action, resource: body.resource, context: body.context };
-  const decision = await decide(config, fromEvaluation(parts, config.policy, ids.header));
+  const decision = await decide(config, limited(fromEvaluation(parts, config.policy, ids.header)));
   answer(ctx, res, ids.header ?? decision.requestId, toEvaluationAnswer(decision));
 };
 
@@ -46,7 +63,7 @@ async function evaluationItem(
   item: Parameters<typeof fromEvaluation>[0],
 ): Promise<{ decision: boolean; context: Record<string, unknown> }> {
   try {
-    return toEvaluationAnswer(await decide(ctx.config, fromEvaluation(item, ctx.config.policy, undefined)));
+    return toEvaluationAnswer(await decide(ctx.config, limited(fromEvaluation(item, ctx.config.policy, undefined))));
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
     const refusal: RefusedRequest = {
@@ -67,7 +84,10 @@ const evaluations: Route = async (ctx, req, res, ids) => {
   const batch = parseEvaluations(body, DEV_PDP_DEFAULTS.maxEvaluations);
   if (batch.single) {
     const [only] = batch.items;
-    const decision = await decide(config, fromEvaluation(only as (typeof batch.items)[0], config.policy, undefined));
+    const decision = await decide(
+      config,
+      limited(fromEvaluation(only as (typeof batch.items)[0], config.policy, undefined)),
+    );
     answer(ctx, res, ids.reply, toEvaluationAnswer(decision));
     return;
   }

@@ -3,6 +3,8 @@
  * Redis store for replicas.
  * @packageDocumentation
  */
+import { LRUCache } from 'lru-cache';
+import { DEV_PDP_DEFAULTS } from '../defaults.js';
 import {
   EMPTY_FACTS,
   EMPTY_SESSION,
@@ -25,13 +27,30 @@ interface Entry {
 /** Commits between two sweeps of expired sessions. */
 const SWEEP_EVERY = 1024;
 
+/** How many sessions the memory store keeps, and who counts those it drops. @internal */
+export interface MemorySessionBound {
+  /** Sessions kept; past it the least recently used is dropped. */
+  maxSessions: number;
+  /** Called once per session dropped to stay within `maxSessions` (not for expiry). */
+  onDrop(): void;
+}
+
 /**
  * Creates the memory store. Its callers (the session keeper) hand it one decision per session at a
- * time, so a lease needs no lock here.
+ * time, so a lease needs no lock here. Bounded (lru-cache) when `bound` is given.
  * @internal
  */
-export function createMemorySessionStore(limits: SessionLimits, now: () => number = Date.now): SessionStore {
-  const sessions = new Map<string, Entry>();
+export function createMemorySessionStore(
+  limits: SessionLimits,
+  now: () => number = Date.now,
+  bound?: MemorySessionBound,
+): SessionStore {
+  const sessions = new LRUCache<string, Entry>({
+    max: bound?.maxSessions ?? DEV_PDP_DEFAULTS.maxSessions,
+    disposeAfter: (_entry, _key, reason) => {
+      if (reason === 'evict') bound?.onDrop();
+    },
+  });
   let commits = 0;
 
   function live(key: string): Entry | undefined {

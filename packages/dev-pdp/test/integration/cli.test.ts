@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,10 +98,53 @@ describe('agent-pep dev-pdp (the bin)', () => {
       }),
     });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { verdict: string }).verdict).toBe('ESCALATE');
+    const held = (await res.json()) as { verdict: string; escalationId: string };
+    expect(held.verdict).toBe('ESCALATE');
+    // the log line of an ESCALATE names its esc_ id: the one POST /api/escalations/{id} takes
+    await expect
+      .poll(() => r.stdout())
+      .toMatch(new RegExp(`ESCALATE action refund_payment .* ${held.escalationId}\\n`));
     r.child.kill('SIGTERM');
     expect(await r.exit).toEqual({ code: 0, signal: null });
     expect(r.stdout()).not.toContain('ord_1');
+  });
+
+  test('SIGTERM drains: the decision in flight is answered, no new connection is taken, then exit 0', async () => {
+    const r = run(['dev-pdp', '--policy', examplePolicy, '--port', '0', '--quiet']);
+    const { url } = await urlsOf(r);
+    const body = JSON.stringify({
+      agentId: 'support-ai',
+      session: 's',
+      stage: 'action',
+      requestId: 'drain-1',
+      tool: 'refund_payment',
+      args: { orderId: 'ord_1', amount: 12 },
+    });
+    // a request in flight: headers and half its body sent, the rest after the SIGTERM
+    const req = request(`${url}/api/policy/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+    });
+    const answered = new Promise<{ status: number | undefined; text: string }>((resolve, reject) => {
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          text += c.toString('utf8');
+        });
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      });
+      req.on('error', reject);
+    });
+    req.write(body.slice(0, 40));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    r.child.kill('SIGTERM');
+    await expect.poll(() => r.stdout()).toContain('SIGTERM: draining');
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    req.end(body.slice(40));
+    const reply = await answered;
+    expect(reply.status).toBe(200);
+    expect((JSON.parse(reply.text) as { verdict: string }).verdict).toBe('ALLOW');
+    expect(await r.exit).toEqual({ code: 0, signal: null });
   });
 
   test('SIGINT stops it with exit 0; the API key comes from PDP_API_KEY; evidence goes to --evidence', async () => {

@@ -216,7 +216,7 @@ describe.skipIf(skip !== undefined)('the reviewer console in Chromium', { timeou
     const first = await call(args);
     const id = first.ran ? '' : (first.escalationId as string);
     await expect
-      .poll(() => pdp.evidence().find((r) => r.escalationId === id)?.outcome, { timeout: 5000 })
+      .poll(() => pdp.evidence().find((r) => r.stage === 'review' && r.escalationId === id)?.outcome, { timeout: 5000 })
       .toBe('expired');
     await page.locator(`[data-escalation-id="${id}"]`).waitFor({ state: 'detached', timeout: 10_000 });
     expect(await call(args)).toMatchObject({ ran: false, error: 'PolicyBlockedError' });
@@ -296,6 +296,34 @@ describe.skipIf(skip !== undefined)('the reviewer console in Chromium', { timeou
     await page.waitForTimeout(500);
     expect(dialogs).toEqual([]);
     expect(foreign).toEqual([]);
+  });
+
+  it('a reviewer approves what they saw: the whole args (scrollable, 30,000+ characters), the act_hash, and a right-to-left override shown as ⟨U+202E⟩', async () => {
+    const { pdp, pep, context } = await setUp({
+      policy: { agents: ['support-ai'], latches: [{ id: 'all', stage: 'action', verdict: 'ESCALATE' }] },
+    });
+    const page = await context.newPage();
+    await signIn(page, pdp);
+    const args = { body: `${'x'.repeat(30_000)}THE-END`, attachment: 'invoice\u202Efdp.exe', to: 'a\u200Bb' };
+    const held = await pep.authorizeAction('send_email', args);
+    const card = page.locator(`[data-escalation-id="${held.escalationId}"]`);
+    await card.waitFor({ timeout: 10_000 });
+    const shown = (await card.locator('pre.args').textContent()) ?? '';
+    expect(shown).toContain('THE-END');
+    expect(shown).toContain('invoice⟨U+202E⟩fdp.exe');
+    expect(shown).toContain('a⟨U+200B⟩b');
+    expect(shown).not.toMatch(/[\u202E\u200B]/);
+    // the box scrolls: it is shorter than what it holds, and a reviewer can reach the end
+    const box = await card.locator('pre.args').evaluate((el) => ({
+      client: el.clientHeight,
+      scroll: el.scrollHeight,
+      overflow: (globalThis as unknown as { getComputedStyle(e: unknown): { overflowY: string } }).getComputedStyle(el)
+        .overflowY,
+    }));
+    expect(box.scroll).toBeGreaterThan(box.client);
+    expect(box.overflow).toBe('auto');
+    const actHash = pdp.evidence().at(-1)?.argsHash as string;
+    expect(await card.locator(`[data-act-hash="${actHash}"]`).textContent()).toBe(actHash);
   });
 
   it('the evidence view verifies the evidence file afresh and names a tampered record as broken', async () => {

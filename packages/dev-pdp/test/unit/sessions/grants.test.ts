@@ -4,10 +4,10 @@
  * uses spent and expiry, fromUser after NFKC and case folding, and the policy checks of intents.
  */
 import { describe, expect, test } from 'vitest';
-import { compilePolicy, InvalidPolicyError } from '../../../../src/dev-pdp/policy.js';
-import { grantsAfter, grantsHolding, isLive, resolveGrant } from '../../../../src/dev-pdp/sessions/grants.js';
-import { grantsFromText, sentencesOf } from '../../../../src/dev-pdp/sessions/intents.js';
-import { occursInWords, wordRuns } from '../../../../src/dev-pdp/sessions/words.js';
+import { compilePolicy, InvalidPolicyError } from '../../../src/policy.js';
+import { grantsAfter, grantsHolding, isLive, resolveGrant } from '../../../src/sessions/grants.js';
+import { grantsFromText, sentencesOf } from '../../../src/sessions/intents.js';
+import { occursInWords, wordRuns } from '../../../src/sessions/words.js';
 
 const KEY = new Uint8Array(32).fill(7);
 const ctx = (said = '') => ({ groups: new Map(), words: new Set(wordRuns(KEY, said)), key: KEY });

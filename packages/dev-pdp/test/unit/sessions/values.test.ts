@@ -10,7 +10,7 @@ import {
   valueHash,
   valuesAfter,
   valuesIn,
-} from '../../../../src/dev-pdp/sessions/values.js';
+} from '../../../src/sessions/values.js';
 
 const KEY = new Uint8Array(32).fill(1);
 const extractors = compileValues([{ name: 'ticket', pattern: 'TCK-[0-9]{4}' }]);
