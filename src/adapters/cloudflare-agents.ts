@@ -15,6 +15,7 @@
  * Only types are read from `agents` (its `Agent` runs in workerd only); this module checks at load that
  * it is installed.
  * @packageDocumentation
+ * @module adapters/cloudflare-agents
  */
 import { createRequire } from 'node:module';
 

@@ -11,6 +11,7 @@
  *
  * Only types are imported from `@mastra/core`; this module checks at load that it is installed.
  * @packageDocumentation
+ * @module adapters/mastra
  */
 import { createRequire } from 'node:module';
 

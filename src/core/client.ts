@@ -7,7 +7,14 @@
  */
 
 import type { PolicyDecision, Stage } from '../decision.js';
-import type { ActionCall, CallOptions, EgressCallOptions, InputCallOptions, PepOptions, SandboxRunner } from '../options/pep.js';
+import type {
+  ActionCall,
+  CallOptions,
+  EgressCallOptions,
+  InputCallOptions,
+  PepOptions,
+  SandboxRunner,
+} from '../options/pep.js';
 import { resolveOptions } from '../options/pep.js';
 import type { PermitChecker } from '../permit/verifier.js';
 import { decideAll } from './batch.js';

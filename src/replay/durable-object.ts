@@ -7,6 +7,7 @@
  * (no restart or failover forgets a claim), so unlike Redis without persistence it needs no epoch.
  * Nothing here imports `cloudflare:workers` or a Node built-in: it loads anywhere and runs in workerd.
  * @packageDocumentation
+ * @module replay/durable-object
  */
 import { integerOption, optionError, refuseUnknownKeys } from '../internal/option-kit.js';
 import type { ReplayStore } from './types.js';

@@ -6,8 +6,9 @@
  * counted) or Redis (shared by replicas, `escalations-redis.ts`).
  * @packageDocumentation
  */
-import { LRUCache } from 'lru-cache';
+
 import { canonicalJson } from 'agent-pep/internal';
+import { LRUCache } from 'lru-cache';
 import { randomId } from './signing.js';
 
 /** A reviewer's answer. */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runSessions, type SessionResult } from '../../../demo/session-replay.js';
 
 vi.mock('agent-pep', () => import('../../../src/index.js'));
-vi.mock('agent-pep/dev-pdp', () => import('../../../src/dev-pdp/index.js'));
+vi.mock('agent-pep/dev-pdp', () => import('../../../packages/dev-pdp/src/index.js'));
 
 type Step = Record<string, unknown>;
 const input = (content: string): Step => ({ stage: 'input', label: 'benign', content });

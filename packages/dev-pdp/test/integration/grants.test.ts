@@ -5,10 +5,10 @@
  * bound to args and spent by its uses; an application's grants are checked and can be turned off.
  */
 import { afterEach, describe, expect, test } from 'vitest';
-import type { DevPdp } from '../../src/index.js';
 import type { IntentGrant } from '../../../../src/index.js';
 import { postJson } from '../../../../test/support/dev-pdp-http.js';
 import { sessionHarness } from '../../../../test/support/sessions.js';
+import type { DevPdp } from '../../src/index.js';
 
 const POLICY = {
   agents: ['agent'],

@@ -7,10 +7,10 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import type { DevPdp } from '../../src/index.js';
 import { postJson } from '../../../../test/support/dev-pdp-http.js';
 import { type RedisHandle, redisUnavailableReason, spawnRedis } from '../../../../test/support/redis.js';
 import { sessionHarness } from '../../../../test/support/sessions.js';
+import type { DevPdp } from '../../src/index.js';
 
 const POLICY = {
   agents: ['agent'],

@@ -4,13 +4,7 @@
  * the policy's own kinds; keyed hashes that differ by kind and by key; sources merged and bounded.
  */
 import { describe, expect, test } from 'vitest';
-import {
-  compileValues,
-  VALUE_LIMITS,
-  valueHash,
-  valuesAfter,
-  valuesIn,
-} from '../../../src/sessions/values.js';
+import { compileValues, VALUE_LIMITS, valueHash, valuesAfter, valuesIn } from '../../../src/sessions/values.js';
 
 const KEY = new Uint8Array(32).fill(1);
 const extractors = compileValues([{ name: 'ticket', pattern: 'TCK-[0-9]{4}' }]);
