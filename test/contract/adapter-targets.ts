@@ -322,7 +322,9 @@ function serverGuard(side: 'server' | 'client', pep: Pep): ((server: McpServer) 
 }
 
 /** The policy session an agent's request names (CONTRACT section 16): a guarded server decides in it. */
-const inSession = { [SESSION_META_KEY]: 'sess_contract' };
+/** The session of the suite's clients (adapters.contract.test.ts). */
+export const CONTRACT_SESSION = 'sess_contract';
+const inSession = { [SESSION_META_KEY]: CONTRACT_SESSION };
 
 function mcpTarget(side: 'server' | 'client'): Target {
   return {

@@ -15,7 +15,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { guardAgentMcp, guardTools } from '../../src/adapters/cloudflare-agents.js';
 import type { Pep } from '../../src/index.js';
-import type { CallSetup, SchemaKind, Target } from './adapter-targets.js';
+import { type CallSetup, CONTRACT_SESSION, type SchemaKind, type Target } from './adapter-targets.js';
 
 const TOOL = 'refund_payment';
 const asText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
@@ -68,7 +68,8 @@ export const cloudflareToolsTarget: Target = {
         return (setup.result ?? defaultResult)(a);
       },
     });
-    const tools = guardTools(pep, agentNamed(), { [TOOL]: refund });
+    // the agent is named as the suite's session: an escalation the suite opens at the PDP is the agent's
+    const tools = guardTools(pep, { name: CONTRACT_SESSION }, { [TOOL]: refund });
     const model = new MockLanguageModelV3({ doGenerate: [call(args), answer('done'), answer('done')] as never });
     const messages: unknown[] = [{ role: 'user', content: 'refund' }];
     const first = await generateText({ model, tools, messages: messages as never, stopWhen: stepCountIs(3) });

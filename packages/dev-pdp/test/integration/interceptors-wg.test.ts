@@ -11,7 +11,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import type { Interceptor, Pep, PolicyDecision } from '../../../../src/index.js';
 import { sessionHarness } from '../../../../test/support/sessions.js';
 
-const DIR = new URL('../../../../test/fixtures/interceptors-wg', import.meta.url);
+const DIR = new URL('../../../../test/fixtures/interceptors-wg/', import.meta.url);
 const POLICY = JSON.parse(readFileSync(new URL('policy.json', DIR), 'utf8')) as {
   values: { name: string; pattern: string }[];
 };
