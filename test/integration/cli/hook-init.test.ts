@@ -93,6 +93,8 @@ function runCommand(command: string, cwd: string, event: Json, env: Record<strin
       clearTimeout(killer);
       resolve({ code, stdout, stderr, json: parsed(stdout) });
     });
+    // a command that ends without reading its input (the binary missing) closes the pipe: EPIPE here is expected
+    child.stdin.on('error', () => {});
     child.stdin.end(JSON.stringify(event));
   });
 }
