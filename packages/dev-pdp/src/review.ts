@@ -13,6 +13,7 @@ import { createRedisEscalationStore, type EscalationRedisClient } from './escala
 import type { EvidenceLog, ReviewEntry } from './evidence.js';
 import type { RefusedRequest } from './log.js';
 import { optionError, type ResolvedDevPdpOptions } from './options.js';
+import { openRedis } from './redis-connection.js';
 
 /** The escalation book, and what stops its timer and webhook. @internal */
 export interface Review {
@@ -65,17 +66,8 @@ export async function openEscalationStore(o: ResolvedDevPdpOptions): Promise<Ope
       close: async () => {},
     };
   }
-  const { Redis } = await import('ioredis');
   const timeoutMs = o.sessionStoreTimeoutMs;
-  const redis = new Redis(option.redis, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: timeoutMs,
-    connectTimeout: timeoutMs,
-    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), 2000),
-  });
-  // without a listener ioredis logs every connection error; decisions report them as 503s instead
-  redis.on('error', () => {});
+  const redis = await openRedis(option.redis, timeoutMs);
   // the first decisions should not find the connection still opening (a Redis down is a 503 later)
   await race(new Promise((resolve) => redis.once('ready', resolve)), deadlineIn(timeoutMs));
   const client = redis as unknown as EscalationRedisClient;

@@ -1,6 +1,6 @@
 /**
- * The Redis session store (docs/dev-pdp.md): session state shared by PDP replicas. The only import of
- * ioredis in the dev PDP, and a dynamic one: only a PDP started with `sessionStore: { redis }` loads it.
+ * The Redis session store (docs/dev-pdp.md): session state shared by PDP replicas. Its own connection
+ * comes from ../redis-connection.ts, which loads ioredis only for a PDP started with `sessionStore: { redis }`.
  *
  * How two replicas stay in order (one decision at a time per session, each reading every earlier step):
  * - a decision takes the session's lock, `SET <lock> <token> NX PX <lease>`, and reads the labels and
@@ -16,6 +16,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { deadlineIn, now, race, STAGES, VERDICTS } from 'agent-pep/internal';
+import { openRedis } from '../redis-connection.js';
 import type { SessionRedisClient, SessionStoreOption } from './options.js';
 import { EMPTY_FACTS, type HistoryStep, type SessionFacts, type SessionUpdate, type SessionView } from './state.js';
 import type { SessionLease, SessionLimits, SessionStore } from './store.js';
@@ -202,21 +203,7 @@ export async function createRedisSessionStore(
   let client: SessionRedisClient;
   let owned: { quit(): Promise<unknown>; disconnect(): void } | undefined;
   if (typeof option.redis === 'string') {
-    let Redis: typeof import('ioredis').Redis;
-    try {
-      ({ Redis } = await import('ioredis'));
-    } catch (cause) {
-      throw new Error('sessionStore.redis needs the ioredis package: npm install ioredis', { cause });
-    }
-    const redis = new Redis(option.redis, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: timeoutMs,
-      connectTimeout: timeoutMs,
-      retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), 2000),
-    });
-    // without a listener ioredis logs every connection error; decisions report them as 503s instead
-    redis.on('error', () => {});
+    const redis = await openRedis(option.redis, timeoutMs);
     client = redis as unknown as SessionRedisClient;
     owned = redis;
   } else {
