@@ -16,6 +16,7 @@ import {
 } from './escalations.js';
 import { type Evaluation, evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
+import { heldSession } from './held-session.js';
 import { HttpError } from './http.js';
 import type { CompiledPolicy } from './policy.js';
 import type { DecisionRequest } from './request.js';
@@ -264,7 +265,10 @@ async function plan(
   let escalationId: string | undefined;
   if (outcome.subject !== undefined && outcome.resolved === undefined && verdict === 'ESCALATE' && !request.simulated) {
     const details = heldDetails(request, evaluation.latches, outcome.reason);
-    if (!request.stateless) details.labels = sessionLabels;
+    if (!request.stateless) {
+      details.labels = sessionLabels;
+      details.held = heldSession(ctx.policy, request, view, call, secret, now);
+    }
     escalationId = await ctx.escalations.open(outcome.subject, details).catch(escalationStoreFailure);
   }
   let permitId: string | undefined;

@@ -9,6 +9,7 @@
 
 import { canonicalJson } from 'agent-pep/internal';
 import { LRUCache } from 'lru-cache';
+import type { HeldSession } from './held-session.js';
 import { randomId } from './signing.js';
 
 /** A reviewer's answer. */
@@ -45,6 +46,11 @@ export interface EscalationDetails {
   args?: Record<string, unknown>;
   /** Text stages: the content as the PDP saw it. */
   content?: string;
+  /**
+   * The session's intent grants and the values flowing into the args when the request was held (a
+   * request in a session; absent for a sessionless one and for escalations stored before v4).
+   */
+  held?: HeldSession;
 }
 
 /** An open escalation. @internal */

@@ -149,6 +149,11 @@ dd{margin:0;word-break:break-word;min-width:0}
 .muted{color:#5f6b7a}
 .label{display:inline-block;background:#eef2ff;color:#3730a3;border-radius:10px;padding:0 8px;font-size:12px}
 .history{margin:0;padding-left:18px}
+.grant-list,.flow-list{margin:0;padding-left:18px}
+.grants-summary{margin:0 0 4px}
+.inside{color:#166534}
+.outside{color:#991b1b}
+code.value{background:#f1f5f9;border-radius:3px;padding:0 2px}
 form.resolve label{display:block;margin:8px 0}
 form.resolve input[type=text]{width:100%;padding:8px;font:inherit;border:1px solid #c4c9d0;border-radius:6px}
 .buttons{display:flex;gap:8px}

@@ -8,19 +8,14 @@
 import type { EvidenceRecord } from 'agent-pep/internal';
 import type { PendingEscalation } from '../escalations.js';
 import type { EvidenceStatus } from './evidence-check.js';
+import { flowsBlock, grantsBlock } from './held.js';
 import { html, type Part, type SafeHtml } from './html.js';
+import { formatAge, pretty, visible } from './text.js';
+
+export { formatAge, pretty, visible } from './text.js';
 
 /** Where the console's script and styles are served. @internal */
 export const ASSET_PATHS = Object.freeze({ script: '/console/console.js', style: '/console/console.css' });
-
-/**
- * Characters a reviewer could not see as they are: C0 and C1 controls (but the newline and tab of
- * indented JSON), bidirectional embeddings, overrides, isolates and marks (U+202E turns text around),
- * zero-width and other invisible characters, variation selectors, the BOM and the tag characters.
- */
-const UNSEEN =
-  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each code point is matched alone on purpose: joiners and variation selectors are what a reviewer cannot see
-  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{E0000}-\u{E007F}\u{1D173}-\u{1D17A}]/gu;
 
 /** An open escalation with the steps of its session before it. @internal */
 export interface PendingView extends PendingEscalation {
@@ -93,43 +88,6 @@ export function messagePage(title: string, message: string): string {
   );
 }
 
-/** "12 s", "3 min", "2 h", "4 d". @internal */
-export function formatAge(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min`;
-  if (s < 86_400) return `${Math.floor(s / 3600)} h`;
-  return `${Math.floor(s / 86_400)} d`;
-}
-
-/** JSON, indented, whole (the page scrolls it): a reviewer approves what they saw, all of it. @internal */
-export function pretty(value: unknown): string {
-  try {
-    return JSON.stringify(value, null, 2) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-/**
- * Text from an agent with every character of {@link UNSEEN} replaced by a visible marker, `⟨U+202E⟩`,
- * in a `mark.unseen` element; the rest is text (escaped by {@link html}), never HTML. @internal
- */
-export function visible(text: string): Part {
-  const parts: Part[] = [];
-  let last = 0;
-  for (const m of text.matchAll(UNSEEN)) {
-    const code = (m[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0');
-    parts.push(
-      text.slice(last, m.index),
-      html`<mark class="unseen" title="an invisible or direction-changing character">⟨U+${code}⟩</mark>`,
-    );
-    last = m.index + m[0].length;
-  }
-  parts.push(text.slice(last));
-  return parts;
-}
-
 function labelList(labels: readonly string[] | undefined): Part {
   if (labels === undefined || labels.length === 0) return html`<span class="muted">none</span>`;
   return labels.map((label) => html`<span class="label">${label}</span> `);
@@ -152,6 +110,8 @@ function pendingCard(p: PendingView, csrf: string, now: number): SafeHtml {
 <dt>Agent</dt><dd>${visible(p.subject.agentId)}</dd>
 <dt>Session</dt><dd><code>${visible(p.subject.session)}</code></dd>
 <dt>Labels</dt><dd>${labelList(p.labels)}</dd>
+<dt>Grants</dt><dd>${grantsBlock(p.held, isAction, now)}</dd>
+${isAction ? html`<dt>Flows</dt><dd>${flowsBlock(p.held)}</dd>` : ''}
 <dt>Stage</dt><dd>${p.subject.stage}</dd>
 <dt>Reason</dt><dd>${visible(p.reason ?? '')}</dd>
 <dt>Latches</dt><dd>${p.latches.join(', ')}</dd>

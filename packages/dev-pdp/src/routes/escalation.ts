@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEV_PDP_DEFAULTS } from '../defaults.js';
 import { EscalationError, type PendingEscalation } from '../escalations.js';
+import type { HeldSession } from '../held-session.js';
 import { badRequest, HttpError, jsonBody, readJsonObject, send } from '../http.js';
 import { storeUnavailable } from '../sessions/keeper.js';
 import type { RequestIds, RouteContext } from './context.js';
@@ -78,6 +79,22 @@ export async function escalationRequest(
   send(res, ids.reply, 200, jsonBody({ escalationId: id, resolution }));
 }
 
+/**
+ * The session of a held request as `GET /api/escalations` lists it: `grants` (each with `expiresAt` as
+ * an ISO 8601 time), `flows`, and `origin` and `grantsLeftOut` when there are.
+ */
+function heldListed(held: HeldSession): Record<string, unknown> {
+  return {
+    grants: held.grants.map(({ expiresAt, ...g }) => ({
+      ...g,
+      ...(expiresAt !== undefined ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
+    })),
+    ...(held.grantsLeftOut !== undefined ? { grantsLeftOut: held.grantsLeftOut } : {}),
+    flows: held.flows,
+    ...(held.origin !== undefined ? { origin: held.origin } : {}),
+  };
+}
+
 /** One pending escalation as `GET /api/escalations` lists it: what a reviewer needs to decide. */
 function listed(e: PendingEscalation, escalationTtlMs: number): Record<string, unknown> {
   const { subject } = e;
@@ -93,6 +110,7 @@ function listed(e: PendingEscalation, escalationTtlMs: number): Record<string, u
     ...(e.labels !== undefined ? { labels: e.labels } : {}),
     ...(e.args !== undefined ? { args: e.args } : {}),
     ...(e.content !== undefined ? { content: e.content } : {}),
+    ...(e.held !== undefined ? heldListed(e.held) : {}),
     openedAt: new Date(e.openedAt).toISOString(),
     expiresAt: new Date(e.openedAt + escalationTtlMs).toISOString(),
   };
