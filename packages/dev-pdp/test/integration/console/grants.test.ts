@@ -125,8 +125,9 @@ describe('the console shows the grants of a held call', () => {
       origin: 'tool:send_money',
     });
     // the value's keyed hash is never shown nor listed
-    expect(JSON.stringify(item)).not.toMatch(/hash"?:\s*"[A-Za-z0-9_-]{22}"/);
-    expect(Object.keys((item?.flows as object[])[0] as object).sort()).toEqual(['kind', 'path', 'sources']);
+    expect(JSON.stringify(item)).not.toContain('"hash"');
+    const [flow] = (item as { flows: object[] }).flows;
+    expect(Object.keys(flow as object).sort()).toEqual(['kind', 'path', 'sources']);
   });
 
   test("a grant value with a right-to-left override (the application's grant) is marked ⟨U+202E⟩, never raw", async () => {
