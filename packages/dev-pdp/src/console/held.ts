@@ -20,6 +20,9 @@ const WHY: Readonly<Record<Exclude<GrantMatch, 'inside'>, string>> = {
   arg_outside: 'outside the constraint: ',
 };
 
+/** A grant id as the policy and the application may write one: only such an id goes into an attribute. */
+const GRANT_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+
 const BOUNDS: Readonly<Record<string, string>> = { lte: '≤', gte: '≥', lt: '<', gt: '>' };
 
 /** A JSON scalar as written in the policy (a string quoted), marked where it hides characters. */
@@ -59,7 +62,7 @@ function matchText(g: HeldGrant): Part {
 }
 
 function grantItem(g: HeldGrant, now: number): SafeHtml {
-  return html`<li class="grant" data-grant-id="${g.id}" data-grant-match="${g.match ?? ''}">
+  return html`<li class="grant" data-grant-id="${GRANT_ID.test(g.id) ? g.id : ''}" data-grant-match="${g.match ?? ''}">
 <code class="grant-id">${visible(g.id)}</code>: ${g.tools.map((t, i) => html`${i > 0 ? ', ' : ''}<code>${visible(t)}</code>`)};
 ${constraints(g.args)} · ${g.uses === undefined ? 'unlimited uses' : `${g.uses} use${g.uses === 1 ? '' : 's'} left`} · ${expiry(g.expiresAt, now)}${matchText(g)}${g.shortened ? html` <span class="muted">(shortened)</span>` : ''}
 </li>`;
