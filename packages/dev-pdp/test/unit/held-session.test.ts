@@ -4,7 +4,7 @@
  * first; bounded in number and in the length of every value; nothing of the kind off the action stage.
  */
 import { describe, expect, test } from 'vitest';
-import { HELD_LIMITS, heldSession } from '../../src/held-session.js';
+import { HELD_LIMITS, type HeldGrant, heldSession } from '../../src/held-session.js';
 import { compilePolicy } from '../../src/policy.js';
 import type { CallReading } from '../../src/sessions/facts.js';
 import { readCall } from '../../src/sessions/facts.js';
@@ -83,10 +83,10 @@ describe('bounded in size', () => {
       'send_money',
       {},
     );
-    const [g] = out.grants;
-    expect(g?.shortened).toBe(true);
-    expect((g?.args.to as { eq: string }).eq).toHaveLength(HELD_LIMITS.text + 1);
-    expect((g?.args.cc as { in: unknown[] }).in).toHaveLength(HELD_LIMITS.listItems);
+    const g = out.grants[0] as HeldGrant;
+    expect(g.shortened).toBe(true);
+    expect((g.args.to as { eq: string }).eq).toHaveLength(HELD_LIMITS.text + 1);
+    expect((g.args.cc as { in: unknown[] }).in).toHaveLength(HELD_LIMITS.listItems);
     expect(JSON.stringify(out).length).toBeLessThan(2000);
   });
 
