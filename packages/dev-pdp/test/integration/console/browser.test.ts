@@ -326,6 +326,37 @@ describe.skipIf(skip !== undefined)('the reviewer console in Chromium', { timeou
     expect(await card.locator(`[data-act-hash="${actHash}"]`).textContent()).toBe(actHash);
   });
 
+  it("shows the session's intent grants on a held call: the one it is inside, and a grant value's right-to-left override marked", async () => {
+    const { pdp, pep, context } = await setUp({
+      policy: {
+        agents: ['support-ai'],
+        intents: [
+          {
+            id: 'refund',
+            pattern: '(?i)refund order (?P<order>[0-9a-z-]+)',
+            grant: { tools: 'refund_payment', args: { orderId: { eq: '$order' } }, uses: 1 },
+          },
+        ],
+        latches: [REFUND_REVIEW],
+      },
+    });
+    const page = await context.newPage();
+    await signIn(page, pdp);
+    await pep.checkInput('Please refund order o-5521, it arrived broken.', {
+      intent: [{ id: 'app-note', tools: 'refund_payment', args: { note: { eq: 'ok\u202Eexe' } } }],
+    });
+    const held = await pep.authorizeAction('refund_payment', { orderId: 'o-5521', amount: 900 });
+    expect(held).toMatchObject({ verdict: 'ESCALATE', grants: ['refund'] });
+    const card = page.locator(`[data-escalation-id="${held.escalationId}"]`);
+    await card.waitFor({ timeout: 10_000 });
+    expect(await card.locator('[data-grant-id="refund"]').getAttribute('data-grant-match')).toBe('inside');
+    expect(await card.locator('[data-grant-id="app-note"]').getAttribute('data-grant-match')).toBe('arg_missing');
+    const text = (await card.locator('.grants').textContent()) ?? '';
+    expect(text).toContain('The call is inside refund.');
+    expect(text).toContain('ok⟨U+202E⟩exe');
+    expect(text).not.toMatch(/\u202E/);
+  });
+
   it('the evidence view verifies the evidence file afresh and names a tampered record as broken', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agent-pep-console-'));
     const evidencePath = join(dir, 'evidence.jsonl');
