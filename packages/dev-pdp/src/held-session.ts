@@ -79,6 +79,10 @@ export const HELD_LIMITS = Object.freeze({
   toolsPerGrant: 8,
   listItems: 20,
   text: 200,
+  /** Characters of the grants' values, paths and tools kept in all (past it, values are cut to `…`); the flows get half as many of their own. */
+  chars: 8000,
+  /** Characters of a name (tool, path, kind, origin) kept even past the budget. */
+  floor: 24,
   flows: 16,
   sourcesPerFlow: 4,
   groupsPerSource: 8,
@@ -89,20 +93,40 @@ export const HELD_LIMITS = Object.freeze({
   nodes: 1024,
 });
 
-/** Shortens `text` to the text bound, marking `cut` when it did. */
-function short(text: string, cut: { shortened?: true }): string {
-  if (text.length <= HELD_LIMITS.text) return text;
-  cut.shortened = true;
-  return `${text.slice(0, HELD_LIMITS.text)}…`;
+/** What shortening marks (`shortened`) and the characters left for every string kept (shared by all). */
+interface Cut {
+  shortened?: true;
+  readonly budget: { left: number };
 }
 
-function shownConstraint(c: StoredConstraint, cut: { shortened?: true }): StoredConstraint {
-  const value = (v: string | number | boolean | null) => (typeof v === 'string' ? short(v, cut) : v);
+/**
+ * Shortens `text` to the text bound and to the characters left in the budget, but never below `floor`
+ * characters (names a reviewer needs: a grant id, a tool, a path), marking `cut` when it did.
+ */
+function short(text: string, cut: Cut, floor = 0): string {
+  const room = Math.min(HELD_LIMITS.text, Math.max(floor, cut.budget.left));
+  cut.budget.left -= Math.min(text.length, room);
+  if (text.length <= room) return text;
+  cut.shortened = true;
+  return `${text.slice(0, room)}…`;
+}
+
+function shownConstraint(c: StoredConstraint, cut: Cut): StoredConstraint {
+  const value = (v: string | number | boolean | null) => {
+    if (typeof v === 'string') return short(v, cut);
+    cut.budget.left -= String(v).length;
+    return v;
+  };
   if ('eq' in c) return { eq: value(c.eq) };
   if ('matches' in c) return { matches: short(c.matches, cut) };
   if ('in' in c) {
-    if (c.in.length > HELD_LIMITS.listItems) cut.shortened = true;
-    return { in: c.in.slice(0, HELD_LIMITS.listItems).map(value) };
+    const kept: (string | number | boolean | null)[] = [];
+    for (const v of c.in.slice(0, HELD_LIMITS.listItems)) {
+      if (cut.budget.left <= 0) break;
+      kept.push(value(v));
+    }
+    if (kept.length < c.in.length) cut.shortened = true;
+    return { in: kept };
   }
   return { ...c };
 }
@@ -127,25 +151,36 @@ function matchOf(
   return { match: 'inside' };
 }
 
-function heldGrant(grant: StoredGrant, match: Pick<HeldGrant, 'match' | 'failedPath'> | undefined): HeldGrant {
-  const cut: { shortened?: true } = {};
+function heldGrant(
+  grant: StoredGrant,
+  match: Pick<HeldGrant, 'match' | 'failedPath'> | undefined,
+  budget: Cut['budget'],
+): HeldGrant {
+  const cut: Cut = { budget };
   const entries = Object.entries(grant.args);
   if (entries.length > HELD_LIMITS.constraintsPerGrant || grant.tools.length > HELD_LIMITS.toolsPerGrant) {
     cut.shortened = true;
   }
-  const args: Record<string, StoredConstraint> = {};
-  for (const [path, c] of entries.slice(0, HELD_LIMITS.constraintsPerGrant)) {
-    Object.defineProperty(args, short(path, cut), { value: shownConstraint(c, cut), enumerable: true });
-  }
   const held: HeldGrant = {
-    id: short(grant.id, cut),
-    tools: grant.tools.slice(0, HELD_LIMITS.toolsPerGrant).map((t) => short(t, cut)),
-    args,
+    id: short(grant.id, cut, HELD_LIMITS.text),
+    tools: grant.tools.slice(0, HELD_LIMITS.toolsPerGrant).map((t) => short(t, cut, HELD_LIMITS.floor)),
+    args: {},
   };
+  if (match?.failedPath !== undefined) held.failedPath = short(match.failedPath, cut, HELD_LIMITS.floor);
+  for (const [path, c] of entries.slice(0, HELD_LIMITS.constraintsPerGrant)) {
+    if (budget.left <= 0) {
+      cut.shortened = true;
+      break;
+    }
+    // defined, not assigned: a path such as "__proto__" stays a plain key
+    Object.defineProperty(held.args, short(path, cut, HELD_LIMITS.floor), {
+      value: shownConstraint(c, cut),
+      enumerable: true,
+    });
+  }
   if (grant.uses !== undefined) held.uses = grant.uses;
   if (grant.expiresAt !== undefined) held.expiresAt = grant.expiresAt;
   if (match?.match !== undefined) held.match = match.match;
-  if (match?.failedPath !== undefined) held.failedPath = short(match.failedPath, cut);
   if (cut.shortened) held.shortened = true;
   return held;
 }
@@ -176,17 +211,19 @@ function stringLeaves(args: Record<string, unknown>): string[][] {
 
 function heldFlows(call: CallReading, args: Record<string, unknown>): HeldFlow[] {
   const flows: HeldFlow[] = [];
+  const budget = { left: HELD_LIMITS.chars / 2 };
+  const name = (text: string, cut: Cut) => short(text, cut, HELD_LIMITS.floor);
   for (const path of stringLeaves(args)) {
     for (const hit of call.facts.flowsAt(path) as FlowHit[]) {
       if (flows.length >= HELD_LIMITS.flows) return flows;
-      const cut = {};
+      const cut: Cut = { budget };
       flows.push({
-        path: short(path.join('.'), cut),
-        kind: short(hit.kind, cut),
+        path: name(path.join('.'), cut),
+        kind: name(hit.kind, cut),
         sources: hit.sources.slice(-HELD_LIMITS.sourcesPerFlow).map((s) => ({
-          tool: short(s.tool, cut),
-          origin: short(s.origin, cut),
-          groups: s.groups.slice(0, HELD_LIMITS.groupsPerSource).map((g) => short(g, cut)),
+          tool: name(s.tool, cut),
+          origin: name(s.origin, cut),
+          groups: s.groups.slice(0, HELD_LIMITS.groupsPerSource).map((g) => name(g, cut)),
         })),
       });
     }
@@ -215,6 +252,7 @@ export function heldSession(
   const args = step.args ?? {};
   const ctx: GrantContext = { groups: policy.toolGroups ?? new Map(), words: new Set(view.facts.words), key: secret };
   const inside = new Set(call.inside);
+  const budget = { left: HELD_LIMITS.chars };
   const order = [...all.keys()].sort((a, b) => Number(inside.has(b)) - Number(inside.has(a)) || b - a);
   const grants = order.slice(0, HELD_LIMITS.grants).map((i) => {
     const grant = all[i] as StoredGrant;
@@ -223,10 +261,11 @@ export function heldSession(
       : inside.has(i)
         ? { match: 'inside' as const }
         : matchOf(grant, step.tool as string, args, ctx, now);
-    return heldGrant(grant, match);
+    return heldGrant(grant, match, budget);
   });
   const held: HeldSession = { grants, flows: isCall ? heldFlows(call, args) : [] };
   if (all.length > grants.length) held.grantsLeftOut = all.length - grants.length;
-  if (isCall && call.facts.origin !== undefined) held.origin = short(call.facts.origin, {});
+  if (isCall && call.facts.origin !== undefined)
+    held.origin = short(call.facts.origin, { budget: { left: 0 } }, HELD_LIMITS.text);
   return held;
 }

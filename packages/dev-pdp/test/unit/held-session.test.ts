@@ -90,6 +90,23 @@ describe('bounded in size', () => {
     expect(JSON.stringify(out).length).toBeLessThan(2000);
   });
 
+  test('every grant and flow together stay within the character budget, whatever the session holds', () => {
+    const huge = (i: number): StoredGrant =>
+      grant(`g${i}`, {
+        args: Object.fromEntries(
+          Array.from({ length: 32 }, (_, k) => [`p${k}`, { in: Array.from({ length: 100 }, () => 'y'.repeat(1000)) }]),
+        ),
+      });
+    const out = held(
+      Array.from({ length: 64 }, (_, i) => huge(i)),
+      'send_money',
+      {},
+    );
+    expect(out.grants).toHaveLength(HELD_LIMITS.grants);
+    expect(out.grants.every((g) => g.shortened === true)).toBe(true);
+    expect(JSON.stringify(out).length).toBeLessThan(HELD_LIMITS.chars + 4000);
+  });
+
   test('a path named __proto__ is kept as a plain key, not a prototype', () => {
     const out = held([grant('p', { args: JSON.parse('{"__proto__": {"eq": 1}}') })], 'send_money', {});
     const args = out.grants[0]?.args as Record<string, unknown>;
