@@ -102,7 +102,9 @@ describe('over AuthZEN', () => {
 describe('labels are never washed out', () => {
   test('10,000 harmless steps after a BLOCK: the denial is a label, and the money tool stays refused', async () => {
     const pdp = await harness.start({ maxHistory: 16 });
-    const pep = harness.pepOf(pdp, 's1');
+    // One session's steps are decided one at a time, so the 100th of a round waits for 99 others: on a
+    // loaded machine that passes the default timeout, whose fail-closed BLOCK is not what this test is about.
+    const pep = harness.pepOf(pdp, 's1', { timeoutMs: 60_000 });
     expect((await pep.authorizeAction('wipe_disk', {})).verdict).toBe('BLOCK');
     for (let round = 0; round < 100; round++) {
       const steps = await Promise.all(Array.from({ length: 100 }, () => pep.checkOutput('fine')));
