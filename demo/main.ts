@@ -351,6 +351,8 @@ export async function runCli(argv: readonly string[], io: DemoIo): Promise<numbe
 
 // `node build/demo/main.js` (what `npm run demo` runs).
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  // A reader that went away (`| head`: EPIPE) loses the rest of the output, never the exit code.
+  process.stdout.on('error', () => {});
   runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then(
     (code) => {
       process.exitCode = code;

@@ -4,6 +4,8 @@
  * --json), --policy, and exit code 2 for what it cannot use. Run in-process with 'agent-pep' mapped
  * to the sources, and once as the compiled file `npm run demo` runs.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -156,5 +158,19 @@ describe('demo CLI', () => {
     expect(stderr).toBe('corpus line 6 skipped: not valid JSON\n');
     expect(code).toBe(0);
     checkShape(JSON.parse(stdout) as DemoResult);
+  });
+
+  it('a reader that goes away (`| head`) costs the output, never an EPIPE crash or the exit code', async () => {
+    const child = spawn(process.execPath, [built('demo/main.js'), '--corpus', small, '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.stdout.once('data', () => child.stdout.destroy());
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(stderr).not.toMatch(/EPIPE|demo failed/);
+    expect(code).toBe(0);
   });
 });
