@@ -46,13 +46,17 @@ function invalid(message: string): AttemptFailure {
  * Node's fetch (undici) gives its error's `code` as `cause.code` (`ECONNREFUSED`, `HPE_*`), classified
  * as on the undici transport; any other runtime's network error is {@link FETCH_FAILED}.
  */
-export function classifyFetchError(err: unknown, signal: Pick<AbortLike, 'aborted' | 'reason'>): AttemptFailure {
+export function classifyFetchError(
+  err: unknown,
+  signal: Pick<AbortLike, 'aborted' | 'reason'>,
+  where?: string,
+): AttemptFailure {
   if (err instanceof AttemptFailure || signal.aborted) return classifyError(err, signal);
   // `close()` aborted this request: fetch rejects with the reason it was aborted with.
   if (err instanceof AbortReason) return classifyError(err, { aborted: true, reason: err });
   const cause = (err as { cause?: unknown } | null)?.cause;
-  if (typeof (cause as { code?: unknown } | null)?.code === 'string') return classifyError(cause, signal);
-  if (typeof (err as { code?: unknown } | null)?.code === 'string') return classifyError(err, signal);
+  if (typeof (cause as { code?: unknown } | null)?.code === 'string') return classifyError(cause, signal, where);
+  if (typeof (err as { code?: unknown } | null)?.code === 'string') return classifyError(err, signal, where);
   return new AttemptFailure('pdp_unreachable', 'PDP request failed', { errorCode: FETCH_FAILED }, { cause: err });
 }
 
@@ -170,7 +174,7 @@ export class FetchTransport implements Transport {
   ): void {
     this.#attempt(body, headers, signal, path).then(
       (res) => receiver.onResponse(res),
-      (err: unknown) => receiver.onFailure(classifyFetchError(err, signal)),
+      (err: unknown) => receiver.onFailure(classifyFetchError(err, signal, `${this.#origin}${path}`)),
     );
   }
 

@@ -64,8 +64,14 @@ const CLOSED_CODES = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'ERR_INVALI
  * and the facts (abort cause, error code) that `retry.ts` decides from.
  * @param err what undici reported, or the abort reason
  * @param signal the attempt's signal: when it is aborted, its reason names the cause
+ * @param where the request's origin and path (no query), named in a connection failure's message so
+ *   the reader sees which URL failed; default: not named
  */
-export function classifyError(err: unknown, signal: Pick<AbortLike, 'aborted' | 'reason'>): AttemptFailure {
+export function classifyError(
+  err: unknown,
+  signal: Pick<AbortLike, 'aborted' | 'reason'>,
+  where?: string,
+): AttemptFailure {
   if (err instanceof AttemptFailure) return err;
   if (signal.aborted) {
     const abortCause = abortCauseOf(signal.reason);
@@ -77,8 +83,9 @@ export function classifyError(err: unknown, signal: Pick<AbortLike, 'aborted' | 
     return new AttemptFailure('pdp_unreachable', 'PDP request failed', {}, { cause: err });
   }
   const facts = { errorCode };
+  const at = where === undefined ? '' : ` at ${where}`;
   if (TIMEOUT_CODES.has(errorCode)) {
-    return new AttemptFailure('pdp_timeout', `PDP timed out (${errorCode})`, facts, { cause: err });
+    return new AttemptFailure('pdp_timeout', `PDP timed out (${errorCode})${at}`, facts, { cause: err });
   }
   if (CLOSED_CODES.has(errorCode)) {
     return new AttemptFailure('pdp_unreachable', 'connection pool closed', facts, { cause: err });
@@ -88,7 +95,7 @@ export function classifyError(err: unknown, signal: Pick<AbortLike, 'aborted' | 
       cause: err,
     });
   }
-  return new AttemptFailure('pdp_unreachable', `PDP unreachable (${errorCode})`, facts, { cause: err });
+  return new AttemptFailure('pdp_unreachable', `PDP unreachable (${errorCode})${at}`, facts, { cause: err });
 }
 
 /**
@@ -167,7 +174,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#settled = true;
     this.#signal.removeEventListener('abort', this.onAbort);
     if (value !== undefined) this.#receiver.onResponse(value);
-    else this.#receiver.onFailure(classifyError(err, this.#signal));
+    else this.#receiver.onFailure(classifyError(err, this.#signal, `${this.#origin}${this.#path}`));
   }
 
   /** Ends the attempt with `f` (the connection is dropped, never reused). */

@@ -38,6 +38,13 @@ describe('classifyError', () => {
     expect(f.errorCode).toBe(errorCode);
     expect(isRetryable(f)).toBe(retried);
   });
+  it('a connection failure names the URL it failed at (origin and path), so the reader knows which', () => {
+    const where = 'http://127.0.0.1:9/api/policy/authorize';
+    expect(classifyError(withCode('ECONNREFUSED'), live, where).message).toBe(
+      `PDP unreachable (ECONNREFUSED) at ${where}`,
+    );
+    expect(classifyError(withCode('UND_ERR_HEADERS_TIMEOUT'), live, where).message).toContain(` at ${where}`);
+  });
   it('an error without a code is pdp_unreachable, not retried; an AttemptFailure is kept', () => {
     const f = classifyError(new Error('?'), live);
     expect(f.code).toBe('pdp_unreachable');
