@@ -181,7 +181,7 @@ export function createKeyResolver(keys: unknown, setting: KeySourceSetting): Key
       local ??= loadJose().then((jose) => jose.createLocalJWKSet(snapshot));
       return fromJwks(
         local.then((set) => set(header, token)),
-        false,
+        undefined,
       );
     };
   }
@@ -210,6 +210,8 @@ function remoteResolver(url: URL, timeoutMs: number, cooldownMs: number): KeyRes
   const bound = timeoutMs + KEY_SOURCE_DEFAULTS.jwksBodySlackMs;
   let failedAt = Number.NEGATIVE_INFINITY;
   let lastFailure: unknown;
+  // Named in a refusal's message (origin and path: never a query or credentials).
+  const where = `${url.origin}${url.pathname}`;
   return async (header, token) => {
     if (Date.now() - failedAt < KEY_SOURCE_DEFAULTS.jwksFailureBackoffMs) {
       throw refuse('permit_keys_unavailable', 'the JWKS fetch failed a moment ago; not fetched again yet', lastFailure);
@@ -217,7 +219,7 @@ function remoteResolver(url: URL, timeoutMs: number, cooldownMs: number): KeyRes
     try {
       return await fromJwks(
         withDeadline(remote(header, token), bound, () => new Error('JWKS lookup deadline')),
-        true,
+        where,
       );
     } catch (e) {
       if ((e as { code?: unknown }).code === 'permit_keys_unavailable') {
@@ -229,8 +231,17 @@ function remoteResolver(url: URL, timeoutMs: number, cooldownMs: number): KeyRes
   };
 }
 
-/** Maps what a JWKS resolver did to keys, or to `permit_signature_invalid` / `permit_keys_unavailable`. */
-async function fromJwks(lookup: Promise<CryptoKey>, remote: boolean): Promise<VerifyKey[]> {
+/** The first line of what a failed key lookup said, bounded: jose's reason (`Expected 200 OK ...`), a timeout. */
+function whyOf(e: unknown): string {
+  const message = e instanceof Error ? e.message.split('\n', 1)[0]?.slice(0, 200) : undefined;
+  return message ? ` (${message})` : '';
+}
+
+/**
+ * Maps what a JWKS resolver did to keys, or to `permit_signature_invalid` / `permit_keys_unavailable`.
+ * @param remote the JWKS URL's origin and path for a remote key set (named in the refusal), else undefined
+ */
+async function fromJwks(lookup: Promise<CryptoKey>, remote: string | undefined): Promise<VerifyKey[]> {
   try {
     return [await lookup];
   } catch (e) {
@@ -251,8 +262,8 @@ async function fromJwks(lookup: Promise<CryptoKey>, remote: boolean): Promise<Ve
     }
     throw refuse(
       'permit_keys_unavailable',
-      remote
-        ? 'the JWKS could not be fetched, in time, as a valid key set'
+      remote !== undefined
+        ? `the JWKS at ${remote} could not be fetched, in time, as a valid key set${whyOf(e)}`
         : 'the key set holds no usable key for the permit',
       e,
     );

@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PermitVerificationError } from '../../../src/errors.js';
 import type { PermitVerifierOptions } from '../../../src/permit/verifier.js';
 import { close, listen } from '../../support/http.js';
 import { ARGS, createPermitKit, type MintOptions, type PermitKit, permitCodeOf, TOOL } from '../../support/permits.js';
@@ -128,6 +129,17 @@ describe('createPermitVerifier: keys from a JWKS URL', () => {
     mode = 'ok';
     const v = verifier({ keys: `${base}/nope.json` });
     expect(await permitCodeOf(v.verify(await mint(), { tool: TOOL, args: ARGS }))).toBe('permit_keys_unavailable');
+  });
+
+  it('a refused key fetch names the JWKS URL (origin and path, no query) and what went wrong, so a wrong URL is found', async () => {
+    mode = 'ok';
+    const v = verifier({ keys: `${base}//.well-known/jwks.json?token=s3cret` });
+    const err = await v.verify(await mint(), { tool: TOOL, args: ARGS }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PermitVerificationError);
+    expect((err as PermitVerificationError).code).toBe('permit_keys_unavailable');
+    expect((err as Error).message).toContain(`the JWKS at ${base}//.well-known/jwks.json could not be fetched`);
+    expect((err as Error).message).toMatch(/\(.*200.*\)/);
+    expect((err as Error).message).not.toContain('s3cret');
   });
 
   it('JWKS URL down (closed port): permit_keys_unavailable within a bounded time', async () => {
