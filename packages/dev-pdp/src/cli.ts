@@ -21,6 +21,9 @@ import {
 } from 'agent-pep/internal';
 import { type DevPdp, type DevPdpOptions, type EvidenceRecord, InvalidPolicyError, startDevPdp } from './index.js';
 
+/** `agent-pep check-policy` (check-policy-cli.ts), loaded by the SDK's bin through this module. */
+export { run as runCheckPolicy } from './check-policy-cli.js';
+
 export const USAGE = `Usage: agent-pep dev-pdp --policy FILE [options]
 
 Runs the local reference PDP (agent-pep/dev-pdp) until SIGINT or SIGTERM.

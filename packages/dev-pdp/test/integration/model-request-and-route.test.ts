@@ -61,7 +61,11 @@ describe.each(['agent-pep', 'authzen'] as const)('over %s', (protocol) => {
     const d = await pep.checkModelRequest(REQUEST);
     expect(d.synthesized).toBeUndefined();
     expect(d).toMatchObject({ verdict: 'WARN', latches: ['cap-tokens'] });
-    expect(JSON.parse(d.transformedContent as string)).toEqual({ ...REQUEST, model: 'small-model', maxOutputTokens: 1024 });
+    expect(JSON.parse(d.transformedContent as string)).toEqual({
+      ...REQUEST,
+      model: 'small-model',
+      maxOutputTokens: 1024,
+    });
     await pep.close();
   });
 

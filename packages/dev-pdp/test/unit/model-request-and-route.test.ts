@@ -8,8 +8,7 @@ function policyOf(...latches: LatchSpec[]) {
 }
 
 const SETTINGS = JSON.stringify({ model: 'big-1', temperature: 1.2, maxOutputTokens: 8000 });
-const modelRequest = (content = SETTINGS) =>
-  ({ stage: 'context_egress', purpose: 'model_request', content }) as const;
+const modelRequest = (content = SETTINGS) => ({ stage: 'context_egress', purpose: 'model_request', content }) as const;
 const CAP: LatchSpec = {
   id: 'cap',
   stage: 'context_egress',

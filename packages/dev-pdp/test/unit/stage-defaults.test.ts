@@ -48,12 +48,8 @@ describe('default: the verdict of a stage where no latch engaged', () => {
 
   test('a latch whose condition does not hold did not engage: the default decides', () => {
     const p = policy({ action: 'BLOCK' }, { ...ALLOW_DELETE, when: { 'args.dryRun': { eq: true } } });
-    expect(evaluatePolicy(p, { stage: 'action', tool: 'delete_files', args: { dryRun: false } }).verdict).toBe(
-      'BLOCK',
-    );
-    expect(evaluatePolicy(p, { stage: 'action', tool: 'delete_files', args: { dryRun: true } }).verdict).toBe(
-      'ALLOW',
-    );
+    expect(evaluatePolicy(p, { stage: 'action', tool: 'delete_files', args: { dryRun: false } }).verdict).toBe('BLOCK');
+    expect(evaluatePolicy(p, { stage: 'action', tool: 'delete_files', args: { dryRun: true } }).verdict).toBe('ALLOW');
   });
 
   test.each([
