@@ -125,7 +125,9 @@ function engagedLatches(policy: CompiledPolicy, input: EvaluationInput): Compile
  *   the session's state before the step (`session`; an empty session when absent)
  * @returns the verdict, the deciding reason, every engaged latch id, the labels they add and, on a text WARN, the
  *   redacted content (the original when no engaged latch redacts, so a text WARN is always enforceable);
- *   `mode: "audit"` latches only in `audit`, never in the verdict, latches, labels or redactions
+ *   `mode: "audit"` latches only in `audit`, never in the verdict, latches, labels or redactions; when no enforced latch engaged, the
+ *   stage's `default` (BLOCK with {@link DEFAULT_BLOCK_REASON}, or ALLOW); on a WARN, the engaged
+ *   `modelSettings` applied to a model request's settings (`transformedContent`) and the `route`
  */
 export function evaluatePolicy(policy: CompiledPolicy, input: EvaluationInput): Evaluation {
   const all = engagedLatches(policy, input);

@@ -730,7 +730,9 @@ function withLatchIds(issues: PolicyIssue[], raw: unknown): PolicyIssue[] {
  *   violations, regexes that are not RE2 syntax (lookaround, backreferences), duplicate latch ids, and
  *   fields that could never apply (a `tool` on a latch without the action or context_egress stage, a
  *   `when` without the action stage, a `content` without a text stage, a `redact` without `content` or
- *   on a verdict other than WARN, a `setArgs` outside an action WARN)
+ *   on a verdict other than WARN, a `setArgs` outside an action WARN, a `purpose` without the
+ *   context_egress stage, a `modelSettings` without `purpose: "model_request"` or outside a WARN, a
+ *   `route` outside an action-only WARN, a `default` other than ALLOW or BLOCK)
  * @example
  * ```ts
  * const policy = compilePolicy({ agents: ['support-ai'], latches: [] });
