@@ -1,6 +1,6 @@
 /**
  * `startDevPdp({ knownTools })` refuses a policy with a latch that can never match a known tool (fail
- * closed: the typo would leave the real tool ALLOWed); `agent-pep check-policy --tools` lists those
+ * closed: the typo would leave the real tool ALLOWed); `agent-pep dev-pdp --known-tools` does the same; `agent-pep check-policy --tools` lists those
  * latches and the tools no latch covers, and exits 3 when a latch can never match.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -56,6 +56,25 @@ describe('startDevPdp({ knownTools })', () => {
     );
     expect(error).toBeInstanceOf(TypeError);
     expect((error as { option?: string }).option).toBe('knownTools');
+  });
+});
+
+describe('agent-pep dev-pdp --known-tools', () => {
+  test('a latch no known tool matches: exit 2, the latch named on its line; a bad name is a usage error', async () => {
+    const r = await runInProcess([
+      'dev-pdp',
+      '--policy',
+      policyPath,
+      '--port',
+      '0',
+      '--known-tools',
+      'read_file,delete_file',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('latches[1].tool (latch no-delete)');
+    const bad = await runInProcess(['dev-pdp', '--policy', policyPath, '--port', '0', '--known-tools', '***']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('knownTools');
   });
 });
 
