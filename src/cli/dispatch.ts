@@ -25,6 +25,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: 'run the local reference PDP',
     load: () => import('./dev-pdp.js').then((m) => m.loadDevPdpCommand()),
   },
+  'check-policy': {
+    summary: "check a dev PDP policy; '--tools a,b' lists latches no tool matches",
+    load: () => import('./dev-pdp.js').then((m) => m.loadCheckPolicyCommand()),
+  },
   check: { summary: 'ask the PDP about one step; print the decision', load: () => import('./check.js') },
   'verify-permit': { summary: 'verify a permit for one tool call', load: () => import('./verify-permit.js') },
   evidence: { summary: "'evidence verify FILE': check an evidence log", load: () => import('./evidence.js') },

@@ -107,6 +107,7 @@ export function toEvaluationAnswer(decision: Decision): { decision: boolean; con
   if (decision.transformedContent !== undefined) context.transformedContent = decision.transformedContent;
   if (decision.transformedArgs !== undefined) context.transformedArgs = decision.transformedArgs;
   if (decision.escalationId !== undefined) context.escalationId = decision.escalationId;
+  if (decision.route !== undefined) context.route = decision.route;
   return { decision: decision.verdict === 'ALLOW' || decision.verdict === 'WARN', context };
 }
 

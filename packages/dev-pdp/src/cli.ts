@@ -21,6 +21,9 @@ import {
 } from 'agent-pep/internal';
 import { type DevPdp, type DevPdpOptions, type EvidenceRecord, InvalidPolicyError, startDevPdp } from './index.js';
 
+/** `agent-pep check-policy` (check-policy-cli.ts), loaded by the SDK's bin through this module. */
+export { run as runCheckPolicy } from './check-policy-cli.js';
+
 export const USAGE = `Usage: agent-pep dev-pdp --policy FILE [options]
 
 Runs the local reference PDP (agent-pep/dev-pdp) until SIGINT or SIGTERM.
@@ -28,6 +31,9 @@ Runs the local reference PDP (agent-pep/dev-pdp) until SIGINT or SIGTERM.
 Options:
   --policy FILE     policy JSON file (required); its JSON Schema, for "$schema", is
                     node_modules/@agent-pep/dev-pdp/schema/policy.schema.json
+  --known-tools LIST
+                    the agent's tool names, comma-separated (may be repeated): refuse to
+                    start (exit 2) when a latch's tool can never match one of them
   --host HOST       interface to listen on (default 127.0.0.1)
   --port N          TCP port, 0 for any free port (default 8787)
   --api-key KEY     require "authorization: Bearer KEY" (default: env PDP_API_KEY, else none)
@@ -94,6 +100,7 @@ function recordLine(record: EvidenceRecord): string {
 /** The flags of `dev-pdp`, as `parseArgs` takes them. */
 const FLAGS = {
   policy: { type: 'string' },
+  'known-tools': { type: 'string', multiple: true },
   host: { type: 'string' },
   port: { type: 'string' },
   'api-key': { type: 'string' },
@@ -173,6 +180,7 @@ function devPdpOptions(values: DevPdpFlags, checked: Checked, policy: unknown, i
   const { port, ttl, approvalTtl, escalationTtl, toolAudiences } = checked;
   return {
     policy,
+    ...knownToolsOf(values['known-tools']),
     host: values.host ?? '127.0.0.1',
     port: port ?? 8787,
     ...(apiKey !== undefined ? { apiKey } : {}),
@@ -190,6 +198,17 @@ function devPdpOptions(values: DevPdpFlags, checked: Checked, policy: unknown, i
       ? {}
       : { onDecision: (record: EvidenceRecord) => void io.stdout.write(recordLine(record)) }),
   };
+}
+
+/** `knownTools` from the `--known-tools` flags: comma-separated names, blanks dropped. */
+function knownToolsOf(flags: string[] | undefined): Pick<DevPdpOptions, 'knownTools'> {
+  if (flags === undefined) return {};
+  const knownTools = flags
+    .flatMap((flag) => flag.split(','))
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0);
+  if (knownTools.length === 0) usageExit(COMMAND, '--known-tools names no tool');
+  return { knownTools };
 }
 
 /** The reviewer key: from `--reviewer-key-env VAR` (a usage exit when VAR is unset), else `PDP_REVIEWER_KEY`. */

@@ -14,7 +14,7 @@ import {
   type EscalationSubject,
   type WaitingResolution,
 } from './escalations.js';
-import { type Evaluation, evaluatePolicy } from './evaluate.js';
+import { type Evaluation, type EvaluationInput, evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
 import { heldSession } from './held-session.js';
 import { HttpError } from './http.js';
@@ -54,6 +54,8 @@ export interface Decision {
   transformedArgs?: Record<string, unknown>;
   /** ESCALATE: the review the request is held for. */
   escalationId?: string;
+  /** Action WARN from a `route` latch: the sandbox the action runs in. */
+  route?: { to: string; profile?: string };
   simulated: boolean;
 }
 
@@ -131,6 +133,7 @@ interface Outcome {
   reason: string | undefined;
   transformedContent: string | undefined;
   transformedArgs: Record<string, unknown> | undefined;
+  route: Evaluation['route'];
   /** The escalation's resolution this decision uses, if any (taken already when not simulated). */
   resolved: WaitingResolution | undefined;
   subject: EscalationSubject | undefined;
@@ -157,23 +160,26 @@ function applyResolution(
   view: SessionView,
   waiting: WaitingResolution,
   facts: CallFacts,
-): Pick<Outcome, 'verdict' | 'reason' | 'transformedContent' | 'transformedArgs'> | undefined {
+): Pick<Outcome, 'verdict' | 'reason' | 'transformedContent' | 'transformedArgs' | 'route'> | undefined {
   if (waiting.resolution === 'deny') {
     return {
       verdict: 'BLOCK',
       reason: 'denied by a reviewer',
       transformedContent: undefined,
       transformedArgs: undefined,
+      route: undefined,
     };
   }
   const lifted = new Set(waiting.latches);
+  // the lifted latches did engage: the stage's default (for no latch engaged) does not apply again
   const again = evaluatePolicy(
-    { ...ctx.policy, latches: ctx.policy.latches.filter((l) => !(l.verdict === 'ESCALATE' && lifted.has(l.id))) },
     {
-      stage: request.stage,
-      ...(request.tool !== undefined ? { tool: request.tool } : {}),
-      ...(request.args !== undefined ? { args: request.args } : {}),
-      ...(request.content !== undefined ? { content: request.content } : {}),
+      ...ctx.policy,
+      latches: ctx.policy.latches.filter((l) => !(l.verdict === 'ESCALATE' && lifted.has(l.id))),
+      defaults: {},
+    },
+    {
+      ...inputOf(request),
       session: view,
       facts,
     },
@@ -184,6 +190,18 @@ function applyResolution(
     reason: 'approved by a reviewer',
     transformedContent: again.transformedContent,
     transformedArgs: again.transformedArgs,
+    route: again.route,
+  };
+}
+
+/** What evaluation reads of a request: stage, purpose, tool, args, content. */
+function inputOf(request: DecisionRequest): EvaluationInput {
+  return {
+    stage: request.stage,
+    ...(request.purpose === 'model_request' ? { purpose: request.purpose } : {}),
+    ...(request.tool !== undefined ? { tool: request.tool } : {}),
+    ...(request.args !== undefined ? { args: request.args } : {}),
+    ...(request.content !== undefined ? { content: request.content } : {}),
   };
 }
 
@@ -199,6 +217,7 @@ async function outcomeOf(
     reason: evaluation.reason,
     transformedContent: evaluation.transformedContent,
     transformedArgs: evaluation.transformedArgs,
+    route: evaluation.route,
     resolved: undefined,
     subject: undefined,
   };
@@ -222,6 +241,7 @@ async function outcomeOf(
   if (out.verdict !== 'WARN') {
     out.transformedContent = undefined;
     out.transformedArgs = undefined;
+    out.route = undefined;
   }
   return out;
 }
@@ -243,10 +263,7 @@ async function plan(
   const secret = ctx.key.sessionSecret;
   const call = readCall(ctx.policy, request, view, secret, now);
   const evaluation = evaluatePolicy(ctx.policy, {
-    stage: request.stage,
-    ...(request.tool !== undefined ? { tool: request.tool } : {}),
-    ...(request.args !== undefined ? { args: request.args } : {}),
-    ...(request.content !== undefined ? { content: request.content } : {}),
+    ...inputOf(request),
     session: view,
     facts: call.facts,
   });
@@ -361,6 +378,7 @@ async function finishDecision(
   if (transformedContent !== undefined && request.stage !== 'action') decision.transformedContent = transformedContent;
   if (transformedArgs !== undefined && request.stage === 'action') decision.transformedArgs = transformedArgs;
   if (escalationId !== undefined) decision.escalationId = escalationId;
+  if (outcome.route !== undefined && request.stage === 'action') decision.route = outcome.route;
   return decision;
 }
 

@@ -4,8 +4,9 @@
  * @packageDocumentation
  */
 import type { Stage, Verdict } from 'agent-pep/internal';
+import { capModelSettings, type ModelSettingsSpec } from './model-settings.js';
 import { lookup, setPath } from './paths.js';
-import type { CompiledCondition, CompiledLatch, CompiledPolicy } from './policy.js';
+import type { CompiledCondition, CompiledLatch, CompiledPolicy, RouteSpec } from './policy.js';
 import {
   type CallFacts,
   callConditionsHold,
@@ -29,6 +30,8 @@ export interface EvaluationInput {
   session?: SessionView;
   /** What the `granted`, `flows` and `sameOrigin` conditions read about the call. @defaultValue no call */
   facts?: CallFacts;
+  /** `'model_request'`: a model-request check (context_egress); only then do `purpose` latches engage. */
+  purpose?: 'model_request';
 }
 
 /** The outcome of evaluating a policy. */
@@ -49,7 +52,12 @@ export interface Evaluation {
   transformedArgs?: Record<string, unknown>;
   /** The `mode: "audit"` latches that engaged, with their verdicts, in policy order; absent when none. */
   audit?: { latch: string; verdict: Verdict }[];
+  /** Action WARN only, when an engaged latch has `route`: the sandbox the action runs in. */
+  route?: RouteSpec;
 }
+
+/** The reason of a stage's `default` BLOCK (no enforced latch engaged). */
+export const DEFAULT_BLOCK_REASON = "no latch matched: the policy's default for this stage is BLOCK";
 
 /** BLOCK > ESCALATE > WARN > ALLOW. */
 const SEVERITY: Readonly<Record<Verdict, number>> = Object.freeze({ ALLOW: 0, WARN: 1, ESCALATE: 2, BLOCK: 3 });
@@ -84,6 +92,7 @@ export function conditionHolds(condition: CompiledCondition, args: Record<string
 /** Everything but the history conditions: stage, tool, content, when, and the label conditions. */
 function engagesBeforeHistory(latch: CompiledLatch, input: EvaluationInput, session: SessionView): boolean {
   if (!latch.stages.has(input.stage)) return false;
+  if (latch.purpose !== undefined && latch.purpose !== input.purpose) return false;
   if (latch.tool && (input.tool === undefined || !latch.tool.test(input.tool))) return false;
   if (!labelConditionsHold(latch.session, session)) return false;
   if (!callConditionsHold(latch.session, input.facts ?? NO_CALL_FACTS)) return false;
@@ -116,20 +125,26 @@ function engagedLatches(policy: CompiledPolicy, input: EvaluationInput): Compile
  *   the session's state before the step (`session`; an empty session when absent)
  * @returns the verdict, the deciding reason, every engaged latch id, the labels they add and, on a text WARN, the
  *   redacted content (the original when no engaged latch redacts, so a text WARN is always enforceable);
- *   `mode: "audit"` latches only in `audit`, never in the verdict, latches, labels or redactions
+ *   `mode: "audit"` latches only in `audit`, never in the verdict, latches, labels or redactions; when no enforced latch engaged, the
+ *   stage's `default` (BLOCK with {@link DEFAULT_BLOCK_REASON}, or ALLOW); on a WARN, the engaged
+ *   `modelSettings` applied to a model request's settings (`transformedContent`) and the `route`
  */
 export function evaluatePolicy(policy: CompiledPolicy, input: EvaluationInput): Evaluation {
   const all = engagedLatches(policy, input);
   const engaged = all.filter((latch) => !latch.audit);
   const audited = all.filter((latch) => latch.audit).map((latch) => ({ latch: latch.id, verdict: latch.verdict }));
-  const out = enforced(engaged, input);
+  const out = enforced(engaged, input, policy.defaults?.[input.stage] ?? 'ALLOW');
   if (audited.length > 0) out.audit = audited;
   return out;
 }
 
 /** The evaluation of the enforced latches that engaged. */
-function enforced(engaged: readonly CompiledLatch[], input: EvaluationInput): Evaluation {
-  if (engaged.length === 0) return { verdict: 'ALLOW', latches: [] };
+function enforced(engaged: readonly CompiledLatch[], input: EvaluationInput, byDefault: Verdict): Evaluation {
+  if (engaged.length === 0) {
+    return byDefault === 'BLOCK'
+      ? { verdict: 'BLOCK', reason: DEFAULT_BLOCK_REASON, latches: [] }
+      : { verdict: 'ALLOW', latches: [] };
+  }
   let verdict: Verdict = 'ALLOW';
   for (const latch of engaged) if (SEVERITY[latch.verdict] > SEVERITY[verdict]) verdict = latch.verdict;
   const labels = [...new Set(engaged.flatMap((latch) => latch.labels))];
@@ -151,5 +166,33 @@ function enforced(engaged: readonly CompiledLatch[], input: EvaluationInput): Ev
     for (const latch of engaged) for (const entry of latch.setArgs) setPath(args, entry.path, entry.value);
     out.transformedArgs = args;
   }
+  return verdict === 'WARN' ? withEffects(out, engaged, input) : out;
+}
+
+/**
+ * A WARN's model-settings caps and route. Fails closed to a BLOCK when they cannot be applied: a model
+ * request whose content is not a JSON object, two latches routing to different sandboxes.
+ */
+function withEffects(out: Evaluation, engaged: readonly CompiledLatch[], input: EvaluationInput): Evaluation {
+  const caps = engaged.flatMap((latch): ModelSettingsSpec[] => (latch.modelSettings ? [latch.modelSettings] : []));
+  if (caps.length > 0 && input.purpose === 'model_request' && out.transformedContent !== undefined) {
+    const capped = capModelSettings(out.transformedContent, caps);
+    if (capped === undefined) return blocked(out, 'the model request settings are not a JSON object');
+    out.transformedContent = capped;
+  }
+  const routes = engaged.flatMap((latch): RouteSpec[] => (latch.route ? [latch.route] : []));
+  const [route] = routes;
+  if (route !== undefined && input.stage === 'action') {
+    if (routes.some((r) => r.to !== route.to || r.profile !== route.profile)) {
+      return blocked(out, 'engaged latches route the action to different sandboxes');
+    }
+    out.route = route.profile === undefined ? { to: route.to } : { to: route.to, profile: route.profile };
+  }
   return out;
+}
+
+/** The evaluation turned into a BLOCK (no transformation survives). */
+function blocked(out: Evaluation, reason: string): Evaluation {
+  const { transformedContent: _c, transformedArgs: _a, route: _r, ...rest } = out;
+  return { ...rest, verdict: 'BLOCK', reason };
 }

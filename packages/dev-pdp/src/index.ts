@@ -26,6 +26,7 @@ import { createMemorySessionStore } from './sessions/memory.js';
 import { createRedisSessionStore } from './sessions/redis.js';
 import type { SessionStore } from './sessions/store.js';
 import { createSigningKey } from './signing.js';
+import { checkToolCoverage, refuseUnmatchedLatches } from './tool-coverage.js';
 
 export type { EvidenceRecord } from 'agent-pep/internal';
 export { DEV_PDP_DEFAULTS } from './defaults.js';
@@ -39,10 +40,13 @@ export type { RefusalLogOption, RefusedRequest } from './log.js';
 export type { DevPdpOptions, OptionTypeError, SessionStoreOption } from './options.js';
 export type {
   ConditionSpec,
+  DefaultVerdict,
   LatchSpec,
+  ModelSettingsSpec,
   PolicyIssue,
   PolicyScalar,
   PolicySpec,
+  RouteSpec,
   SessionConditionSpec,
   StepFilterSpec,
 } from './policy.js';
@@ -50,6 +54,7 @@ export { compilePolicy, InvalidPolicyError, policyJsonSchema } from './policy.js
 export type { SessionRedisClient } from './sessions/options.js';
 export type { HistoryStep, SessionView } from './sessions/state.js';
 export type { DevPdpKeySource } from './signing.js';
+export { checkToolCoverage, type ToolCoverage, type UnmatchedLatch } from './tool-coverage.js';
 
 /** A running dev PDP. */
 export interface DevPdp {
@@ -168,6 +173,7 @@ export async function startDevPdp(options: DevPdpOptions): Promise<DevPdp> {
   const o = resolveDevPdpOptions(options);
   const toolAudiences = compileToolAudiences(o.toolAudiences);
   const policy = compilePolicy(o.policy);
+  if (o.knownTools !== undefined) refuseUnmatchedLatches(checkToolCoverage(policy, o.knownTools));
   const key = await createSigningKey(o.key);
   const evidence = await EvidenceLog.open(key, o.evidencePath);
   const dropped = { sessions: 0 };

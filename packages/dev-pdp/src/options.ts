@@ -14,6 +14,7 @@ import { DEV_PDP_DEFAULTS } from './defaults.js';
 import type { RefusalLogOption } from './log.js';
 import { resolveSessionStoreOption, type SessionStoreOption } from './sessions/options.js';
 import type { DevPdpKeySource } from './signing.js';
+import { normalizeKnownTools } from './tool-coverage.js';
 
 export type { SessionStoreOption } from './sessions/options.js';
 
@@ -24,6 +25,14 @@ const SCOPE = 'startDevPdp';
 export interface DevPdpOptions {
   /** The policy (docs/dev-pdp.md): an object, or its JSON text. Validated and compiled at start. */
   policy: unknown;
+  /**
+   * The tools the agent has (names as registered). Checked at start against the policy: a latch whose
+   * `tool` matches none of them is refused (`InvalidPolicyError` listing each at `latches[i].tool`), so
+   * a policy naming `delete_files` for an agent with `delete_file` does not start. See
+   * `checkToolCoverage` and `agent-pep check-policy --tools` (docs/dev-pdp.md, "Known tools").
+   * @defaultValue undefined (not checked)
+   */
+  knownTools?: readonly string[];
   /** Interface to listen on. @defaultValue '127.0.0.1' */
   host?: string;
   /** TCP port; 0 picks a free one (see `url`). @defaultValue 0 */
@@ -118,6 +127,8 @@ export interface DevPdpOptions {
 /** Options after validation, with defaults. @internal */
 export interface ResolvedDevPdpOptions {
   policy: unknown;
+  /** Normalized, each once. */
+  knownTools: string[] | undefined;
   host: string;
   port: number;
   apiKey: string | undefined;
@@ -149,6 +160,7 @@ export interface ResolvedDevPdpOptions {
 
 const KNOWN: ReadonlySet<string> = new Set([
   'policy',
+  'knownTools',
   'host',
   'port',
   'apiKey',
@@ -297,6 +309,7 @@ export function resolveDevPdpOptions(options: unknown): ResolvedDevPdpOptions {
   }
   return {
     policy: o.policy,
+    knownTools: o.knownTools === undefined ? undefined : normalizeKnownTools(o.knownTools),
     host: o.host ?? DEV_PDP_DEFAULTS.host,
     port: o.port ?? DEV_PDP_DEFAULTS.port,
     apiKey: o.apiKey,

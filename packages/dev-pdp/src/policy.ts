@@ -7,6 +7,7 @@
 import { isTextStage, jsonWhere, STAGES, type Stage, VERDICTS, type Verdict } from 'agent-pep/internal';
 import { z } from 'zod';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
+import { type ModelSettingsSpec, modelSettingsSchema } from './model-settings.js';
 import { compileLinearRegex, type LinearRegex } from './regex.js';
 import {
   type CompiledSessionCondition,
@@ -43,6 +44,7 @@ import {
   unknownGroup,
 } from './tool-groups.js';
 
+export type { ModelSettingsSpec } from './model-settings.js';
 export type { FlowSpec, SessionConditionSpec, StepFilterSpec } from './sessions/conditions.js';
 export type { ClientGrantSpec, GrantConstraintSpec, GrantSpec } from './sessions/grants.js';
 export type { IntentSpec } from './sessions/intents.js';
@@ -104,9 +106,37 @@ export interface LatchSpec {
    * enforced: it changes no verdict, adds no label, redacts nothing (shadow mode). @defaultValue 'enforce'
    */
   mode?: 'enforce' | 'audit';
+  /**
+   * `"model_request"`: the latch engages only on a model-request check (a `context_egress` decision the
+   * SDK sends with `purpose: "model_request"`, content the JSON of the request's settings). A latch
+   * without `purpose` engages on every request of its stages, model requests included.
+   */
+  purpose?: 'model_request';
+  /**
+   * `purpose: "model_request"`, verdict WARN only: caps the model request's numbers (lowered to the cap,
+   * set when absent) and replaces its texts; the WARN's `transformedContent` is the capped settings' JSON.
+   */
+  modelSettings?: ModelSettingsSpec;
+  /**
+   * Action stage, verdict WARN only: the action runs in the sandbox registered under `to` in
+   * `createPep({ sandboxes })` (with `profile`), not in the tool. Two engaged latches that route to
+   * different sandboxes make a BLOCK.
+   */
+  route?: RouteSpec;
   /** Free text for policy authors; ignored. */
   description?: string;
 }
+
+/** A sandbox an action is routed to: the name registered in `createPep({ sandboxes })`, and a profile. */
+export interface RouteSpec {
+  /** The sandbox's name, 1-128 characters. */
+  to: string;
+  /** A profile the sandbox runner gets, at most 128 characters. */
+  profile?: string;
+}
+
+/** The verdict a stage gives when no enforced latch engaged there: ALLOW (the default) or BLOCK. */
+export type DefaultVerdict = 'ALLOW' | 'BLOCK';
 
 /** A policy, as written in the policy JSON. */
 export interface PolicySpec {
@@ -127,6 +157,11 @@ export interface PolicySpec {
   intentsFromClient?: boolean;
   /** Value extractors beside the built-ins (e-mail, URL, host, IBAN, card), e.g. the secret formats to follow. */
   values?: ValueSpec[];
+  /**
+   * The verdict of each stage when no enforced latch engaged at that stage (`mode: "audit"` latches do
+   * not count): `{ "action": "BLOCK" }` blocks every tool no latch matches. A stage not named gives ALLOW.
+   */
+  default?: Partial<Record<Stage, DefaultVerdict>>;
   /** The latches, in policy order (order decides `reason` and the order of redactions). */
   latches: LatchSpec[];
 }
@@ -210,6 +245,18 @@ const latchSchema = z
         description:
           'action stage, verdict WARN only: dotted args paths mapped to JSON values; transformedArgs are the args with them set',
       }),
+    purpose: z.literal('model_request').optional().meta({
+      description:
+        'model_request: the latch engages only on a model-request check (context_egress, purpose model_request)',
+    }),
+    modelSettings: modelSettingsSchema.optional(),
+    route: z
+      .strictObject({
+        to: z.string().min(1).max(128).meta({ description: 'the sandbox name registered in createPep({ sandboxes })' }),
+        profile: z.string().max(128).optional(),
+      })
+      .optional()
+      .meta({ description: 'action stage, verdict WARN only: the action runs in this sandbox instead of the tool' }),
     mode: z.enum(['enforce', 'audit']).optional().meta({
       description: 'audit: evaluated and recorded in evidence (audit), never enforced (shadow mode); default enforce',
     }),
@@ -233,6 +280,13 @@ export const policySchema = z
       .optional()
       .meta({ description: 'false ignores the grants an application sends with checkInput (intent); default true' }),
     values: valuesSchema.optional(),
+    default: z
+      .partialRecord(stageSchema, z.enum(['ALLOW', 'BLOCK']))
+      .optional()
+      .meta({
+        description:
+          'per stage, the verdict when no enforced latch engaged there (ALLOW or BLOCK); a stage not named gives ALLOW',
+      }),
     latches: z.array(latchSchema).meta({ description: 'latches in policy order' }),
   })
   .meta({
@@ -313,6 +367,12 @@ export interface CompiledLatch {
   readonly session: readonly CompiledSessionCondition[];
   /** True for `mode: "audit"`: evaluated and recorded, never enforced. */
   readonly audit: boolean;
+  /** `"model_request"`: engages only on a model-request check. */
+  readonly purpose?: 'model_request';
+  /** Model-request WARN: the settings capped or replaced. */
+  readonly modelSettings?: ModelSettingsSpec;
+  /** Action WARN: the sandbox the action runs in. */
+  readonly route?: RouteSpec;
 }
 
 /** A policy ready for evaluation. @internal */
@@ -329,6 +389,8 @@ export interface CompiledPolicy {
   readonly intentsFromClient?: boolean;
   /** The value extractors: the built-ins and the policy's `values`. */
   readonly values?: ValueExtractors;
+  /** Per stage, the verdict when no enforced latch engaged; a stage absent gives ALLOW. */
+  readonly defaults?: Readonly<Partial<Record<Stage, DefaultVerdict>>>;
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
@@ -489,6 +551,7 @@ function crossFieldIssues(raw: unknown): PolicyIssue[] {
         });
       }
     }
+    out.push(...effectIssues(latch, stages, at));
     if (latch.setArgs !== undefined && latch.verdict !== undefined && latch.verdict !== 'WARN') {
       out.push({ path: `${at}.setArgs`, message: 'setArgs is applied only on a WARN; set verdict to "WARN"' });
     }
@@ -500,6 +563,35 @@ function crossFieldIssues(raw: unknown): PolicyIssue[] {
       }
     }
   });
+  return out;
+}
+
+/** `purpose`, `modelSettings` and `route`: each on the stage and verdict it can apply to. */
+function effectIssues(latch: Record<string, unknown>, stages: Stage[] | undefined, at: string): PolicyIssue[] {
+  const out: PolicyIssue[] = [];
+  const warn = latch.verdict === undefined || latch.verdict === 'WARN';
+  if (latch.purpose !== undefined && stages !== undefined && !stages.includes('context_egress')) {
+    out.push({ path: `${at}.purpose`, message: 'a model request is a context_egress check; add it to stage' });
+  }
+  if (latch.modelSettings !== undefined) {
+    if (latch.purpose !== 'model_request') {
+      out.push({ path: `${at}.modelSettings`, message: 'modelSettings needs purpose "model_request"' });
+    }
+    if (!warn)
+      out.push({
+        path: `${at}.modelSettings`,
+        message: 'modelSettings is applied only on a WARN; set verdict to "WARN"',
+      });
+  }
+  if (latch.route !== undefined) {
+    if (stages !== undefined && (stages.length !== 1 || stages[0] !== 'action')) {
+      out.push({
+        path: `${at}.route`,
+        message: 'route sends an action to a sandbox: the latch\'s stage must be "action" only',
+      });
+    }
+    if (!warn) out.push({ path: `${at}.route`, message: 'route is applied only on a WARN; set verdict to "WARN"' });
+  }
   return out;
 }
 
@@ -611,6 +703,9 @@ function compileLatch(spec: LatchSpec, groups: CompiledToolGroups): CompiledLatc
   if (spec.content !== undefined) latch.content = mustCompile(spec.content);
   if (spec.redact !== undefined) latch.redact = spec.redact;
   if (spec.reason !== undefined) latch.reason = spec.reason;
+  if (spec.purpose !== undefined) latch.purpose = spec.purpose;
+  if (spec.modelSettings !== undefined) latch.modelSettings = Object.freeze({ ...spec.modelSettings });
+  if (spec.route !== undefined) latch.route = Object.freeze({ ...spec.route });
   return Object.freeze(latch);
 }
 
@@ -635,7 +730,9 @@ function withLatchIds(issues: PolicyIssue[], raw: unknown): PolicyIssue[] {
  *   violations, regexes that are not RE2 syntax (lookaround, backreferences), duplicate latch ids, and
  *   fields that could never apply (a `tool` on a latch without the action or context_egress stage, a
  *   `when` without the action stage, a `content` without a text stage, a `redact` without `content` or
- *   on a verdict other than WARN, a `setArgs` outside an action WARN)
+ *   on a verdict other than WARN, a `setArgs` outside an action WARN, a `purpose` without the
+ *   context_egress stage, a `modelSettings` without `purpose: "model_request"` or outside a WARN, a
+ *   `route` outside an action-only WARN, a `default` other than ALLOW or BLOCK)
  * @example
  * ```ts
  * const policy = compilePolicy({ agents: ['support-ai'], latches: [] });
@@ -678,5 +775,6 @@ export function compilePolicy(input: unknown): CompiledPolicy {
     intents: compileIntents(spec.intents),
     intentsFromClient: spec.intentsFromClient !== false,
     values: compileValues(spec.values),
+    defaults: Object.freeze({ ...spec.default }),
   });
 }

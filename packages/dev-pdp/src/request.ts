@@ -35,8 +35,11 @@ export interface DecisionRequest {
   args?: Record<string, unknown>;
   /** Action: `act_hash` of the request's tool and args. */
   actHash?: string;
-  /** `'visibility'`: decided on the tool alone (docs/visibility.md). */
-  purpose?: 'visibility';
+  /**
+   * `'visibility'` (action): decided on the tool alone (docs/visibility.md). `'model_request'`
+   * (context_egress): a model request's settings as JSON content (docs/dev-pdp.md, "Model requests").
+   */
+  purpose?: 'visibility' | 'model_request';
   /** A visibility request: its batch id and the batch's size. */
   visibilityBatch?: { id: string; size: number };
   /** Input stage: the grants the application's own extractor proposed (`intent`), checked. */
@@ -126,8 +129,8 @@ export function checkRequest(
     if (args !== undefined) throw badRequest(`${at('args')} belongs to the action stage`);
     if (tool !== undefined && stage !== 'context_egress')
       throw badRequest(`${at('tool')} belongs to the action stage and context_egress`);
-    if (fields.purpose !== undefined || fields.visibilityBatch !== undefined)
-      throw badRequest(`${at('purpose')} belongs to the action stage`);
+    if (fields.visibilityBatch !== undefined) throw badRequest(`${at('visibilityBatch')} belongs to the action stage`);
+    if (fields.purpose !== undefined) readModelRequestPurpose(fields.purpose, content, out, at);
     out.content = content;
     if (tool !== undefined) out.tool = checkTool(tool);
     return listed(out, policy);
@@ -166,6 +169,32 @@ function readSessionFields(
   if (intent === undefined) return;
   if (out.stage !== 'input') throw new HttpError(400, 'invalid_request', `${at('intent')} belongs to the input stage`);
   out.intent = readClientGrants(intent, policy.toolGroups ?? new Map(), at('intent'));
+}
+
+/**
+ * `purpose` on a text stage: only `'model_request'`, on context_egress, with content the JSON object of
+ * the request's settings.
+ * @throws HttpError 400 `bad_request`
+ */
+function readModelRequestPurpose(
+  purpose: unknown,
+  content: string,
+  out: DecisionRequest,
+  at: (name: string) => string,
+): void {
+  if (purpose !== 'model_request' || out.stage !== 'context_egress') {
+    throw badRequest(`${at('purpose')} on a text stage must be "model_request", on context_egress`);
+  }
+  let settings: unknown;
+  try {
+    settings = JSON.parse(content);
+  } catch {
+    settings = undefined;
+  }
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
+    throw badRequest(`${at('content')} of a model request must be the JSON object of its settings`);
+  }
+  out.purpose = 'model_request';
 }
 
 /** Most requests one visibility batch may declare. */

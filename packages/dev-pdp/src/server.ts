@@ -83,14 +83,28 @@ function routeName(path: string): string {
   return ESCALATION_PATH.test(path) ? '/api/escalations/{id}' : '(other)';
 }
 
+/**
+ * The request's path as received, without the query: never resolved (a `//` or a `..` is kept), so
+ * a PEP whose `pdpUrl` ends in `/` is refused and logged as the `//.well-known/jwks.json` it asked for,
+ * not as what a URL parser makes of it. An absolute-form target (`http://host/path`) gives its path.
+ * @internal
+ */
+export function pathOf(target: string | undefined): string {
+  const url = target ?? '/';
+  if (url.startsWith('/')) {
+    const end = url.search(/[?#]/);
+    return end === -1 ? url : url.slice(0, end);
+  }
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return '';
+  }
+}
+
 /** Handles one request: routes it, and answers and logs whatever it throws. */
 async function handle(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  let path: string;
-  try {
-    path = new URL(req.url ?? '/', 'http://localhost').pathname;
-  } catch {
-    path = '';
-  }
+  const path = pathOf(req.url);
   const name = routeName(path);
   ctx.inFlight++;
   // a draining PDP ends each connection with its answer

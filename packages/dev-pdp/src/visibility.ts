@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 import type { EvidenceRecord, Stage, Verdict } from 'agent-pep/internal';
-import { evaluatePolicy } from './evaluate.js';
+import { DEFAULT_BLOCK_REASON, evaluatePolicy } from './evaluate.js';
 import type { EvidenceEntry, EvidenceLog } from './evidence.js';
 import type { CompiledLatch, CompiledPolicy } from './policy.js';
 import type { DecisionRequest } from './request.js';
@@ -48,10 +48,22 @@ function visibilityPolicy(policy: CompiledPolicy): CompiledPolicy {
         latch.content === undefined &&
         latch.session.length === 0,
     );
-    out = { ...policy, latches };
+    // the action stage's default BLOCK hides only a tool no action latch could match (applied below)
+    out = { ...policy, latches, defaults: {} };
     toolOnly.set(policy, out);
   }
   return out;
+}
+
+/**
+ * True when the action stage's `default` is BLOCK and no enforced action latch could engage on `tool`
+ * (none without a `tool`, none whose `tool` matches): every call of it would be blocked, so it is hidden.
+ */
+function hiddenByDefault(policy: CompiledPolicy, tool: string): boolean {
+  if (policy.defaults?.action !== 'BLOCK') return false;
+  return !policy.latches.some(
+    (latch) => latch.stages.has('action') && !latch.audit && (latch.tool === undefined || latch.tool.test(tool)),
+  );
 }
 
 /** A batch being decided: one decision id, one record. */
@@ -139,7 +151,9 @@ function batchOf(ctx: VisibilityContext, request: DecisionRequest, tag: { id: st
  */
 export async function decideVisibility(ctx: VisibilityContext, request: DecisionRequest): Promise<VisibilityDecision> {
   const tool = request.tool as string;
-  const evaluation = evaluatePolicy(visibilityPolicy(ctx.policy), { stage: 'action', tool });
+  const evaluation = hiddenByDefault(ctx.policy, tool)
+    ? { verdict: 'BLOCK' as const, reason: DEFAULT_BLOCK_REASON, latches: [] }
+    : evaluatePolicy(visibilityPolicy(ctx.policy), { stage: 'action', tool });
   const hidden = evaluation.verdict === 'BLOCK';
   const tag = request.visibilityBatch;
   let decisionId: string;

@@ -49,6 +49,7 @@ export function toAuthorizeAnswer(decision: Decision): Record<string, unknown> {
   if (decision.transformedContent !== undefined) out.transformedContent = decision.transformedContent;
   if (decision.transformedArgs !== undefined) out.transformedArgs = decision.transformedArgs;
   if (decision.escalationId !== undefined) out.escalationId = decision.escalationId;
+  if (decision.route !== undefined) out.route = decision.route;
   if (decision.simulated) out.simulated = true;
   return out;
 }

@@ -77,6 +77,20 @@ describe('agent-pep dev-pdp (the bin)', () => {
     return path;
   };
 
+  test('check-policy --tools: the bin lists a latch no known tool matches and exits 3', async () => {
+    const policy = await writeTemp(
+      'typo.json',
+      JSON.stringify({
+        agents: ['a'],
+        latches: [{ id: 'typo', stage: 'action', tool: 'delete_files', verdict: 'BLOCK' }],
+      }),
+    );
+    const r = run(['check-policy', '--policy', policy, '--tools', 'delete_file']);
+    expect(await r.exit).toEqual({ code: 3, signal: null });
+    expect(r.stdout()).toContain('latches[0] typo: tool delete_files');
+    expect(r.stdout()).toContain('known tools no latch covers: 1');
+  });
+
   test('starts on port 0, prints the URL and JWKS URL, answers, and stops with exit 0 on SIGTERM', async () => {
     const r = run(['dev-pdp', '--policy', examplePolicy, '--port', '0']);
     const { url, jwksUrl } = await urlsOf(r);

@@ -1,9 +1,22 @@
 /** Every refused request is logged: one entry with the status and the code, never content, args or keys. */
+import { request } from 'node:http';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { postJson } from '../../../../test/support/dev-pdp-http.js';
 import { type DevPdp, type RefusedRequest, startDevPdp } from '../../src/index.js';
 
 const POLICY = { agents: ['support-ai'], latches: [] };
+
+/** A GET whose request target is sent byte for byte (fetch would resolve `//` and `..`); resolves with the status. */
+function rawGet(base: string, path: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}/`, { path }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 const CANARY = 'canary-7f3a9c';
 const started: DevPdp[] = [];
 afterEach(async () => {
@@ -86,6 +99,23 @@ describe('refused requests are logged through the log option', () => {
     expect(ours[0]).toBe('agent-pep dev-pdp: refused POST (other) (path /pdp/api/policy/authorize) 404 not_found\n');
     expect(ours[1]).toContain(`(path /${'x'.repeat(199)}...)`);
     expect(ours[2]).toContain('(path /a%250Ab)');
+  });
+
+  test('the path is logged as received: a pdpUrl ending in / asks //.well-known/jwks.json, refused as that', async () => {
+    const seen: RefusedRequest[] = [];
+    const pdp = await start((r) => seen.push(r));
+    const statuses: (number | undefined)[] = [];
+    for (const path of ['//.well-known/jwks.json', '/api/../.well-known/jwks.json', '//.well-known/jwks.json?x=1']) {
+      statuses.push(await rawGet(pdp.url, path));
+    }
+    expect(statuses).toEqual([404, 404, 404]);
+    expect(seen.map((r) => [r.route, r.path])).toEqual([
+      ['(other)', '//.well-known/jwks.json'],
+      ['(other)', '/api/../.well-known/jwks.json'],
+      ['(other)', '//.well-known/jwks.json'],
+    ]);
+    // the path as the PEP should have asked it is served
+    expect(await rawGet(pdp.url, '/.well-known/jwks.json')).toBe(200);
   });
 
   test('log: false logs nothing; a log function that throws changes no answer', async () => {
