@@ -17,7 +17,14 @@
 import { ABORT_CAUSES, type AbortLike, AbortReason } from '../internal/abort.js';
 import { AttemptFailure } from '../internal/failure.js';
 import { checkContentType, checkNoContentCoding } from './headers.js';
-import { classifyError, ERROR_BODY_GRACE_MS, ERROR_BODY_MAX, errorCodeOf, mayCarryErrorCode } from './http.js';
+import {
+  classifyError,
+  ERROR_BODY_GRACE_MS,
+  ERROR_BODY_MAX,
+  errorCodeOf,
+  mayCarryErrorCode,
+  statusFailure,
+} from './http.js';
 import type { AttemptReceiver, HttpResponse, Transport } from './types.js';
 
 /** The `fetch` a transport calls: the global one, or one given (tests, a runtime's binding). */
@@ -231,13 +238,9 @@ export class FetchTransport implements Transport {
     }
     const headers = headersOf(res);
     if (res.status !== 200) {
-      const retryAfter = headers['retry-after'];
-      const facts = { status: res.status, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined };
-      return errorCodeWithin(res, headers).then((code) => {
-        const named = code === undefined ? '' : ` (${code})`;
-        const message = `PDP answered HTTP ${res.status}${named} at ${this.#origin}${path}`;
-        return new AttemptFailure('pdp_status', message, facts);
-      });
+      return errorCodeWithin(res, headers).then((code) =>
+        statusFailure(res.status, code, `${this.#origin}${path}`, headers['retry-after']),
+      );
     }
     try {
       checkContentType(headers['content-type']);

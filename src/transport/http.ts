@@ -60,6 +60,36 @@ export function errorCodeOf(body: Uint8Array): string | undefined {
 const CLOSED_CODES = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'ERR_INVALID_STATE']);
 
 /**
+ * The failure of a non-200 answer, on every transport: 409 `session_state_lost` is its own fail-closed
+ * code (the PDP refused to decide on an empty state: docs/dev-pdp.md, "Session integrity"; the fix is a
+ * new session id, docs/fail-closed.md); any other status is `pdp_status`, naming the error body's code.
+ * @param status the HTTP status
+ * @param code the short error code of the body (`errorCodeOf`), else undefined
+ * @param where the origin and path tried (pdpUrl carries no credentials, query or fragment): it tells a
+ *   wrong path or agent id apart from an outage
+ * @param retryAfter the `retry-after` header as received, else undefined
+ */
+export function statusFailure(
+  status: number | undefined,
+  code: string | undefined,
+  where: string,
+  retryAfter: unknown,
+): AttemptFailure {
+  if (status === 409 && code === 'session_state_lost') {
+    return new AttemptFailure(
+      'session_state_lost',
+      `PDP answered HTTP 409 (session_state_lost) at ${where}: it lost this session's state and refuses every step of it; start a new session`,
+      { status },
+    );
+  }
+  const named = code === undefined ? '' : ` (${code})`;
+  return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named} at ${where}`, {
+    status,
+    retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+  });
+}
+
+/**
  * Classifies anything undici (or a signal) threw into an {@link AttemptFailure}: its fail-closed code,
  * and the facts (abort cause, error code) that `retry.ts` decides from.
  * @param err what undici reported, or the abort reason
@@ -184,25 +214,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   #statusFailure(code?: string): AttemptFailure {
-    const status = this.#status;
-    const retryAfter = this.#headers['retry-after'];
-    const named = code === undefined ? '' : ` (${code})`;
-    if (status === 409 && code === 'session_state_lost') {
-      // the PDP refused to decide on an empty state (docs/dev-pdp.md, "Session integrity")
-      return new AttemptFailure(
-        'session_state_lost',
-        `PDP answered HTTP 409 (session_state_lost) at ${this.#origin}${this.#path}`,
-        {
-          status,
-        },
-      );
-    }
-    // The URL tried (an origin and path: pdpUrl carries no credentials, query or fragment) tells
-    // a wrong path or agent id apart from an outage (docs/dev-pdp.md).
-    return new AttemptFailure('pdp_status', `PDP answered HTTP ${status}${named} at ${this.#origin}${this.#path}`, {
-      status,
-      retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-    });
+    return statusFailure(this.#status, code, `${this.#origin}${this.#path}`, this.#headers['retry-after']);
   }
 
   #endErrorBody(c: Dispatcher.DispatchController, whole: boolean): void {

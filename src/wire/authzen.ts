@@ -249,7 +249,10 @@ export function mapAnswer(value: unknown, where = ''): MappedAnswer {
   if (Object.hasOwn(item, 'error') || Object.hasOwn(context, 'error')) raw.error = error;
   if (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'session_state_lost') {
     // an item the PDP refused because it lost the session (docs/dev-pdp.md, "Session integrity")
-    throw new AttemptFailure('session_state_lost', `PDP lost the state of this session (${where || 'evaluation'})`);
+    throw new AttemptFailure(
+      'session_state_lost',
+      `PDP lost the state of this session (${where || 'evaluation'}) and refuses every step of it; start a new session`,
+    );
   }
   if (reportsErrors(item.errors)) raw.errors = item.errors;
   else if (reportsErrors(context.errors)) raw.errors = context.errors;

@@ -33,6 +33,14 @@ describe('the error code of a non-200', () => {
     expect(d.synthesized?.message).toBe(`PDP answered HTTP 404 (unknown_agent) at ${pdp.url}/api/policy/authorize`);
   });
 
+  it('a 409 session_state_lost is the fail-closed code session_state_lost on every transport, telling the reader to start a new session', async () => {
+    pdp.handler = (_q, r) => answer(r, { code: 'session_state_lost', message: 'no state' }, 409);
+    const d = await decideOnce();
+    expect(d).toMatchObject({ verdict: 'BLOCK', synthesized: { code: 'session_state_lost', status: 409 } });
+    expect(d.synthesized?.message).toContain(`at ${pdp.url}/api/policy/authorize`);
+    expect(d.synthesized?.message).toContain('start a new session');
+  });
+
   it('is never content: a code that is not a short identifier, or the message, is not copied', async () => {
     pdp.handler = (_q, r) => answer(r, { code: 'the user said SECRET', message: 'SECRET' }, 400);
     const d = await decideOnce();
