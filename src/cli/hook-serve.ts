@@ -64,7 +64,8 @@ function writeToken(file: string, token: string): void {
 }
 
 function logLine(r: HookServeRecord): string {
-  return `${new Date().toISOString()} ${r.host ?? '-'} ${r.event ?? '-'} ${r.label} ${r.status} ${r.ms}ms\n`;
+  const label = r.code === undefined ? r.label : `${r.label} (${r.code})`;
+  return `${new Date().toISOString()} ${r.host ?? '-'} ${r.event ?? '-'} ${label} ${r.status} ${r.ms}ms\n`;
 }
 
 /** Runs the endpoint; resolves with the exit code once it has stopped (SIGINT or SIGTERM). */

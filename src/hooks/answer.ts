@@ -28,6 +28,8 @@ export type AnswerLabel = Outcome['kind'] | 'failed';
 export interface HostAnswer {
   answer: HookAnswer;
   label: AnswerLabel;
+  /** The fail-closed code of a synthesized decision (`pdp_status`, `permit_invalid`, ...), for the log; else undefined. */
+  code?: string | undefined;
 }
 
 /**
@@ -78,9 +80,11 @@ export async function answerStep(
   const host = baseOf(wire);
   const opts = { session: step.session };
   let base: HookAnswer;
+  let decision: PolicyDecision | undefined;
   switch (step.event) {
     case 'PreToolUse': {
       const r = await enforcement.decideAction(step.tool, step.args, opts);
+      decision = r.decision;
       base = withFailureDetail(answerAction(host, step, r, { escalate }), r.decision);
       if (r.kind === 'verified' && step.readContent !== undefined) {
         base = (await checkRead(enforcement, host, step, step.readContent)) ?? base;
@@ -90,16 +94,18 @@ export async function answerStep(
     case 'PostToolUse': {
       const ran = { args: step.args ?? {}, session: step.session, signal: undefined };
       const r = await enforcement.finishAction(step.tool, ran, step.response, true);
-      base = withFailureDetail(answerPostToolUse(host, step, r), r.kind === 'refused' ? r.decision : undefined);
+      decision = r.kind === 'refused' ? r.decision : undefined;
+      base = withFailureDetail(answerPostToolUse(host, step, r), decision);
       break;
     }
     default: {
       const r = await enforcement.decideText('input', step.content, opts);
+      decision = r.decision;
       base = withFailureDetail(answerPrompt(host, step, r), r.decision);
     }
   }
   const label: AnswerLabel = base.exitCode === 2 ? 'failed' : outcomeOf(step.event, base).kind;
-  return { answer: wire.render(contextOf(step), base), label };
+  return { answer: wire.render(contextOf(step), base), label, code: decision?.synthesized?.code };
 }
 
 /**

@@ -35,6 +35,8 @@ export interface HookServeRecord {
   /** What the answer said, or what the request was refused for. */
   label: AnswerLabel | 'unauthorized' | 'not_found' | 'method_not_allowed' | 'too_large' | 'busy';
   status: number;
+  /** The fail-closed code behind a synthesized decision (`pdp_status`, `pdp_unreachable`, ...), else absent. */
+  code?: string | undefined;
   /** Milliseconds from the request to the answer. */
   ms: number;
 }
@@ -117,7 +119,13 @@ async function answerRequest(
   req: IncomingMessage,
   wire: HostWire,
   options: HookServerOptions,
-): Promise<{ status: number; answer: HookAnswer; label: HookServeRecord['label']; event: string | undefined }> {
+): Promise<{
+  status: number;
+  answer: HookAnswer;
+  label: HookServeRecord['label'];
+  event: string | undefined;
+  code?: string | undefined;
+}> {
   let step: HostStep | undefined;
   let response: unknown;
   const failure = (error: unknown) => {
@@ -156,7 +164,7 @@ async function answerRequest(
     step = wire.read(value);
     const escalate = options.escalate === 'ask' && !wire.canAsk ? 'deny' : (options.escalate ?? wire.escalateDefault);
     const r = await answerStep(options.pep, wire, step, escalate);
-    return { status: 200, answer: r.answer, label: r.label, event: step.native };
+    return { status: 200, answer: r.answer, label: r.label, event: step.native, code: r.code };
   })().catch(failure);
   try {
     return await Promise.race([work, deadline]);
@@ -180,8 +188,15 @@ export async function startHookServer(options: HookServerOptions): Promise<HookS
     const path = (req.url ?? '').split('?')[0] ?? '';
     const match = /^\/hooks\/([a-z-]{1,32})$/.exec(path);
     const wire = match?.[1] === undefined ? undefined : hostWire(match[1]);
-    const record = (label: HookServeRecord['label'], status: number, event?: string) =>
-      options.onRecord?.({ host: wire?.name, event, label, status, ms: Math.round(performance.now() - started) });
+    const record = (label: HookServeRecord['label'], status: number, event?: string, code?: string) =>
+      options.onRecord?.({
+        host: wire?.name,
+        event,
+        label,
+        status,
+        ...(code === undefined ? {} : { code }),
+        ms: Math.round(performance.now() - started),
+      });
     // A refused request's connection is closed after the answer (its body is never read to the end).
     const refuse = (status: number, label: HookServeRecord['label'], headers: Record<string, string> = {}) => {
       req.resume();
@@ -203,7 +218,7 @@ export async function startHookServer(options: HookServerOptions): Promise<HookS
       // A stopping endpoint, and a request whose body did not arrive whole (too large, or still coming
       // at the deadline), closes the connection after the answer.
       send(res, r.status, r.answer.stdout, stopping || !req.complete ? { connection: 'close' } : {});
-      record(r.label, r.status, r.event);
+      record(r.label, r.status, r.event, r.code);
     });
   });
   // A slow sender cannot hold a connection past the deadline (the answer is already a deny by then).

@@ -158,6 +158,17 @@ describe('log records', () => {
   });
 });
 
+describe('log records name why a step failed closed', () => {
+  test('a PDP that is down: the record carries the fail-closed code, so the log says why every call is denied', async () => {
+    const s = await serve(down);
+    const from = records.length;
+    await post(s, '/hooks/claude-code', hookFixture('claude-code-pre-tool-use-bash'));
+    expect(records.slice(from)).toEqual([
+      expect.objectContaining({ host: 'claude-code', event: 'PreToolUse', code: 'pdp_unreachable', status: 200 }),
+    ]);
+  });
+});
+
 describe('close', () => {
   test('lets a request in flight finish, then refuses connections', async () => {
     const s = await serve(hung.url, { timeoutMs: 500 });
