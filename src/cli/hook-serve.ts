@@ -8,7 +8,7 @@
  * @internal
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DEFAULT_MAX_PENDING, type HookServeRecord, startHookServer } from '../hooks/server.js';
@@ -34,6 +34,9 @@ Options:
   --port N            port to listen on, 0-65535 (default 8788; 0 picks a free one)
   --host ADDR         loopback address to bind: 127.0.0.1 (default), ::1 or localhost
   --token-file FILE   where the token is written (default ~/.agent-pep/hook-token); replaced at start
+  --keep-token        reuse the token already in --token-file (a regular file of this user, mode 0600,
+                      holding a token this command made) so a running host keeps working across a
+                      restart; any other file is replaced by a new token
   --api-key-env VAR   read the PDP API key from env VAR (it must be set)
   --timeout MS        each request's deadline, 100-60000 (default 5000); keep it well under the
                       host's hook timeout
@@ -50,6 +53,25 @@ error, 1 when it cannot listen.
 
 const COMMAND = 'hook serve';
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** The form of a token this command makes: 32 random bytes, base64url. */
+const TOKEN_FORM = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The token of `file` when it can be trusted as this command's own (`--keep-token`): a regular file,
+ * not a link, of this user, readable by no one else, holding one token of {@link TOKEN_FORM}; else undefined.
+ */
+function keptToken(file: string): string | undefined {
+  try {
+    const st = lstatSync(file);
+    const mine = typeof process.getuid !== 'function' || st.uid === process.getuid();
+    if (!st.isFile() || !mine || (st.mode & 0o077) !== 0 || st.size > 64) return undefined;
+    const token = readFileSync(file, 'utf8');
+    return TOKEN_FORM.test(token) ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Writes the token to a new file only its owner can read (an old file is removed first, never followed). */
 function writeToken(file: string, token: string): void {
@@ -79,6 +101,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       port: { type: 'string' },
       host: { type: 'string' },
       'token-file': { type: 'string' },
+      'keep-token': { type: 'boolean' },
       'max-pending': { type: 'string' },
       quiet: { type: 'boolean' },
     },
@@ -97,8 +120,11 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     const maxPending = integerFlag(values['max-pending'], 'max-pending', 1, 10_000) ?? DEFAULT_MAX_PENDING;
     const settings = hookSettings(values, io, 'pool');
     tokenFile = values['token-file'] ?? join(homedir(), '.agent-pep', 'hook-token');
-    const token = randomBytes(32).toString('base64url');
-    writeToken(tokenFile, token);
+    let token = values['keep-token'] ? keptToken(tokenFile) : undefined;
+    if (token === undefined) {
+      token = randomBytes(32).toString('base64url');
+      writeToken(tokenFile, token);
+    }
     const pep = hookPep(settings.pepOptions);
     setup = { pep, token, host, port, timeoutMs: settings.timeoutMs, escalate: settings.escalate, maxPending };
     if (!values.quiet) setup.onRecord = (r) => io.stdout.write(logLine(r));
@@ -112,11 +138,13 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     await setup.pep.close().catch(() => undefined);
     exitWith(`hook serve cannot listen on ${setup.host}:${setup.port} (${systemReason(error)})`, EXIT.failure);
   }
-  io.stdout.write(`agent-pep hook serve listening on ${server.url} (token in ${tokenFile})\n`);
-  return new Promise<number>((resolve) => {
+  // The stop handler is in place before the line that says it is up: a supervisor may signal at once.
+  const stopped = new Promise<number>((resolve) => {
     io.onStop?.((signal) => {
       io.stdout.write(`${signal}: stopping\n`);
       void server.close().then(() => resolve(EXIT.ok));
     });
   });
+  io.stdout.write(`agent-pep hook serve listening on ${server.url} (token in ${tokenFile})\n`);
+  return stopped;
 }

@@ -71,6 +71,40 @@ describe('agent-pep hook serve', () => {
     }
   });
 
+  test('--keep-token: a restart keeps its own token (a running host keeps working); any other file gets a new one', async () => {
+    const tokenFile = join(dir, 'kept-token');
+    const first = await start(tokenFile, ['--quiet']);
+    const token = readFileSync(tokenFile, 'utf8');
+    expect(await first.stop()).toBe(0);
+    const again = await start(tokenFile, ['--quiet', '--keep-token']);
+    try {
+      expect(readFileSync(tokenFile, 'utf8')).toBe(token);
+      const res = await fetch(`${again.url}/hooks/codex`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify(hookFixture('codex-pre-tool-use-bash')),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+    // Readable by others, or not a token this command made: never reused.
+    for (const [content, mode] of [
+      [token, 0o644],
+      ['guessable', 0o600],
+    ] as const) {
+      rmSync(tokenFile);
+      writeFileSync(tokenFile, content, { mode });
+      const s = await start(tokenFile, ['--quiet', '--keep-token']);
+      try {
+        expect(readFileSync(tokenFile, 'utf8')).not.toBe(content);
+        expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+      } finally {
+        expect(await s.stop()).toBe(0);
+      }
+    }
+  });
+
   test('--quiet: no log line; SIGINT stops it with 0', async () => {
     const tokenFile = join(dir, 'quiet-token');
     const s = await start(tokenFile, ['--quiet']);
