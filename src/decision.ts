@@ -39,22 +39,7 @@ export type Stage = (typeof STAGES)[number];
  *   PEP has counted decided steps of (a PDP restart, a session store that lost its data, an expired session;
  *   docs/dev-pdp.md, "Session integrity"). Start a new session.
  */
-export type FailClosedCode =
-  | 'pdp_unreachable'
-  | 'pdp_timeout'
-  | 'pdp_status'
-  | 'invalid_response'
-  | 'ambiguous_decision'
-  | 'invalid_request'
-  | 'aborted'
-  | 'permit_invalid'
-  | 'simulated'
-  | 'interceptor_failed'
-  | 'tool_changed'
-  | 'session_state_lost';
-
-/** Every {@link FailClosedCode}, for validation and documentation. */
-export const FAIL_CLOSED_CODES: readonly FailClosedCode[] = Object.freeze([
+export const FAIL_CLOSED_CODES = Object.freeze([
   'pdp_unreachable',
   'pdp_timeout',
   'pdp_status',
@@ -67,7 +52,10 @@ export const FAIL_CLOSED_CODES: readonly FailClosedCode[] = Object.freeze([
   'interceptor_failed',
   'tool_changed',
   'session_state_lost',
-]);
+] as const);
+
+/** One of {@link FAIL_CLOSED_CODES} (the type is derived from the list, so the two cannot differ). */
+export type FailClosedCode = (typeof FAIL_CLOSED_CODES)[number];
 
 /** Details of a BLOCK the PEP synthesized itself. */
 export interface SynthesizedInfo {
