@@ -8,9 +8,9 @@
 import type { IntentGrant, SandboxRoute, Stage } from '../decision.js';
 import { isAbortSignal, isSessionId } from '../internal/guards.js';
 import { NotJsonError, snapshotJsonObject } from '../internal/json.js';
+import { normalizeToolName } from '../internal/tool-name.js';
 import { type CallOptions, DEFAULTS, type EgressCallOptions, type InputCallOptions } from '../options/pep.js';
 import { canonicalSnapshotJson } from '../permit/hash.js';
-import { normalizeToolName } from '../permit/normalize.js';
 import type { AuthorizeRequest, SentRequest, VisibilityBatch } from '../wire/agent-pep.js';
 import { readIntent } from './intent.js';
 
