@@ -20,6 +20,7 @@ import type {
 import type { PolicyDecision } from '../decision.js';
 import { toolMessage } from '../errors.js';
 import { answerPostToolUse, answerPrompt, readHookEvent, withheld } from '../hooks/wire.js';
+import { isPlainObject } from '../internal/guards.js';
 import type { Pep } from '../pep.js';
 import { callOptions, type Enforcement, enforcementOf, RULES, readOptions, requirePermits, resultText } from './kit.js';
 
@@ -76,12 +77,6 @@ type ToolOutcome =
   | { kind: 'allow'; args: Record<string, unknown> }
   | { kind: 'deny'; message: string }
   | { kind: 'held'; decision: PolicyDecision; message: string };
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}
 
 /**
  * One action decision through the enforcement layer, so the permit is verified against the args that

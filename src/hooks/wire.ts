@@ -20,6 +20,7 @@ import { refusedBy } from '../enforce/results.js';
 import { actionRule, SIMULATED_MESSAGE, textRule } from '../enforce/rules.js';
 import { resultText } from '../enforce/text.js';
 import { toolMessage } from '../errors.js';
+import { isPlainObject } from '../internal/guards.js';
 
 /** The two hosts whose command hooks this answers. */
 export type HookHost = 'claude-code' | 'codex';
@@ -63,12 +64,6 @@ export class HookEventError extends Error {
     super(message);
     this.event = event;
   }
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
 }
 
 function nonEmptyString(v: unknown): v is string {

@@ -5,7 +5,7 @@
  * carry an answer (an `ask` where it has none, a rewrite it cannot apply) gets a deny: never less.
  * @internal
  */
-import { isPlainObject } from '../../internal/guards.js';
+import { isRecord } from '../../internal/guards.js';
 import { type HookAnswer, HookEventError, type HookEventName, type HookStep } from '../wire.js';
 
 /** The hosts whose hooks `agent-pep hook <host>` and `agent-pep hook serve` answer. */
@@ -122,12 +122,12 @@ export function argsField(value: Record<string, unknown>, name: string, event: H
       throw new HookEventError(`${name} is not JSON`, event);
     }
   }
-  if (!isPlainObject(v)) throw new HookEventError(`${name} is not an object`, event);
+  if (!isRecord(v)) throw new HookEventError(`${name} is not an object`, event);
   return v;
 }
 
 /** The event as an object, or a {@link HookEventError}. */
 export function eventObject(value: unknown): Record<string, unknown> {
-  if (!isPlainObject(value)) throw new HookEventError('the hook event is not a JSON object');
+  if (!isRecord(value)) throw new HookEventError('the hook event is not a JSON object');
   return value;
 }
