@@ -18,6 +18,37 @@ import type { Pep } from '../pep.js';
 export type { ActionResult, FinishResult, Refused, TextResult } from '../enforce/results.js';
 export { resultText } from '../enforce/text.js';
 
+/**
+ * The key a verified permit travels under beside a tool call: `params._meta['agent-pep/permit']` of an MCP
+ * `tools/call` (the guarded client puts it there, a guarded server reads it), and the same key on LangChain's
+ * `config.toolCall` (CONTRACT.md section 8). The one home of the name; `agent-pep/mcp` exports it.
+ * @remarks A server that does not use `guardMcpServer` (`agent-pep/mcp`) can read it from `extra._meta` and verify it
+ * with `createPermitVerifier` against the tool name and the arguments it received, before acting.
+ * @example
+ * ```ts
+ * const permit = extra._meta?.[PERMIT_META_KEY];
+ * if (typeof permit !== 'string') return { isError: true, content: [{ type: 'text', text: 'no permit' }] };
+ * await verifier.verify(permit, { tool: 'refund_payment', args: receivedArgs });
+ * ```
+ */
+export const PERMIT_META_KEY = 'agent-pep/permit';
+
+/**
+ * The `params._meta` key a guarded client puts the policy session under (the session its PEP decided the
+ * call in), and a guarded server reads it from (CONTRACT section 16). A response never changes it.
+ * @remarks The session is the application's, never the transport's: `Mcp-Session-Id` and anything else
+ * a server sends are ignored. A server that trusts no client to name its session passes
+ * `guardMcpServer(pep, server, { session: (request, extra) => ... })` instead (from its own auth).
+ */
+export const SESSION_META_KEY = 'agent-pep/session';
+
+/**
+ * Most calls an adapter remembers as held (sent to a person for approval, or suspended) per client or
+ * middleware, in `agent-pep/ai`, `agent-pep/mastra` and `agent-pep/langchain` alike: past it the call held
+ * longest ago is forgotten, and its resume is refused or sent for approval again (never run unasked).
+ */
+export const MAX_HELD = 10_000;
+
 /** The enforcement layer an adapter decides through: the client's own, or (a wrapper of a client) one over its public methods. */
 export type Enforcement = Omit<Kernel, 'requirePermits'>;
 

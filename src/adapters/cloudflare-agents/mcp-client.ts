@@ -11,14 +11,12 @@ import {
   callOptions,
   type Enforcement,
   enforcementOf,
+  PERMIT_META_KEY,
   RULES,
   readOptions,
   requirePermits,
 } from '../kit.js';
 import { type AgentLike, agentSession } from './session.js';
-
-/** Where the permit travels in a `tools/call` request (the key `agent-pep/mcp` reads, CONTRACT.md section 8). */
-const PERMIT_META_KEY = 'agent-pep/permit';
 
 /** Options of {@link guardAgentMcp}. */
 export interface GuardAgentMcpOptions {

@@ -11,7 +11,7 @@ import { PolicyBlockedError, PolicyEnforcementError, PolicyEscalatedError } from
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep, ToolExecutionContext } from '../../pep.js';
 import { fitsInputSchema } from '../ai/tools.js';
-import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory, threadSession } from '../kit.js';
+import { type Enforcement, enforcementOf, MAX_HELD, RULES, readOptions, TextMemory, threadSession } from '../kit.js';
 
 /** Options of {@link guardTools}. */
 export interface GuardToolsOptions {
@@ -68,9 +68,6 @@ interface MastraTool {
 
 /** The marker Mastra puts on its tools (`MASTRA_TOOL_MARKER`, a registered symbol so copies agree). */
 const MASTRA_TOOL = Symbol.for('mastra.core.tool.Tool');
-
-/** Most calls remembered as held per client; an older one resumed is sent for approval again. */
-const MAX_HELD = 10_000;
 
 /** A call a guarded tool suspended for approval: when it runs again, its ESCALATE is a hold. */
 interface HeldCall {

@@ -7,29 +7,9 @@
 import type { FailClosedCode } from '../../decision.js';
 import { isSessionId } from '../../internal/guards.js';
 import type { Pep } from '../../pep.js';
-import { enforcementOf } from '../kit.js';
+import { enforcementOf, SESSION_META_KEY } from '../kit.js';
 
-/**
- * The `params._meta` key a guarded client puts the permit under, and a guarded server reads it from.
- * @remarks A server that does not use {@link guardMcpServer} can read it from `extra._meta` and verify it
- * with `createPermitVerifier` against the tool name and the arguments it received, before acting.
- * @example
- * ```ts
- * const permit = extra._meta?.[PERMIT_META_KEY];
- * if (typeof permit !== 'string') return { isError: true, content: [{ type: 'text', text: 'no permit' }] };
- * await verifier.verify(permit, { tool: 'refund_payment', args: receivedArgs });
- * ```
- */
-export const PERMIT_META_KEY = 'agent-pep/permit';
-
-/**
- * The `params._meta` key a guarded client puts the policy session under (the session its PEP decided the
- * call in), and a guarded server reads it from (CONTRACT section 16). A response never changes it.
- * @remarks The session is the application's, never the transport's: `Mcp-Session-Id` and anything else
- * a server sends are ignored. A server that trusts no client to name its session passes
- * `guardMcpServer(pep, server, { session: (request, extra) => ... })` instead (from its own auth).
- */
-export const SESSION_META_KEY = 'agent-pep/session';
+export { PERMIT_META_KEY, SESSION_META_KEY } from '../kit.js';
 
 /** An MCP tool result as this adapter builds it (the SDK's `CallToolResult`, structurally). */
 export interface ToolResult {
