@@ -21,6 +21,7 @@ import type { PolicyDecision } from '../decision.js';
 import { toolMessage } from '../errors.js';
 import { answerPostToolUse, answerPrompt, readHookEvent, withheld } from '../hooks/wire.js';
 import { isPlainObject } from '../internal/guards.js';
+import { sessionOf } from '../internal/session.js';
 import type { Pep } from '../pep.js';
 import { callOptions, type Enforcement, enforcementOf, RULES, readOptions, requirePermits, resultText } from './kit.js';
 
@@ -207,7 +208,8 @@ export function pepHooks(pep: Pep, opts?: PepHooksOptions): Partial<Record<HookE
     const failed = () => enforcement.refuse({ stage: 'action', tool }, 'invalid_request', 'adapter error').toolMessage;
     try {
       if (input.hook_event_name !== 'PreToolUse') return preToolUse('deny', failed());
-      const outcome = await decideTool(enforcement, tool, input.tool_input, signal, input.session_id);
+      const session = sessionOf({ thread: input.session_id });
+      const outcome = await decideTool(enforcement, tool, input.tool_input, signal, session);
       if (outcome.kind === 'allow') return preToolUse('allow', undefined, outcome.args);
       if (outcome.kind === 'held' && escalate === 'ask') return preToolUse('ask', outcome.message);
       return preToolUse('deny', outcome.message);
@@ -258,10 +260,7 @@ function compactHook(enforcement: Enforcement): HookCallback {
       const session = (input as { session_id?: unknown }).session_id;
       if (input.hook_event_name !== 'PostCompact' || typeof summary !== 'string')
         throw new TypeError('not PostCompact');
-      const opts = callOptions({
-        session: typeof session === 'string' && session !== '' ? session : undefined,
-        signal,
-      });
+      const opts = callOptions({ session: sessionOf({ thread: session }), signal });
       const r = await enforcement.decideText('context_egress', summary, opts);
       if (r.kind === 'refused') return stop(r.toolMessage);
       return r.text === summary ? {} : stop(toolMessage(r.decision, undefined));

@@ -1,17 +1,19 @@
 /**
  * What every adapter shares (docs/adapters.md), so that an adapter file holds only the mapping to its
- * host's extension points: the enforcement layer of the client it is given, strict options, the session
- * from the host's thread id, a bounded memory of checked texts, and a tool result as the text a model reads.
+ * host's extension points: the enforcement layer of the client it is given, strict options, the keys and
+ * bounds they share, a bounded memory of checked texts, and a tool result as the text a model reads. The
+ * session of a call is `sessionOf`'s (internal/session.ts), from the host's thread id.
  * @internal
  */
 import { LRUCache } from 'lru-cache';
 import { type FailClosedCode, isTextStage, synthesizeBlock, type TextStage } from '../decision.js';
 import type { Kernel, Ran, ResultCheck } from '../enforce/kernel.js';
 import { kernelOf } from '../enforce/registry.js';
-import { type RefusalSite, type Refused, refusedBy } from '../enforce/results.js';
+import { type ActionResult, type RefusalSite, type Refused, refusedBy } from '../enforce/results.js';
 import { PolicyEnforcementError } from '../errors.js';
 import { isSessionId } from '../internal/guards.js';
 import { randomUUID } from '../internal/runtime.js';
+import { sessionOf } from '../internal/session.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { Pep } from '../pep.js';
 
@@ -59,6 +61,8 @@ class Carried {
     readonly permitId: string | undefined,
     readonly decision: import('../decision.js').PolicyDecision,
     readonly signal: AbortSignal | undefined,
+    /** The session the wrapped client decided in (`ctx.session` of its `guardTool`). */
+    readonly session: unknown,
   ) {}
 }
 
@@ -82,6 +86,21 @@ function refusalOrPass(decision: import('../decision.js').PolicyDecision, origin
 }
 
 /**
+ * A wrapper's verified action: the session it was decided in is `sessionOf` the call's option and the
+ * session the wrapped client reported; none, or a malformed one, is a refusal (never a made-up session).
+ */
+function carriedAction(name: string, e: Carried, opts: unknown): ActionResult {
+  const session = sessionOf({
+    call: (opts as { session?: unknown } | undefined)?.session,
+    client: e.session as string,
+  });
+  if (!isSessionId(session)) {
+    return unobserved({ stage: 'action', tool: name }, 'invalid_request', 'the wrapped client named no session');
+  }
+  return { kind: 'verified', args: e.args, permitId: e.permitId, decision: e.decision, signal: e.signal, session };
+}
+
+/**
  * The enforcement layer over a client's public `guardTool` and `guardText` (which are the layer's own):
  * for an object that wraps a client (`{ ...pep }`) and so is not registered. Its own refusals are not
  * observed; `finishAction` is refused (a wrapper's interceptors cannot be reached).
@@ -91,22 +110,12 @@ function publicEnforcement(pep: Pep): Enforcement {
     async decideAction(name, args, opts) {
       try {
         const guarded = pep.guardTool(name, (a, ctx) => {
-          throw new Carried(a, ctx.permitId, ctx.decision, ctx.signal);
+          throw new Carried(a, ctx.permitId, ctx.decision, ctx.signal, ctx.session);
         });
         const result = await guarded(args as Record<string, unknown>, opts as never);
         return { kind: 'substituted', result, decision: { verdict: 'BLOCK', stage: 'action', requestId: '' } };
       } catch (e) {
-        if (e instanceof Carried) {
-          const session = (opts as { session?: unknown } | undefined)?.session;
-          return {
-            kind: 'verified',
-            args: e.args,
-            permitId: e.permitId,
-            decision: e.decision,
-            signal: e.signal,
-            session: isSessionId(session) ? session : '',
-          };
-        }
+        if (e instanceof Carried) return carriedAction(name, e, opts);
         if (e instanceof PolicyEnforcementError) return refusedBy(e.decision, name);
         return unobserved({ stage: 'action', tool: name }, 'invalid_request', 'adapter error', e);
       }
@@ -199,16 +208,6 @@ export function readOptions<T extends object>(scope: string, opts: unknown, rule
     if (problem !== undefined) optionError(scope, key, problem);
   }
   return opts as T;
-}
-
-/**
- * The session of a host's run from its thread or conversation id: a non-empty string, or a finite
- * number as its decimal text; else undefined (the client's own session applies).
- */
-export function threadSession(id: unknown): string | undefined {
-  if (typeof id === 'string' && id.trim() !== '') return id;
-  if (typeof id === 'number' && Number.isFinite(id)) return String(id);
-  return undefined;
 }
 
 /** Per-call options for the enforcement layer, without undefined members. */

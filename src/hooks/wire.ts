@@ -21,6 +21,7 @@ import { actionRule, SIMULATED_MESSAGE, textRule } from '../enforce/rules.js';
 import { resultText } from '../enforce/text.js';
 import { toolMessage } from '../errors.js';
 import { isPlainObject } from '../internal/guards.js';
+import { sessionOf } from '../internal/session.js';
 
 /** The two hosts whose command hooks this answers. */
 export type HookHost = 'claude-code' | 'codex';
@@ -89,8 +90,9 @@ export function readHookEvent(value: unknown): HookStep {
     throw new HookEventError('unknown hook event kind');
   }
   const event = name as HookEventName;
-  const session = value.session_id;
-  if (!nonEmptyString(session)) throw new HookEventError('the hook event has no session_id', event);
+  // The host's conversation id is the session (the one rule, internal/session.ts); a hook has no other.
+  const session = sessionOf({ thread: value.session_id });
+  if (session === undefined) throw new HookEventError('the hook event has no session_id', event);
   switch (event) {
     case 'PreToolUse': {
       if (!nonEmptyString(value.tool_name)) throw new HookEventError('PreToolUse without tool_name', event);

@@ -8,10 +8,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { PolicyDecision } from '../../decision.js';
 import { PolicyBlockedError, PolicyEnforcementError, PolicyEscalatedError } from '../../errors.js';
+import { sessionOf } from '../../internal/session.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep, ToolExecutionContext } from '../../pep.js';
 import { fitsInputSchema } from '../ai/tools.js';
-import { type Enforcement, enforcementOf, MAX_HELD, RULES, readOptions, TextMemory, threadSession } from '../kit.js';
+import { type Enforcement, enforcementOf, MAX_HELD, RULES, readOptions, TextMemory } from '../kit.js';
 
 /** Options of {@link guardTools}. */
 export interface GuardToolsOptions {
@@ -260,7 +261,7 @@ function guardedExecute(set: ToolSet, name: string, tool: MastraTool) {
   return async (input: unknown, ctx: ExecuteContext | undefined): Promise<unknown> => {
     let bodyRan = false;
     try {
-      const session = threadSession(ctx?.agent?.threadId) ?? set.session;
+      const session = sessionOf({ thread: ctx?.agent?.threadId, adapter: set.session });
       const run = async (args: Record<string, unknown>, pctx: ToolExecutionContext): Promise<unknown> => {
         // Mastra parsed the model's input; args the PDP (WARN) or an interceptor changed must fit too.
         if (!isDeepStrictEqual(args, input) && !(await fitsInputSchema(tool.inputSchema, args))) {

@@ -6,6 +6,7 @@
 
 import type { FailClosedCode } from '../../decision.js';
 import { isSessionId } from '../../internal/guards.js';
+import { sessionOf } from '../../internal/session.js';
 import type { Pep } from '../../pep.js';
 import { enforcementOf, SESSION_META_KEY } from '../kit.js';
 
@@ -41,11 +42,6 @@ export function failedClosed(pep: Pep, tool: string, code: FailClosedCode, messa
   return refusal(enforcementOf(pep, 'agent-pep/mcp').refuse({ stage: 'action', tool }, code, message).toolMessage);
 }
 
-/** A non-empty session id, else undefined. */
-export function sessionOf(v: unknown): string | undefined {
-  return isSessionId(v) ? v : undefined;
-}
-
 /** How a guarded server learns the session of a request (`guardMcpServer`'s `session` option). */
 export type SessionOfRequest = (
   request: { method: string; params: Record<string, unknown> },
@@ -55,8 +51,9 @@ export type SessionOfRequest = (
 /**
  * The policy session of a request a guarded server received (CONTRACT section 16): the server's
  * `session` function's answer when it has one, else `params._meta['agent-pep/session']`; never the
- * transport's `Mcp-Session-Id`. Undefined when there is none, or the function throws or answers no
- * non-empty string.
+ * transport's `Mcp-Session-Id`. That answer stands for the per-call option of `sessionOf` (the one
+ * rule, internal/session.ts); the server's own PEP session never fills in for a missing one. Undefined
+ * when there is none, or the function throws or answers no valid session id (the call is then refused).
  */
 export function requestSession(
   fn: SessionOfRequest | undefined,
@@ -64,12 +61,19 @@ export function requestSession(
   params: Record<string, unknown>,
   extra: unknown,
 ): string | undefined {
-  if (fn === undefined) return sessionOf(isObject(params._meta) ? params._meta[SESSION_META_KEY] : undefined);
+  let named: unknown;
   try {
-    return sessionOf(fn({ method, params }, extra));
+    named =
+      fn === undefined
+        ? isObject(params._meta)
+          ? params._meta[SESSION_META_KEY]
+          : undefined
+        : fn({ method, params }, extra);
   } catch {
     return undefined;
   }
+  const session = sessionOf({ call: named });
+  return isSessionId(session) ? session : undefined;
 }
 
 /** An interceptor's substitute as a tool result: a result-shaped object as is, anything else as text. */

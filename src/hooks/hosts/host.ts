@@ -6,6 +6,7 @@
  * @internal
  */
 import { isRecord } from '../../internal/guards.js';
+import { sessionOf } from '../../internal/session.js';
 import { type HookAnswer, HookEventError, type HookEventName, type HookStep } from '../wire.js';
 
 /** The hosts whose hooks `agent-pep hook <host>` and `agent-pep hook serve` answer. */
@@ -107,6 +108,17 @@ export function stringField(value: Record<string, unknown>, name: string, event?
   const v = value[name];
   if (typeof v !== 'string' || v.length === 0) throw new HookEventError(`the hook event has no ${name}`, event);
   return v;
+}
+
+/**
+ * The session of a hook event from the host's conversation id field (`name`), by the one rule
+ * (`sessionOf`, internal/session.ts: a non-blank string, or a finite number as its text). A hook has
+ * no other session, so none is a {@link HookEventError} (the hook denies).
+ */
+export function sessionField(value: Record<string, unknown>, name: string, event?: HookEventName): string {
+  const session = sessionOf({ thread: value[name] });
+  if (session === undefined) throw new HookEventError(`the hook event has no ${name}`, event);
+  return session;
 }
 
 /**
