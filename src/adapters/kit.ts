@@ -23,7 +23,7 @@ export { resultText } from '../enforce/text.js';
 /**
  * The key a verified permit travels under beside a tool call: `params._meta['agent-pep/permit']` of an MCP
  * `tools/call` (the guarded client puts it there, a guarded server reads it), and the same key on LangChain's
- * `config.toolCall` (CONTRACT.md section 8). The one home of the name; `agent-pep/mcp` exports it.
+ * `config.toolCall` (docs/adapters.md). The one home of the name; `agent-pep/mcp` exports it.
  * @remarks A server that does not use `guardMcpServer` (`agent-pep/mcp`) can read it from `extra._meta` and verify it
  * with `createPermitVerifier` against the tool name and the arguments it received, before acting.
  * @example
