@@ -70,6 +70,13 @@ module.exports = {
       to: { path: '^src/(adapters|hooks|cli|index\\.ts)' },
     },
     {
+      name: 'telemetry-not-to-permit',
+      severity: 'error',
+      comment: 'telemetry.ts sits under core/ and beside the service side: it imports internal/ and the leaves, never permit/ (what both need, such as tool-name normalization, lives in internal/).',
+      from: { path: '^src/telemetry\\.ts$' },
+      to: { path: '^src/(permit|replay|evidence|core|options|adapters|enforce|hooks|cli)/' },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       from: { path: '^(src|packages/dev-pdp/src)/' },

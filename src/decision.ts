@@ -21,6 +21,22 @@ export type TextStage = (typeof TEXT_STAGES)[number];
 /** A boundary crossing: one of the text stages, or `action` (a proposed tool call). */
 export type Stage = (typeof STAGES)[number];
 
+/** Every {@link FailClosedCode}: the one list, for validation and documentation; the type is derived from it. */
+export const FAIL_CLOSED_CODES = Object.freeze([
+  'pdp_unreachable',
+  'pdp_timeout',
+  'pdp_status',
+  'invalid_response',
+  'ambiguous_decision',
+  'invalid_request',
+  'aborted',
+  'permit_invalid',
+  'simulated',
+  'interceptor_failed',
+  'tool_changed',
+  'session_state_lost',
+] as const);
+
 /**
  * Why the PEP made up a BLOCK itself instead of returning the PDP's verdict (fail-closed).
  *
@@ -38,36 +54,10 @@ export type Stage = (typeof STAGES)[number];
  * - `session_state_lost`: the PDP answered 409 `session_state_lost`: it holds no state for a session this
  *   PEP has counted decided steps of (a PDP restart, a session store that lost its data, an expired session;
  *   docs/dev-pdp.md, "Session integrity"). Start a new session.
+ *
+ * One of {@link FAIL_CLOSED_CODES} (derived from the list, so the two cannot differ).
  */
-export type FailClosedCode =
-  | 'pdp_unreachable'
-  | 'pdp_timeout'
-  | 'pdp_status'
-  | 'invalid_response'
-  | 'ambiguous_decision'
-  | 'invalid_request'
-  | 'aborted'
-  | 'permit_invalid'
-  | 'simulated'
-  | 'interceptor_failed'
-  | 'tool_changed'
-  | 'session_state_lost';
-
-/** Every {@link FailClosedCode}, for validation and documentation. */
-export const FAIL_CLOSED_CODES: readonly FailClosedCode[] = Object.freeze([
-  'pdp_unreachable',
-  'pdp_timeout',
-  'pdp_status',
-  'invalid_response',
-  'ambiguous_decision',
-  'invalid_request',
-  'aborted',
-  'permit_invalid',
-  'simulated',
-  'interceptor_failed',
-  'tool_changed',
-  'session_state_lost',
-]);
+export type FailClosedCode = (typeof FAIL_CLOSED_CODES)[number];
 
 /** Details of a BLOCK the PEP synthesized itself. */
 export interface SynthesizedInfo {

@@ -36,6 +36,7 @@ export type {
   VerifyEvidenceOptions,
 } from './evidence/verify.js';
 export { verifyEvidence } from './evidence/verify.js';
+export { normalizeToolName } from './internal/tool-name.js';
 export type { ModelRequest, ModelRequestResult } from './options/interceptors.js';
 export type {
   ActionCall,
@@ -68,7 +69,6 @@ export type {
 export { createPep } from './pep.js';
 export type { PermitClaims } from './permit/claims.js';
 export { actionHash } from './permit/hash.js';
-export { normalizeToolName } from './permit/normalize.js';
 export type { PermitVerifier, PermitVerifierOptions } from './permit/verifier.js';
 export { createPermitVerifier } from './permit/verifier.js';
 export type { MemoryReplayStoreOptions } from './replay/memory.js';

@@ -17,7 +17,7 @@
  */
 import type * as OtelApi from '@opentelemetry/api';
 import type { PolicyDecision } from './decision.js';
-import { normalizeToolName } from './permit/normalize.js';
+import { normalizeToolName } from './internal/tool-name.js';
 import { VERSION } from './version.js';
 
 /**

@@ -20,6 +20,8 @@ import type {
 import type { PolicyDecision } from '../decision.js';
 import { toolMessage } from '../errors.js';
 import { answerPostToolUse, answerPrompt, readHookEvent, withheld } from '../hooks/wire.js';
+import { isPlainObject } from '../internal/guards.js';
+import { sessionOf } from '../internal/session.js';
 import type { Pep } from '../pep.js';
 import { callOptions, type Enforcement, enforcementOf, RULES, readOptions, requirePermits, resultText } from './kit.js';
 
@@ -76,12 +78,6 @@ type ToolOutcome =
   | { kind: 'allow'; args: Record<string, unknown> }
   | { kind: 'deny'; message: string }
   | { kind: 'held'; decision: PolicyDecision; message: string };
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}
 
 /**
  * One action decision through the enforcement layer, so the permit is verified against the args that
@@ -212,7 +208,8 @@ export function pepHooks(pep: Pep, opts?: PepHooksOptions): Partial<Record<HookE
     const failed = () => enforcement.refuse({ stage: 'action', tool }, 'invalid_request', 'adapter error').toolMessage;
     try {
       if (input.hook_event_name !== 'PreToolUse') return preToolUse('deny', failed());
-      const outcome = await decideTool(enforcement, tool, input.tool_input, signal, input.session_id);
+      const session = sessionOf({ thread: input.session_id });
+      const outcome = await decideTool(enforcement, tool, input.tool_input, signal, session);
       if (outcome.kind === 'allow') return preToolUse('allow', undefined, outcome.args);
       if (outcome.kind === 'held' && escalate === 'ask') return preToolUse('ask', outcome.message);
       return preToolUse('deny', outcome.message);
@@ -263,10 +260,7 @@ function compactHook(enforcement: Enforcement): HookCallback {
       const session = (input as { session_id?: unknown }).session_id;
       if (input.hook_event_name !== 'PostCompact' || typeof summary !== 'string')
         throw new TypeError('not PostCompact');
-      const opts = callOptions({
-        session: typeof session === 'string' && session !== '' ? session : undefined,
-        signal,
-      });
+      const opts = callOptions({ session: sessionOf({ thread: session }), signal });
       const r = await enforcement.decideText('context_egress', summary, opts);
       if (r.kind === 'refused') return stop(r.toolMessage);
       return r.text === summary ? {} : stop(toolMessage(r.decision, undefined));

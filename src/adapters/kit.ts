@@ -1,22 +1,55 @@
 /**
  * What every adapter shares (docs/adapters.md), so that an adapter file holds only the mapping to its
- * host's extension points: the enforcement layer of the client it is given, strict options, the session
- * from the host's thread id, a bounded memory of checked texts, and a tool result as the text a model reads.
+ * host's extension points: the enforcement layer of the client it is given, strict options, the keys and
+ * bounds they share, a bounded memory of checked texts, and a tool result as the text a model reads. The
+ * session of a call is `sessionOf`'s (internal/session.ts), from the host's thread id.
  * @internal
  */
 import { LRUCache } from 'lru-cache';
 import { type FailClosedCode, isTextStage, synthesizeBlock, type TextStage } from '../decision.js';
 import type { Kernel, Ran, ResultCheck } from '../enforce/kernel.js';
 import { kernelOf } from '../enforce/registry.js';
-import { type RefusalSite, type Refused, refusedBy } from '../enforce/results.js';
+import { type ActionResult, type RefusalSite, type Refused, refusedBy } from '../enforce/results.js';
 import { PolicyEnforcementError } from '../errors.js';
 import { isSessionId } from '../internal/guards.js';
 import { randomUUID } from '../internal/runtime.js';
+import { sessionOf } from '../internal/session.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { Pep } from '../pep.js';
 
 export type { ActionResult, FinishResult, Refused, TextResult } from '../enforce/results.js';
 export { resultText } from '../enforce/text.js';
+
+/**
+ * The key a verified permit travels under beside a tool call: `params._meta['agent-pep/permit']` of an MCP
+ * `tools/call` (the guarded client puts it there, a guarded server reads it), and the same key on LangChain's
+ * `config.toolCall` (docs/adapters.md). The one home of the name; `agent-pep/mcp` exports it.
+ * @remarks A server that does not use `guardMcpServer` (`agent-pep/mcp`) can read it from `extra._meta` and verify it
+ * with `createPermitVerifier` against the tool name and the arguments it received, before acting.
+ * @example
+ * ```ts
+ * const permit = extra._meta?.[PERMIT_META_KEY];
+ * if (typeof permit !== 'string') return { isError: true, content: [{ type: 'text', text: 'no permit' }] };
+ * await verifier.verify(permit, { tool: 'refund_payment', args: receivedArgs });
+ * ```
+ */
+export const PERMIT_META_KEY = 'agent-pep/permit';
+
+/**
+ * The `params._meta` key a guarded client puts the policy session under (the session its PEP decided the
+ * call in), and a guarded server reads it from (CONTRACT section 16). A response never changes it.
+ * @remarks The session is the application's, never the transport's: `Mcp-Session-Id` and anything else
+ * a server sends are ignored. A server that trusts no client to name its session passes
+ * `guardMcpServer(pep, server, { session: (request, extra) => ... })` instead (from its own auth).
+ */
+export const SESSION_META_KEY = 'agent-pep/session';
+
+/**
+ * Most calls an adapter remembers as held (sent to a person for approval, or suspended) per client or
+ * middleware, in `agent-pep/ai`, `agent-pep/mastra` and `agent-pep/langchain` alike: past it the call held
+ * longest ago is forgotten, and its resume is refused or sent for approval again (never run unasked).
+ */
+export const MAX_HELD = 10_000;
 
 /** The enforcement layer an adapter decides through: the client's own, or (a wrapper of a client) one over its public methods. */
 export type Enforcement = Omit<Kernel, 'requirePermits'>;
@@ -28,6 +61,8 @@ class Carried {
     readonly permitId: string | undefined,
     readonly decision: import('../decision.js').PolicyDecision,
     readonly signal: AbortSignal | undefined,
+    /** The session the wrapped client decided in (`ctx.session` of its `guardTool`). */
+    readonly session: unknown,
   ) {}
 }
 
@@ -51,6 +86,21 @@ function refusalOrPass(decision: import('../decision.js').PolicyDecision, origin
 }
 
 /**
+ * A wrapper's verified action: the session it was decided in is `sessionOf` the call's option and the
+ * session the wrapped client reported; none, or a malformed one, is a refusal (never a made-up session).
+ */
+function carriedAction(name: string, e: Carried, opts: unknown): ActionResult {
+  const session = sessionOf({
+    call: (opts as { session?: unknown } | undefined)?.session,
+    client: e.session as string,
+  });
+  if (!isSessionId(session)) {
+    return unobserved({ stage: 'action', tool: name }, 'invalid_request', 'the wrapped client named no session');
+  }
+  return { kind: 'verified', args: e.args, permitId: e.permitId, decision: e.decision, signal: e.signal, session };
+}
+
+/**
  * The enforcement layer over a client's public `guardTool` and `guardText` (which are the layer's own):
  * for an object that wraps a client (`{ ...pep }`) and so is not registered. Its own refusals are not
  * observed; `finishAction` is refused (a wrapper's interceptors cannot be reached).
@@ -60,22 +110,12 @@ function publicEnforcement(pep: Pep): Enforcement {
     async decideAction(name, args, opts) {
       try {
         const guarded = pep.guardTool(name, (a, ctx) => {
-          throw new Carried(a, ctx.permitId, ctx.decision, ctx.signal);
+          throw new Carried(a, ctx.permitId, ctx.decision, ctx.signal, ctx.session);
         });
         const result = await guarded(args as Record<string, unknown>, opts as never);
         return { kind: 'substituted', result, decision: { verdict: 'BLOCK', stage: 'action', requestId: '' } };
       } catch (e) {
-        if (e instanceof Carried) {
-          const session = (opts as { session?: unknown } | undefined)?.session;
-          return {
-            kind: 'verified',
-            args: e.args,
-            permitId: e.permitId,
-            decision: e.decision,
-            signal: e.signal,
-            session: isSessionId(session) ? session : '',
-          };
-        }
+        if (e instanceof Carried) return carriedAction(name, e, opts);
         if (e instanceof PolicyEnforcementError) return refusedBy(e.decision, name);
         return unobserved({ stage: 'action', tool: name }, 'invalid_request', 'adapter error', e);
       }
@@ -168,16 +208,6 @@ export function readOptions<T extends object>(scope: string, opts: unknown, rule
     if (problem !== undefined) optionError(scope, key, problem);
   }
   return opts as T;
-}
-
-/**
- * The session of a host's run from its thread or conversation id: a non-empty string, or a finite
- * number as its decimal text; else undefined (the client's own session applies).
- */
-export function threadSession(id: unknown): string | undefined {
-  if (typeof id === 'string' && id.trim() !== '') return id;
-  if (typeof id === 'number' && Number.isFinite(id)) return String(id);
-  return undefined;
 }
 
 /** Per-call options for the enforcement layer, without undefined members. */

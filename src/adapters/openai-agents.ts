@@ -21,6 +21,7 @@ import {
 } from '@openai/agents';
 import type { PolicyDecision, Stage } from '../decision.js';
 import { PolicyEnforcementError, toolMessage } from '../errors.js';
+import { sessionOf } from '../internal/session.js';
 import type { ModelRequest } from '../options/interceptors.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { EgressCallOptions } from '../options/pep.js';
@@ -89,8 +90,7 @@ const contexts = new WeakMap<object, ToolExecutionContext>();
  */
 function runSession(): string | undefined {
   try {
-    const groupId = getCurrentTrace()?.groupId;
-    return typeof groupId === 'string' && groupId !== '' ? groupId : undefined;
+    return sessionOf({ thread: getCurrentTrace()?.groupId });
   } catch {
     return undefined;
   }

@@ -8,6 +8,7 @@
 import { type PolicyDecision, synthesizeBlock } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
 import { randomUUID } from '../internal/runtime.js';
+import { sessionOf } from '../internal/session.js';
 import { DEFAULTS } from '../options/defaults.js';
 import type { HttpResponse } from '../transport/types.js';
 import { encodeEvaluations, type MappedAnswer, parseEvaluations } from '../wire/authzen.js';
@@ -259,7 +260,12 @@ function prepareAll(
   try {
     // A visibility batch (docs/visibility.md): simulated, tagged, with its own checked options.
     call = visibility
-      ? { ...visibility, session: visibility.session ?? b.session, simulated: true, tool: undefined }
+      ? {
+          ...visibility,
+          session: sessionOf({ call: visibility.session, client: b.session }) as string,
+          simulated: true,
+          tool: undefined,
+        }
       : callOptions(b, rawOpts, 'action');
   } catch {
     call = undefined;

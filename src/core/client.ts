@@ -23,9 +23,9 @@ import { type AwaitResolutionOptions, awaitResolution, type EscalationWait } fro
 import type { Outcome } from './exchange.js';
 import type { CompiledInterceptor } from './interceptors.js';
 import { observe } from './observe.js';
-import { isSessionId, type Payload, type Snapshot } from './request.js';
+import { type CallContext, isSessionId, type Payload, type Snapshot } from './request.js';
 import { createShared, permitChecker, type Shared } from './shared.js';
-import type { Bound } from './step.js';
+import { type Bound, callOptions } from './step.js';
 import { type VisibleToolsOptions, visibleTools } from './visibility.js';
 
 /**
@@ -39,7 +39,13 @@ export interface ClientInternals {
   /** `undefined` when `permits` is not configured, `'off'` when explicitly `false`. */
   readonly permits: 'on' | 'off' | undefined;
   checker(): PermitChecker;
-  run(stage: Stage, payload: Payload, rawOpts: unknown, snapshot?: Snapshot): Promise<Outcome>;
+  /**
+   * Reads one call's options once (the session by `sessionOf`: the call's, else this client's), for the
+   * enforcement layer to hand to {@link ClientInternals.run}. @throws InvalidRequest on a bad option
+   */
+  readCall(stage: Stage, rawOpts: unknown): CallContext;
+  /** One observed decision, on call options already read. Resolves, never rejects. */
+  run(stage: Stage, payload: Payload, call: CallContext, snapshot?: Snapshot): Promise<Outcome>;
   observe(outcome: Outcome, started: number, tool: string | undefined): PolicyDecision;
   readonly after: readonly CompiledInterceptor[];
   /** The `modelRequest` interceptors, in registration order (docs/interceptors.md). */
@@ -87,7 +93,8 @@ function internalsOf(b: Bound): ClientInternals {
     timeoutMs: opts.timeoutMs,
     permits: opts.permits === undefined ? undefined : opts.permits === false ? 'off' : 'on',
     checker: () => permitChecker(shared),
-    run: (stage, payload, rawOpts, snapshot) => runStep(b, stage, payload, rawOpts, snapshot),
+    readCall: (stage, rawOpts) => callOptions(b, rawOpts, stage),
+    run: (stage, payload, call, snapshot) => runStep(b, stage, payload, undefined, snapshot, call),
     observe(outcome, started, tool) {
       shared.telemetry?.record(outcome.decision, outcome.attempts, started, tool);
       return observe(opts.onDecision, outcome, started, tool);

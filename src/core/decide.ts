@@ -10,7 +10,7 @@ import type { DecisionSpan } from '../telemetry.js';
 import type { EndpointSource } from './discovery.js';
 import { blockOutcome, decideThen, type Outcome } from './exchange.js';
 import { observe } from './observe.js';
-import type { Payload, Prepared, Snapshot } from './request.js';
+import type { CallContext, Payload, Prepared, Snapshot } from './request.js';
 import type { Shared } from './shared.js';
 import { type Bound, prepareStep } from './step.js';
 
@@ -79,8 +79,9 @@ async function sendDiscovered(
 }
 
 /**
- * One observed decision, with the args that were sent (what a permit binds). Args are read once: a
- * snapshot `guardTool` already took is used as it is. Resolves, never rejects.
+ * One observed decision, with the args that were sent (what a permit binds). Args and call options are
+ * read once: a snapshot `guardTool` already took, and call options the enforcement layer already read
+ * (`call`), are used as they are. Resolves, never rejects.
  */
 export function runStep(
   b: Bound,
@@ -88,8 +89,9 @@ export function runStep(
   payload: Payload,
   rawOpts: unknown,
   snapshot?: Snapshot,
+  call?: CallContext,
 ): Promise<Outcome> {
-  return observedStep(b, stage, payload, rawOpts, snapshot, (o) => o);
+  return observedStep(b, stage, payload, rawOpts, snapshot, (o) => o, call);
 }
 
 /** {@link runStep}'s decision alone: what a stage method answers. Resolves, never rejects. */
@@ -111,6 +113,7 @@ function observedStep<T>(
   rawOpts: unknown,
   snapshot: Snapshot | undefined,
   pick: (o: Outcome) => T,
+  call?: CallContext,
 ): Promise<T> {
   const { shared } = b;
   const started = performance.now();
@@ -118,12 +121,12 @@ function observedStep<T>(
   const observer = shared.opts.onDecision;
   if (!telemetry && !observer) {
     return new Promise<T>((resolve) =>
-      reachOutcome(b, stage, payload, rawOpts, snapshot, started, undefined, (o) => resolve(pick(o))),
+      reachOutcome(b, stage, payload, rawOpts, snapshot, started, undefined, (o) => resolve(pick(o)), call),
     );
   }
   const span = telemetry ? telemetry.start() : undefined;
   const reached = new Promise<Outcome>((resolve) =>
-    reachOutcome(b, stage, payload, rawOpts, snapshot, started, span, resolve),
+    reachOutcome(b, stage, payload, rawOpts, snapshot, started, span, resolve, call),
   );
   return reached.then((outcome) => {
     const tool = 'tool' in payload && typeof payload.tool === 'string' ? payload.tool : undefined;
@@ -147,6 +150,7 @@ function reachOutcome(
   started: number,
   span: DecisionSpan | undefined,
   reached: (o: Outcome) => void,
+  call?: CallContext,
 ): void {
   const { shared } = b;
   let settled = false;
@@ -157,7 +161,7 @@ function reachOutcome(
   };
   try {
     const deadlineAt = started + shared.opts.timeoutMs;
-    const step = prepareStep(b, stage, payload, rawOpts, snapshot, deadlineAt, span);
+    const step = prepareStep(b, stage, payload, rawOpts, snapshot, deadlineAt, span, call);
     if (step instanceof Promise) {
       step.then(
         (s) => (s.kind === 'decided' ? done(s.outcome) : sendThen(shared, s.p, deadlineAt, span, done)),

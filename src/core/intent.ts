@@ -5,7 +5,7 @@
  * @internal
  */
 import type { IntentGrant } from '../decision.js';
-import { isPlainObject } from '../internal/guards.js';
+import { isRecord } from '../internal/guards.js';
 
 /** Most grants one `intent` may carry (as the dev PDP). */
 const MAX_GRANTS = 16;
@@ -17,7 +17,7 @@ const isScalar = (v: unknown) =>
   v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
 
 function constraintOk(c: unknown): boolean {
-  if (!isPlainObject(c)) return false;
+  if (!isRecord(c)) return false;
   const keys = Object.keys(c);
   if (keys.length !== 1) return false;
   const op = keys[0] as string;
@@ -33,14 +33,14 @@ const positiveInt = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 
 
 /** The problem with one grant, or undefined. */
 function grantProblem(g: unknown): string | undefined {
-  if (!isPlainObject(g)) return 'is not an object';
+  if (!isRecord(g)) return 'is not an object';
   for (const key of Object.keys(g)) if (!GRANT_KEYS.has(key)) return 'has an unknown field';
   if (typeof g.id !== 'string' || !ID.test(g.id)) return 'needs an id of 1-64 characters from A-Z a-z 0-9 _ . : -';
   const tools = Array.isArray(g.tools) ? g.tools : [g.tools];
   if (tools.length === 0 || !tools.every((t) => typeof t === 'string' && TOOL.test(t)))
     return 'needs tools: a normalized tool pattern, @group, or a list of them';
   if (g.args !== undefined) {
-    if (!isPlainObject(g.args)) return 'has args that are not an object';
+    if (!isRecord(g.args)) return 'has args that are not an object';
     for (const [path, c] of Object.entries(g.args)) {
       if (!/^[^.]+(\.[^.]+)*$/.test(path) || !constraintOk(c)) return 'has a constraint that is not one operator';
     }

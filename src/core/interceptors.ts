@@ -7,7 +7,7 @@
  */
 import type { SandboxRoute, Stage } from '../decision.js';
 import { ABORTED, LATE, race } from '../internal/deadline.js';
-import { isPlainObject } from '../internal/guards.js';
+import { isRecord } from '../internal/guards.js';
 import { deepFreeze, snapshotJsonObject } from '../internal/json.js';
 import { isThenable } from '../internal/thenable.js';
 import type { AfterResult, BeforeResult, CompiledInterceptor, Interceptor, Step } from '../options/interceptors.js';
@@ -104,7 +104,7 @@ function ownKeyCount(o: object): number {
   return n;
 }
 
-const isObject = isPlainObject;
+const isObject = isRecord;
 
 /** Where a `before` chain stands: the running value, whether it was replaced, what the next interceptor sees. */
 interface ChainState {

@@ -9,7 +9,7 @@
  */
 import type { PolicyDecision } from '../decision.js';
 import { ABORTED, LATE, race } from '../internal/deadline.js';
-import { isPlainObject } from '../internal/guards.js';
+import { isRecord } from '../internal/guards.js';
 import type { ModelRequest, ModelRequestResult } from '../options/interceptors.js';
 import type { CompiledInterceptor } from './interceptors.js';
 
@@ -23,7 +23,7 @@ const MAX_TEXT = 1_000_000;
 
 /** A model request's settings, or why a value is not one. */
 export function readModelRequest(value: unknown): ModelRequest | string {
-  if (!isPlainObject(value)) return 'model request settings are not an object';
+  if (!isRecord(value)) return 'model request settings are not an object';
   const out: ModelRequest = {};
   for (const [key, v] of Object.entries(value)) {
     if (!KEYS.has(key)) return `unknown model request setting ${JSON.stringify(key.slice(0, 40))}`;
@@ -86,7 +86,7 @@ function judge(
   answer: unknown,
   running: { request: ModelRequest; replaced: Set<string> },
 ): ModelChainOutcome | undefined {
-  if (!isPlainObject(answer)) return { kind: 'failed', name: it.name, why: 'answered something that is not a result' };
+  if (!isRecord(answer)) return { kind: 'failed', name: it.name, why: 'answered something that is not a result' };
   const keys = Object.keys(answer);
   switch (answer.action) {
     case 'proceed':

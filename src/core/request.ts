@@ -8,9 +8,10 @@
 import type { IntentGrant, SandboxRoute, Stage } from '../decision.js';
 import { isAbortSignal, isSessionId } from '../internal/guards.js';
 import { NotJsonError, snapshotJsonObject } from '../internal/json.js';
+import { sessionOf } from '../internal/session.js';
+import { normalizeToolName } from '../internal/tool-name.js';
 import { type CallOptions, DEFAULTS, type EgressCallOptions, type InputCallOptions } from '../options/pep.js';
 import { canonicalSnapshotJson } from '../permit/hash.js';
-import { normalizeToolName } from '../permit/normalize.js';
 import type { AuthorizeRequest, SentRequest, VisibilityBatch } from '../wire/agent-pep.js';
 import { readIntent } from './intent.js';
 
@@ -86,6 +87,7 @@ export function readCallOptions(
   stage: Stage,
   defaults: { session: string; simulated: boolean },
 ): CallContext {
+  // No options: no call session, so `sessionOf` would give the client's; the hot path skips the call.
   if (raw === undefined)
     return { signal: undefined, session: defaults.session, simulated: defaults.simulated, tool: undefined };
   if (typeof raw !== 'object' || raw === null) throw new InvalidRequest('call options must be an object');
@@ -102,7 +104,7 @@ export function readCallOptions(
     throw new InvalidRequest('simulated must be a boolean');
   const call: CallContext = {
     signal,
-    session: session ?? defaults.session,
+    session: sessionOf({ call: session, client: defaults.session }) as string,
     simulated: simulated ?? defaults.simulated,
     tool,
   };

@@ -8,6 +8,7 @@
 import { checkToolName } from '../core/request.js';
 import { isTextStage, type PolicyDecision, type TextStage } from '../decision.js';
 import { PolicyBlockedError, type PolicyEnforcementError, PolicyEscalatedError } from '../errors.js';
+import { MAX_TOOL_NAME_LENGTH } from '../internal/tool-name.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
 import type { CallOptions, EgressCallOptions } from '../options/pep.js';
 import type { Kernel } from './kernel.js';
@@ -74,7 +75,9 @@ function checkGuardToolArgs(name: unknown, execute: unknown, options: unknown): 
   try {
     checkToolName(name);
   } catch {
-    throw new TypeError('guardTool: name must be a tool name of at most 256 characters that normalizes to something');
+    throw new TypeError(
+      `guardTool: name must be a tool name of at most ${MAX_TOOL_NAME_LENGTH} characters that normalizes to something`,
+    );
   }
   if (typeof execute !== 'function') throw new TypeError('guardTool: execute must be a function');
   if (options !== undefined && (typeof options !== 'object' || options === null)) {

@@ -11,16 +11,17 @@ import type { ClientInternals } from '../core/client.js';
 import { ABORT_CAUSES } from '../core/exchange.js';
 import { runAfter } from '../core/interceptors.js';
 import { afterPdp, modelRequestJson, readModelRequest, runModelRequestChain } from '../core/model-request.js';
-import { checkToolName, isAbortSignal, isSessionId, takeSnapshot } from '../core/request.js';
+import { type CallContext, checkToolName, InvalidRequest, takeSnapshot } from '../core/request.js';
 import {
   type FailClosedCode,
   type PolicyDecision,
   type SandboxRoute,
+  type Stage,
   synthesizeBlock,
   type TextStage,
 } from '../decision.js';
 import { PermitVerificationError } from '../errors.js';
-import type { CallOptions, EgressCallOptions } from '../options/pep.js';
+import type { EgressCallOptions } from '../options/pep.js';
 import type { PermitExpectation } from '../permit/verifier.js';
 import {
   type ActionResult,
@@ -76,15 +77,16 @@ export interface Kernel {
 /** What ran: a verified action, or the session and args a host ran a tool with. */
 export type Ran = Pick<Verified, 'args' | 'session' | 'signal'> & { decision?: PolicyDecision | undefined };
 
-/** The caller's signal and session as the decision read them (an invalid one was already a BLOCK). */
-function readCall(callOpts: unknown, fallback: string): { signal: AbortSignal | undefined; session: string } {
+/**
+ * The call's options, read once for the whole decision (the session by `sessionOf`: the call's, else the
+ * client's), or the observed refusal of a bad one (`invalid_request`, naming the problem, no network call).
+ */
+function readCall(deps: KernelDeps, stage: Stage, callOpts: unknown, tool: string | undefined): CallContext | Refused {
   try {
-    const o = callOpts as CallOptions | undefined;
-    const s = o?.signal;
-    const session = o?.session;
-    return { signal: isAbortSignal(s) ? s : undefined, session: isSessionId(session) ? session : fallback };
-  } catch {
-    return { signal: undefined, session: fallback };
+    return deps.readCall(stage, callOpts);
+  } catch (cause) {
+    const message = cause instanceof InvalidRequest ? cause.message : 'the call options could not be read';
+    return refuse(deps, { stage, tool } as RefusalSite, 'invalid_request', message, cause);
   }
 }
 
@@ -225,7 +227,9 @@ async function decideAction(
   try {
     // One read of the args: a failed snapshot is answered invalid_request without a network call.
     const snapshot = takeSnapshot(args);
-    const { decision, args: sentArgs, bound } = await deps.run('action', { tool: name, args }, callOpts, snapshot);
+    const call = readCall(deps, 'action', callOpts, name);
+    if (isRefused(call)) return call;
+    const { decision, args: sentArgs, bound } = await deps.run('action', { tool: name, args }, call, snapshot);
     // An interceptor's substitute: its result, without running the tool or asking the PDP (docs/interceptors.md).
     if (decision.substitute !== undefined && decision.interceptor !== undefined) {
       return { kind: 'substituted', result: decision.substitute.result, decision };
@@ -236,7 +240,7 @@ async function decideAction(
     // The args that run, and that the permit binds: transformedArgs, else what was sent.
     const effective = enforced(deps, actionRule(decision, sentArgs ?? {}), decision, started, name);
     if (isRefused(effective)) return effective;
-    const { signal, session } = readCall(callOpts, deps.session);
+    const { signal, session } = call;
     const verified: Verified = {
       kind: 'verified',
       args: effective,
@@ -324,7 +328,9 @@ async function decideTextAs(
 ): Promise<TextResult> {
   const started = performance.now();
   try {
-    const { decision } = await deps.run(stage, { content: text }, opts);
+    const call = readCall(deps, stage, opts, tool);
+    if (isRefused(call)) return call;
+    const { decision } = await deps.run(stage, { content: text }, call);
     // What continues is exactly what was decided: an interceptor's replacement, or the PDP's WARN text.
     const use = enforced(deps, textRule(decision, text), decision, started, tool);
     return isRefused(use) ? use : { kind: 'passed', text: use, decision };
@@ -346,7 +352,9 @@ async function decideModelRequest(deps: KernelDeps, raw: unknown, opts: unknown)
   try {
     const request = readModelRequest(raw);
     if (typeof request === 'string') return refuse(deps, { stage: 'context_egress' }, 'invalid_request', request);
-    const { signal, session } = readCall(opts, deps.session);
+    const call = readCall(deps, 'context_egress', opts, undefined);
+    if (isRefused(call)) return call;
+    const { signal, session } = call;
     const bounds = { deadlineAt: started + deps.timeoutMs, signal };
     const chain = await runModelRequestChain(deps.modelRequest, request, session, bounds);
     const here = synthesizeBlock('context_egress', crypto.randomUUID(), 'aborted', '', 0);
@@ -367,7 +375,7 @@ async function decideModelRequest(deps: KernelDeps, raw: unknown, opts: unknown)
       return refusedBy(deps.observe({ decision: denied, attempts: 0 }, started, undefined), undefined);
     }
     const json = modelRequestJson(chain.request);
-    const { decision } = await deps.run('context_egress', { content: json, purpose: 'model_request' }, opts);
+    const { decision } = await deps.run('context_egress', { content: json, purpose: 'model_request' }, call);
     const use = enforced(deps, textRule(decision, json), decision, started, undefined);
     if (isRefused(use)) return use;
     const capped = afterPdp(decision, chain.request, chain.replaced);

@@ -20,6 +20,8 @@ import { refusedBy } from '../enforce/results.js';
 import { actionRule, SIMULATED_MESSAGE, textRule } from '../enforce/rules.js';
 import { resultText } from '../enforce/text.js';
 import { toolMessage } from '../errors.js';
+import { isPlainObject } from '../internal/guards.js';
+import { sessionOf } from '../internal/session.js';
 
 /** The two hosts whose command hooks this answers. */
 export type HookHost = 'claude-code' | 'codex';
@@ -65,12 +67,6 @@ export class HookEventError extends Error {
   }
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
 function nonEmptyString(v: unknown): v is string {
   return typeof v === 'string' && v.length > 0;
 }
@@ -94,8 +90,9 @@ export function readHookEvent(value: unknown): HookStep {
     throw new HookEventError('unknown hook event kind');
   }
   const event = name as HookEventName;
-  const session = value.session_id;
-  if (!nonEmptyString(session)) throw new HookEventError('the hook event has no session_id', event);
+  // The host's conversation id is the session (the one rule, internal/session.ts); a hook has no other.
+  const session = sessionOf({ thread: value.session_id });
+  if (session === undefined) throw new HookEventError('the hook event has no session_id', event);
   switch (event) {
     case 'PreToolUse': {
       if (!nonEmptyString(value.tool_name)) throw new HookEventError('PreToolUse without tool_name', event);

@@ -7,14 +7,10 @@
  * @internal
  */
 import type * as NodeUtil from 'node:util';
+import { isPlainObject } from './guards.js';
 import { nodeBuiltin } from './runtime.js';
 
 const nodeIsDeepStrictEqual = nodeBuiltin<typeof NodeUtil>('node:util')?.isDeepStrictEqual;
-
-function isPlain(v: object): boolean {
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-}
 
 /** Structural equality of JSON-like values (see the module comment). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
@@ -25,7 +21,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
     return true;
   }
-  if (Array.isArray(b) || !isPlain(a) || !isPlain(b)) return false;
+  if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;

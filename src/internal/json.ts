@@ -11,11 +11,10 @@ export class NotJsonError extends TypeError {
   override readonly name = 'NotJsonError';
 }
 
-/** True for an object whose prototype is `Object.prototype` or null. */
-export function isPlainObject(value: object): boolean {
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
+import { isPlainObject } from './guards.js';
+
+/** The one plain-object test (internal/guards.ts), here too for `agent-pep/internal`'s readers. */
+export { isPlainObject };
 
 /**
  * @param ancestors - the objects and arrays being copied around `value` (its path from the root): a

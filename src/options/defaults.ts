@@ -2,6 +2,7 @@
  * THE defaults of the client: one frozen object, read by every step.
  * @packageDocumentation
  */
+import { MAX_TOOL_NAME_LENGTH } from '../internal/tool-name.js';
 import { PERMIT_DEFAULTS } from '../permit/verifier.js';
 
 /** The one set of defaults. */
@@ -17,7 +18,7 @@ export const DEFAULTS = Object.freeze({
   /** Longest permit lifetime (`exp - iat`) accepted, in seconds. */
   maxPermitLifetimeSec: PERMIT_DEFAULTS.maxPermitLifetimeSec,
   /** Longest tool name accepted, in characters (docs/dev-pdp.md); longer is `invalid_request`. */
-  maxToolNameLength: 256,
+  maxToolNameLength: MAX_TOOL_NAME_LENGTH,
   requireEcho: false,
   protocol: 'agent-pep' as 'agent-pep' | 'authzen',
   /** Most calls in one AuthZEN `evaluations` request; a larger batch goes as several (the dev PDP takes 64). */

@@ -5,10 +5,10 @@
  * @internal
  */
 import { snapshotJsonObject } from '../internal/json.js';
+import { normalizeToolName } from '../internal/tool-name.js';
 import type { PermitClaims } from './claims.js';
 import { decodeJsonObject } from './decode.js';
 import { actionHashOfCanonical, actionHashOfSnapshot } from './hash.js';
-import { normalizeToolName } from './normalize.js';
 import { refuse } from './refuse.js';
 
 /** The action a permit must be bound to, computed once when verification starts. */

@@ -7,7 +7,7 @@ import canonicalize from 'canonicalize';
 import { snapshotJsonObject } from '../internal/json.js';
 import { nodeCrypto } from '../internal/runtime.js';
 import { sha256Base64url } from '../internal/sha256.js';
-import { normalizeToolName } from './normalize.js';
+import { normalizeToolName } from '../internal/tool-name.js';
 
 /**
  * RFC 8785 (JSON Canonicalization Scheme) text of a JSON value.

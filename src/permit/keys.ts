@@ -7,6 +7,7 @@
 import type { KeyObject } from 'node:crypto';
 // jose is loaded when a key set is first looked up (`jose.ts`); the types come from its index, erased at build.
 import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWSHeaderParameters } from 'jose';
+import { isPlainObject } from '../internal/guards.js';
 import { optionError } from '../internal/option-kit.js';
 import { nodeCrypto } from '../internal/runtime.js';
 import { type Jose, loadJose } from './jose.js';
@@ -107,13 +108,6 @@ function isCryptoKey(v: unknown): v is CryptoKey {
   return CryptoKeyClass !== undefined
     ? v instanceof CryptoKeyClass
     : Object.prototype.toString.call(v) === '[object CryptoKey]';
-}
-
-/** A plain object as jose reads one (its prototype `Object.prototype` or null): no array, no class instance. */
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Object.prototype.toString.call(v) !== '[object Object]') return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
 /** Node's `KeyObject` (`node:crypto`); never one where the runtime has no `node:crypto`. */

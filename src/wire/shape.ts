@@ -6,7 +6,7 @@
  * name the same first failing path; test/unit/wire/shape.test.ts holds them to those schemas.
  * @internal
  */
-import { isPlainObject } from '../internal/guards.js';
+import { isRecord } from '../internal/guards.js';
 
 /** A path below the checked value: member names and array indexes. */
 export type ShapePath = readonly (string | number)[];
@@ -30,8 +30,8 @@ export function oneOf(values: readonly string[]): Check {
   return (v) => (typeof v === 'string' && values.includes(v) ? undefined : HERE);
 }
 
-/** A JSON object (not an array, not null; `isPlainObject` of internal/guards.ts) as a check. */
-export const jsonObject: Check = (v) => (isPlainObject(v) ? undefined : HERE);
+/** A JSON object (not an array, not null; `isRecord` of internal/guards.ts) as a check. */
+export const jsonObject: Check = (v) => (isRecord(v) ? undefined : HERE);
 
 /** Absent (`undefined`) or passing `check`. */
 export function optional(check: Check): Check {
@@ -58,7 +58,7 @@ export function arrayOf(item?: Check): Check {
 export function looseObject(members: Readonly<Record<string, Check>>): Check {
   const entries = Object.entries(members);
   return (v) => {
-    if (!isPlainObject(v)) return HERE;
+    if (!isRecord(v)) return HERE;
     for (const [name, check] of entries) {
       const at = check(v[name]);
       if (at !== undefined) return [name, ...at];

@@ -13,8 +13,8 @@ import {
 } from 'jose';
 import { expect } from 'vitest';
 import { PermitVerificationError } from '../../src/errors.js';
+import { normalizeToolName } from '../../src/internal/tool-name.js';
 import { actionHash } from '../../src/permit/hash.js';
-import { normalizeToolName } from '../../src/permit/normalize.js';
 import { createPermitVerifier, type PermitVerifier, type PermitVerifierOptions } from '../../src/permit/verifier.js';
 
 export interface TestIssuer {

@@ -2,9 +2,13 @@
  * The one list of stages, verdicts and fail-closed codes, and the synthesized BLOCK (src/decision.ts;
  * CONTRACT.md section 2).
  */
-import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   FAIL_CLOSED_CODES,
+  type FailClosedCode,
   isStage,
   isTextStage,
   STAGES,
@@ -42,6 +46,42 @@ describe('STAGES, VERDICTS, FAIL_CLOSED_CODES', () => {
     for (const s of TEXT_STAGES) expect(isTextStage(s)).toBe(true);
     expect(isTextStage('action')).toBe(false);
     for (const v of ['Input', 'tool', '', undefined, 0]) expect(isStage(v)).toBe(false);
+  });
+});
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Every `.ts` file under `dir`, as its text. */
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => readFileSync(join(ROOT, dir, f), 'utf8'));
+}
+
+/** The calls that make up a BLOCK, each with the code literal in its code position. */
+const SYNTHESIS =
+  /(?:synthesizeBlock\([^,()]+,[^,()]+,|blockOutcome\([^,()]+,|refuseFrom\([^,()]+,[^,()]+,|refuse\([^,()]+,\s*\{[^}]*\},|new AttemptFailure\(|\bfailed\()\s*'([a-z_]+)'/g;
+
+describe('one list of fail-closed codes', () => {
+  it('the FailClosedCode type is derived from FAIL_CLOSED_CODES, so the two cannot differ', () => {
+    expectTypeOf<FailClosedCode>().toEqualTypeOf<(typeof FAIL_CLOSED_CODES)[number]>();
+  });
+
+  it('every code a BLOCK is synthesized with in src/ is in FAIL_CLOSED_CODES', () => {
+    const used = new Set<string>();
+    for (const text of sources('src')) for (const m of text.matchAll(SYNTHESIS)) used.add(m[1] as string);
+    // The scan finds the codes of the client, the transport and the enforcement layer (it cannot be vacuous).
+    for (const code of ['pdp_unreachable', 'pdp_timeout', 'invalid_request', 'permit_invalid']) {
+      expect(used).toContain(code);
+    }
+    for (const code of used) expect(FAIL_CLOSED_CODES).toContain(code);
+  });
+
+  it('docs/fail-closed.md has one row for every code, and none for another', () => {
+    const doc = readFileSync(join(ROOT, 'docs/fail-closed.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+    expect(new Set(rows)).toEqual(new Set(FAIL_CLOSED_CODES));
+    expect(rows).toHaveLength(FAIL_CLOSED_CODES.length);
   });
 });
 

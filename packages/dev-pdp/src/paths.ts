@@ -3,12 +3,10 @@
  * @packageDocumentation
  */
 
-/** True for an object made by an object literal or `JSON.parse` (or with a null prototype). @internal */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
+import { isPlainObject } from 'agent-pep/internal';
+
+/** The SDK's one plain-object test (an object literal, `JSON.parse`, a null prototype), for the PDP's modules. @internal */
+export { isPlainObject };
 
 const ARRAY_INDEX = /^(0|[1-9]\d{0,8})$/;
 

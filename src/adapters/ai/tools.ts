@@ -9,7 +9,7 @@ import { PolicyBlockedError, PolicyEnforcementError, toolMessage } from '../../e
 import { deepStrictEqual as isDeepStrictEqual } from '../../internal/equal.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep, ToolExecutionContext } from '../../pep.js';
-import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory } from '../kit.js';
+import { type Enforcement, enforcementOf, MAX_HELD, RULES, readOptions, TextMemory } from '../kit.js';
 import { registerHideBlocked } from './visible.js';
 
 /** Options of {@link guardTools}. */
@@ -256,9 +256,6 @@ export function guardTools<TOOLS extends Record<string, object>>(
   }
   return registerHideBlocked(out, pep, set.session, o.hideBlocked === true) as TOOLS;
 }
-
-/** Most calls remembered as held (sent to a person for approval) per client; an older one resumed is refused. */
-const MAX_HELD = 10_000;
 
 /** The calls each client's tool sets sent for approval (a tool set made again for the resumed run shares them). */
 const HELD = new WeakMap<object, TextMemory<HeldCall>>();

@@ -11,14 +11,13 @@ import {
   callOptions,
   type Enforcement,
   enforcementOf,
+  PERMIT_META_KEY,
   RULES,
   readOptions,
   requirePermits,
+  SESSION_META_KEY,
 } from '../kit.js';
 import { type AgentLike, agentSession } from './session.js';
-
-/** Where the permit travels in a `tools/call` request (the key `agent-pep/mcp` reads, CONTRACT.md section 8). */
-const PERMIT_META_KEY = 'agent-pep/permit';
 
 /** Options of {@link guardAgentMcp}. */
 export interface GuardAgentMcpOptions {
@@ -101,6 +100,8 @@ async function guardedCall(
     if (decided.kind === 'substituted') return asMcpResult(decided.result);
     const meta = { ...(params._meta ?? {}) };
     if (decided.permitId !== undefined) meta[PERMIT_META_KEY] = decided.permitId;
+    // The session the call was decided in, for a server guard that decides itself (CONTRACT.md section 16).
+    meta[SESSION_META_KEY] = decided.session;
     sent = true;
     const result = await send({ ...params, name, arguments: decided.args, _meta: meta }, ...rest);
     const done = await enforcement.finishAction(name, decided, result, check);
@@ -121,7 +122,7 @@ async function guardedCall(
  *
  * The call is decided under the MCP tool name (as the server knows it) with its arguments; on ALLOW or
  * WARN it is sent with the decision's args (`transformedArgs` on WARN) and the verified permit in
- * `params._meta['agent-pep/permit']`, so an MCP server guarded by `agent-pep/mcp`'s `guardMcpServer` with
+ * `params._meta['agent-pep/permit']` (and the session in `_meta['agent-pep/session']`), so an MCP server guarded by `agent-pep/mcp`'s `guardMcpServer` with
  * `{ verifier }` verifies it (single use) instead of asking the PDP again. The result then goes through
  * the `after` interceptors and, unless `checkResult: false`, the `context_egress` check: WARN replaces
  * its text with the PDP's, BLOCK or ESCALATE withhold it.

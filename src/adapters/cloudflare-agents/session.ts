@@ -2,7 +2,7 @@
  * The session of a Cloudflare agent: its instance name (docs/adapters.md, "Sessions").
  * @internal
  */
-import { threadSession } from '../kit.js';
+import { sessionOf } from '../../internal/session.js';
 
 /** A Cloudflare agent (`Agent` of `agents`), as far as this adapter reads it. */
 export interface AgentLike {
@@ -24,8 +24,8 @@ export function agentSession(agent: AgentLike | undefined): string | undefined {
   } catch {
     name = undefined;
   }
-  const fromName = threadSession(name);
+  const fromName = sessionOf({ thread: name });
   if (fromName !== undefined) return fromName;
   const id = agent?.ctx?.id;
-  return id === undefined ? undefined : threadSession(String(id));
+  return id === undefined ? undefined : sessionOf({ thread: String(id) });
 }

@@ -7,7 +7,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { StructuredTool, Tool } from '@langchain/core/tools';
 import { type InteropZodType, interopParseAsync, isInteropZodSchema } from '@langchain/core/utils/types';
-import { isPlainObject, withoutUndefinedMembers } from '../../internal/json.js';
+import { isPlainObject } from '../../internal/guards.js';
+import { withoutUndefinedMembers } from '../../internal/json.js';
 
 /** Thrown in the guarded execute when the tool's schema would change the args decided: not run. */
 export class SchemaChanges {}

@@ -6,7 +6,8 @@
  */
 
 import { createHash } from 'node:crypto';
-import { threadSession as hostThreadSession, TextMemory } from '../kit.js';
+import { sessionOf } from '../../internal/session.js';
+import { TextMemory } from '../kit.js';
 
 /**
  * What was decided for one message, and for which text (`text`, a digest): a message whose id is
@@ -68,7 +69,7 @@ export class SeenMessages {
 export function threadSession(configurable: unknown): string | undefined {
   try {
     if (typeof configurable !== 'object' || configurable === null) return undefined;
-    return hostThreadSession((configurable as { thread_id?: unknown }).thread_id);
+    return sessionOf({ thread: (configurable as { thread_id?: unknown }).thread_id });
   } catch {
     return undefined;
   }

@@ -15,7 +15,7 @@ import { PolicyEnforcementError, PolicyEscalatedError } from '../../errors.js';
 import { randomUUID } from '../../internal/runtime.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
-import { type Enforcement, resultText, TextMemory } from '../kit.js';
+import { type Enforcement, MAX_HELD, PERMIT_META_KEY, resultText, TextMemory } from '../kit.js';
 import { type ArgsPlan, planArgs, SchemaChanges, toolArgsFor } from './args.js';
 import {
   interruptValue,
@@ -26,14 +26,8 @@ import {
 } from './review.js';
 import { SeenMessages } from './seen.js';
 
-/** Where the tool finds its permit: `config.toolCall['agent-pep/permit']`. */
-export const PERMIT_KEY = 'agent-pep/permit';
-
 /** The tool call a guarded tool receives as `config.toolCall`: LangChain's, plus the verified permit. */
 export type PepToolCall = ToolCallRequest['toolCall'] & { 'agent-pep/permit'?: string | undefined };
-
-/** Most held calls remembered in this process while their graph waits for a resume. */
-const MAX_HELD = 1000;
 
 /** What the tool side needs from the middleware. */
 export interface ToolSide {
@@ -216,7 +210,7 @@ async function runGuarded(
   const guarded = tc.side.pep.guardTool(tc.name, async (args, ctx) => {
     const toolArgs = await toolArgsFor(plan, decided, tc.call.args, args);
     run.ran = true;
-    const toolCall = { ...tc.call, args: toolArgs, [PERMIT_KEY]: ctx.permitId } as PepToolCall;
+    const toolCall = { ...tc.call, args: toolArgs, [PERMIT_META_KEY]: ctx.permitId } as PepToolCall;
     let out: ToolMessage | Command;
     try {
       out = await tc.handler({ ...tc.request, toolCall });

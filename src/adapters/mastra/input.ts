@@ -4,8 +4,9 @@
  * @internal
  */
 import { createHash } from 'node:crypto';
+import { sessionOf } from '../../internal/session.js';
 import type { Pep } from '../../pep.js';
-import { callOptions, enforcementOf, RULES, readOptions, TextMemory, threadSession } from '../kit.js';
+import { callOptions, enforcementOf, RULES, readOptions, TextMemory } from '../kit.js';
 
 /** Options of {@link pepInputProcessor}. */
 export interface PepInputProcessorOptions {
@@ -104,7 +105,7 @@ export function pepInputProcessor(pep: Pep, opts: PepInputProcessorOptions = {})
       for (const raw of args.messages) {
         const m = raw as Message;
         if (m?.role !== 'user') continue;
-        const session = threadSession(m.threadId) ?? o.session;
+        const session = sessionOf({ thread: m.threadId, adapter: o.session });
         const parts = Array.isArray(m.content?.parts) ? m.content.parts : [];
         for (const part of parts) {
           if (!isTextPart(part)) continue;

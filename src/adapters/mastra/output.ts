@@ -3,8 +3,10 @@
  * `generate` returns it (docs/adapters.md). Structural types only.
  * @internal
  */
+
+import { sessionOf } from '../../internal/session.js';
 import type { Pep } from '../../pep.js';
-import { callOptions, enforcementOf, RULES, readOptions, threadSession } from '../kit.js';
+import { callOptions, enforcementOf, RULES, readOptions } from '../kit.js';
 
 /** Options of {@link pepOutputProcessor}. */
 export interface PepOutputProcessorOptions {
@@ -42,7 +44,7 @@ function textParts(messages: unknown[]): { parts: TextPart[]; session: string | 
   for (const raw of messages) {
     const m = raw as Message;
     if (m?.role !== 'assistant' || !Array.isArray(m.content?.parts)) continue;
-    session ??= threadSession(m.threadId);
+    session ??= sessionOf({ thread: m.threadId });
     for (const p of m.content.parts) {
       if (p?.type === 'text' && typeof p.text === 'string') {
         parts.push(p as TextPart);
@@ -92,7 +94,7 @@ export function pepOutputProcessor(pep: Pep, opts: PepOutputProcessorOptions = {
       const r = await enforcement.decideText(
         'output',
         text,
-        callOptions({ session: session ?? o.session, signal: args.abortSignal }),
+        callOptions({ session: sessionOf({ thread: session, adapter: o.session }), signal: args.abortSignal }),
       );
       const use = r.kind === 'passed' ? r.text : r.toolMessage;
       if (use === text) return args.messages;

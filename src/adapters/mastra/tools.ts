@@ -8,10 +8,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { PolicyDecision } from '../../decision.js';
 import { PolicyBlockedError, PolicyEnforcementError, PolicyEscalatedError } from '../../errors.js';
+import { sessionOf } from '../../internal/session.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep, ToolExecutionContext } from '../../pep.js';
 import { fitsInputSchema } from '../ai/tools.js';
-import { type Enforcement, enforcementOf, RULES, readOptions, TextMemory, threadSession } from '../kit.js';
+import { type Enforcement, enforcementOf, MAX_HELD, RULES, readOptions, TextMemory } from '../kit.js';
 
 /** Options of {@link guardTools}. */
 export interface GuardToolsOptions {
@@ -68,9 +69,6 @@ interface MastraTool {
 
 /** The marker Mastra puts on its tools (`MASTRA_TOOL_MARKER`, a registered symbol so copies agree). */
 const MASTRA_TOOL = Symbol.for('mastra.core.tool.Tool');
-
-/** Most calls remembered as held per client; an older one resumed is sent for approval again. */
-const MAX_HELD = 10_000;
 
 /** A call a guarded tool suspended for approval: when it runs again, its ESCALATE is a hold. */
 interface HeldCall {
@@ -263,7 +261,7 @@ function guardedExecute(set: ToolSet, name: string, tool: MastraTool) {
   return async (input: unknown, ctx: ExecuteContext | undefined): Promise<unknown> => {
     let bodyRan = false;
     try {
-      const session = threadSession(ctx?.agent?.threadId) ?? set.session;
+      const session = sessionOf({ thread: ctx?.agent?.threadId, adapter: set.session });
       const run = async (args: Record<string, unknown>, pctx: ToolExecutionContext): Promise<unknown> => {
         // Mastra parsed the model's input; args the PDP (WARN) or an interceptor changed must fit too.
         if (!isDeepStrictEqual(args, input) && !(await fitsInputSchema(tool.inputSchema, args))) {

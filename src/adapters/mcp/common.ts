@@ -6,30 +6,11 @@
 
 import type { FailClosedCode } from '../../decision.js';
 import { isSessionId } from '../../internal/guards.js';
+import { sessionOf } from '../../internal/session.js';
 import type { Pep } from '../../pep.js';
-import { enforcementOf } from '../kit.js';
+import { enforcementOf, SESSION_META_KEY } from '../kit.js';
 
-/**
- * The `params._meta` key a guarded client puts the permit under, and a guarded server reads it from.
- * @remarks A server that does not use {@link guardMcpServer} can read it from `extra._meta` and verify it
- * with `createPermitVerifier` against the tool name and the arguments it received, before acting.
- * @example
- * ```ts
- * const permit = extra._meta?.[PERMIT_META_KEY];
- * if (typeof permit !== 'string') return { isError: true, content: [{ type: 'text', text: 'no permit' }] };
- * await verifier.verify(permit, { tool: 'refund_payment', args: receivedArgs });
- * ```
- */
-export const PERMIT_META_KEY = 'agent-pep/permit';
-
-/**
- * The `params._meta` key a guarded client puts the policy session under (the session its PEP decided the
- * call in), and a guarded server reads it from (CONTRACT section 16). A response never changes it.
- * @remarks The session is the application's, never the transport's: `Mcp-Session-Id` and anything else
- * a server sends are ignored. A server that trusts no client to name its session passes
- * `guardMcpServer(pep, server, { session: (request, extra) => ... })` instead (from its own auth).
- */
-export const SESSION_META_KEY = 'agent-pep/session';
+export { PERMIT_META_KEY, SESSION_META_KEY } from '../kit.js';
 
 /** An MCP tool result as this adapter builds it (the SDK's `CallToolResult`, structurally). */
 export interface ToolResult {
@@ -61,11 +42,6 @@ export function failedClosed(pep: Pep, tool: string, code: FailClosedCode, messa
   return refusal(enforcementOf(pep, 'agent-pep/mcp').refuse({ stage: 'action', tool }, code, message).toolMessage);
 }
 
-/** A non-empty session id, else undefined. */
-export function sessionOf(v: unknown): string | undefined {
-  return isSessionId(v) ? v : undefined;
-}
-
 /** How a guarded server learns the session of a request (`guardMcpServer`'s `session` option). */
 export type SessionOfRequest = (
   request: { method: string; params: Record<string, unknown> },
@@ -75,8 +51,9 @@ export type SessionOfRequest = (
 /**
  * The policy session of a request a guarded server received (CONTRACT section 16): the server's
  * `session` function's answer when it has one, else `params._meta['agent-pep/session']`; never the
- * transport's `Mcp-Session-Id`. Undefined when there is none, or the function throws or answers no
- * non-empty string.
+ * transport's `Mcp-Session-Id`. That answer stands for the per-call option of `sessionOf` (the one
+ * rule, internal/session.ts); the server's own PEP session never fills in for a missing one. Undefined
+ * when there is none, or the function throws or answers no valid session id (the call is then refused).
  */
 export function requestSession(
   fn: SessionOfRequest | undefined,
@@ -84,12 +61,19 @@ export function requestSession(
   params: Record<string, unknown>,
   extra: unknown,
 ): string | undefined {
-  if (fn === undefined) return sessionOf(isObject(params._meta) ? params._meta[SESSION_META_KEY] : undefined);
+  let named: unknown;
   try {
-    return sessionOf(fn({ method, params }, extra));
+    named =
+      fn === undefined
+        ? isObject(params._meta)
+          ? params._meta[SESSION_META_KEY]
+          : undefined
+        : fn({ method, params }, extra);
   } catch {
     return undefined;
   }
+  const session = sessionOf({ call: named });
+  return isSessionId(session) ? session : undefined;
 }
 
 /** An interceptor's substitute as a tool result: a result-shaped object as is, anything else as text. */

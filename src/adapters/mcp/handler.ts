@@ -10,7 +10,7 @@ import { PolicyEnforcementError } from '../../errors.js';
 import type { Pep } from '../../pep.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { argsBySchema, enforcementOf } from '../kit.js';
-import { asToolResult, failedClosed, isObject, refusal, SESSION_META_KEY, sessionOf } from './common.js';
+import { asToolResult, failedClosed, isObject, refusal, requestSession } from './common.js';
 import { argsHashOf, type RequestStates, type StateClaims } from './request-state.js';
 import { permitRefusal } from './server-call.js';
 
@@ -135,13 +135,7 @@ interface Call {
 
 /** The request's policy session: the `session` option's answer, else `params._meta['agent-pep/session']`. */
 function sessionOfCall(c: Call): string | undefined {
-  const fn = c.deps.session;
-  if (fn === undefined) return sessionOf(isObject(c.params._meta) ? c.params._meta[SESSION_META_KEY] : undefined);
-  try {
-    return sessionOf(fn({ method: String(c.message.method), params: c.params }, c.request));
-  } catch {
-    return undefined;
-  }
+  return requestSession(c.deps.session, String(c.message.method), c.params, c.request);
 }
 
 /** Sends `body` to the inner handler as a request like `c.request`; resolves with the response and its text. */

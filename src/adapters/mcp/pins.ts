@@ -6,9 +6,10 @@
  * Internal to `agent-pep/mcp`.
  * @internal
  */
+
+import { normalizeToolName } from '../../internal/tool-name.js';
 import { optionError } from '../../options/kit.js';
 import { canonicalJson, sha256b64url } from '../../permit/hash.js';
-import { normalizeToolName } from '../../permit/normalize.js';
 import { isObject } from './common.js';
 
 /** A pin set, as `pepPins()` returns it and `{ pin }` takes it (docs/visibility.md). */

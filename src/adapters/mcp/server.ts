@@ -12,9 +12,9 @@ import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { getLiteralValue } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { VisibleToolsOptions } from '../../core/visibility.js';
+import { normalizeToolName } from '../../internal/tool-name.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
 import type { Pep } from '../../pep.js';
-import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import {
   assertGuardable,

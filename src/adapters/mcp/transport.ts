@@ -7,9 +7,9 @@
  */
 
 import { PolicyEnforcementError } from '../../errors.js';
+import { normalizeToolName } from '../../internal/tool-name.js';
 import type { CallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
-import { normalizeToolName } from '../../permit/normalize.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { argsBySchema } from '../kit.js';
 import { asToolResult, failedClosed, isObject, refusal, requestSession, type SessionOfRequest } from './common.js';

@@ -23,6 +23,7 @@ import {
   type HostWire,
   outcomeOf,
   rendered,
+  sessionField,
   stringField,
 } from './host.js';
 
@@ -30,7 +31,7 @@ function read(value: unknown): HostStep {
   const e = eventObject(value);
   const known = Object.hasOwn(e, 'toolName') && !Object.hasOwn(e, 'toolResult') && !Object.hasOwn(e, 'error');
   if (!known || Object.hasOwn(e, 'hook_event_name')) throw new HookEventError('unknown hook event kind');
-  const session = stringField(e, 'sessionId', 'PreToolUse');
+  const session = sessionField(e, 'sessionId', 'PreToolUse');
   const tool = stringField(e, 'toolName', 'PreToolUse');
   return { event: 'PreToolUse', native: 'preToolUse', session, tool, args: argsField(e, 'toolArgs', 'PreToolUse') };
 }

@@ -26,6 +26,7 @@ import {
   type HostWire,
   outcomeOf,
   rendered,
+  sessionField,
   stringField,
 } from './host.js';
 
@@ -38,18 +39,18 @@ function read(value: unknown): HostStep {
   switch (native) {
     case 'preToolUse':
     case 'beforeMCPExecution': {
-      const session = stringField(e, 'conversation_id', 'PreToolUse');
+      const session = sessionField(e, 'conversation_id', 'PreToolUse');
       const tool = stringField(e, 'tool_name', 'PreToolUse');
       return { event: 'PreToolUse', native, session, tool, args: argsField(e, 'tool_input', 'PreToolUse') };
     }
     case 'beforeShellExecution': {
-      const session = stringField(e, 'conversation_id', 'PreToolUse');
+      const session = sessionField(e, 'conversation_id', 'PreToolUse');
       const args: Record<string, unknown> = { command: stringField(e, 'command', 'PreToolUse') };
       if (typeof e.cwd === 'string') args.cwd = e.cwd;
       return { event: 'PreToolUse', native, session, tool: 'Shell', args };
     }
     case 'beforeReadFile': {
-      const session = stringField(e, 'conversation_id', 'PreToolUse');
+      const session = sessionField(e, 'conversation_id', 'PreToolUse');
       return {
         event: 'PreToolUse',
         native,
@@ -60,13 +61,13 @@ function read(value: unknown): HostStep {
       };
     }
     case 'beforeSubmitPrompt': {
-      const session = stringField(e, 'conversation_id', 'UserPromptSubmit');
+      const session = sessionField(e, 'conversation_id', 'UserPromptSubmit');
       if (typeof e.prompt !== 'string')
         throw new HookEventError('beforeSubmitPrompt prompt is not a string', 'UserPromptSubmit');
       return { event: 'UserPromptSubmit', native, session, content: e.prompt };
     }
     case 'afterFileEdit': {
-      const session = stringField(e, 'conversation_id', 'PostToolUse');
+      const session = sessionField(e, 'conversation_id', 'PostToolUse');
       const file_path = stringField(e, 'file_path', 'PostToolUse');
       if (!Array.isArray(e.edits)) throw new HookEventError('afterFileEdit edits is not an array', 'PostToolUse');
       const response = { file_path, edits: e.edits };

@@ -22,7 +22,7 @@ import {
   type HostWire,
   outcomeOf,
   rendered,
-  stringField,
+  sessionField,
 } from './host.js';
 
 const KINDS = { BeforeTool: 'PreToolUse', AfterTool: 'PostToolUse', BeforeAgent: 'UserPromptSubmit' } as const;
@@ -34,7 +34,7 @@ function read(value: unknown): HostStep {
     throw new HookEventError('unknown hook event kind');
   }
   const event = KINDS[native];
-  stringField(e, 'session_id', event);
+  sessionField(e, 'session_id', event);
   if (event === 'PreToolUse') argsField(e, 'tool_input', event);
   // The fields Gemini CLI shares with Claude Code are read by the one reader of them.
   const step = readHookEvent({ ...e, hook_event_name: event });

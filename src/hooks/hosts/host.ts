@@ -5,7 +5,8 @@
  * carry an answer (an `ask` where it has none, a rewrite it cannot apply) gets a deny: never less.
  * @internal
  */
-import { isPlainObject } from '../../internal/guards.js';
+import { isRecord } from '../../internal/guards.js';
+import { sessionOf } from '../../internal/session.js';
 import { type HookAnswer, HookEventError, type HookEventName, type HookStep } from '../wire.js';
 
 /** The hosts whose hooks `agent-pep hook <host>` and `agent-pep hook serve` answer. */
@@ -110,6 +111,17 @@ export function stringField(value: Record<string, unknown>, name: string, event?
 }
 
 /**
+ * The session of a hook event from the host's conversation id field (`name`), by the one rule
+ * (`sessionOf`, internal/session.ts: a non-blank string, or a finite number as its text). A hook has
+ * no other session, so none is a {@link HookEventError} (the hook denies).
+ */
+export function sessionField(value: Record<string, unknown>, name: string, event?: HookEventName): string {
+  const session = sessionOf({ thread: value[name] });
+  if (session === undefined) throw new HookEventError(`the hook event has no ${name}`, event);
+  return session;
+}
+
+/**
  * A tool's arguments: an object, or a string holding the JSON of one (Cursor's `beforeMCPExecution` and
  * Copilot CLI's `toolArgs` send them as JSON text); anything else is a {@link HookEventError}.
  */
@@ -122,12 +134,12 @@ export function argsField(value: Record<string, unknown>, name: string, event: H
       throw new HookEventError(`${name} is not JSON`, event);
     }
   }
-  if (!isPlainObject(v)) throw new HookEventError(`${name} is not an object`, event);
+  if (!isRecord(v)) throw new HookEventError(`${name} is not an object`, event);
   return v;
 }
 
 /** The event as an object, or a {@link HookEventError}. */
 export function eventObject(value: unknown): Record<string, unknown> {
-  if (!isPlainObject(value)) throw new HookEventError('the hook event is not a JSON object');
+  if (!isRecord(value)) throw new HookEventError('the hook event is not a JSON object');
   return value;
 }

@@ -67,6 +67,7 @@ afterAll(async () => {
 interface Ran {
   args: Record<string, unknown>;
   permit: unknown;
+  session: unknown;
 }
 
 function payments(ran: Ran[], result?: string) {
@@ -78,7 +79,7 @@ function payments(ran: Ran[], result?: string) {
         'refund_payment',
         { inputSchema: { orderId: z.string(), amount: z.number() } },
         async (a: Record<string, unknown>, extra: { _meta?: Record<string, unknown> }) => {
-          ran.push({ args: a, permit: extra._meta?.['agent-pep/permit'] });
+          ran.push({ args: a, permit: extra._meta?.['agent-pep/permit'], session: extra._meta?.['agent-pep/session'] });
           return { content: [{ type: 'text' as const, text: result ?? `refunded ${String(a.amount)}` }] };
         },
       );
@@ -98,12 +99,29 @@ describe('guardAgentMcp (agent.mcp, the SDK MCPClientManager)', () => {
     expect(r).toEqual({ isError: false, text: 'refunded 3' });
     expect(ran).toHaveLength(1);
     expect(typeof ran[0]?.permit).toBe('string');
+    expect(ran[0]?.session).toBe('support-42');
     expect(
       pdp
         .evidence()
         .filter((e) => e.session === 'support-42')
         .map((e) => e.stage),
     ).toEqual(['action', 'context_egress']);
+  });
+
+  it("a server guard that decides itself decides in the agent's session, sent in _meta['agent-pep/session']", async () => {
+    const ran: Ran[] = [];
+    const p = payments(ran);
+    guardMcpServer(client(), p.server);
+    p.register();
+    const { mcp, close } = await managerWith(p.server);
+    guardAgentMcp(client(), { name: 'support-44', mcp });
+    const r = await callAsModel(mcp, { orderId: 'o3', amount: 2 });
+    await close();
+    expect(r).toEqual({ isError: false, text: 'refunded 2' });
+    expect(ran.map((x) => x.session)).toEqual(['support-44']);
+    // The client guard and the server guard both decided the call, both in the agent's session.
+    const actions = pdp.evidence().filter((e) => e.stage === 'action' && e.session === 'support-44');
+    expect(actions).toHaveLength(2);
   });
 
   it("end to end with agent-pep/mcp: the server guarded with { verifier } runs the WARN's args once, on the permit alone", async () => {

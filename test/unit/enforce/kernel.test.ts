@@ -7,6 +7,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ClientInternals } from '../../../src/core/client.js';
 import type { Outcome } from '../../../src/core/exchange.js';
+import { readCallOptions } from '../../../src/core/request.js';
 import type { PolicyDecision } from '../../../src/decision.js';
 import { makeKernel } from '../../../src/enforce/kernel.js';
 
@@ -27,6 +28,7 @@ function deps(script: Script, over: Partial<ClientInternals> = {}) {
     timeoutMs: 2000,
     permits: 'on',
     checker: () => ({ check }),
+    readCall: (stage, raw) => readCallOptions(raw, stage, { session: 'sess_default', simulated: false }),
     async run(stage, payload, opts) {
       asked.push({ stage, payload, opts });
       return script(stage, payload as never);

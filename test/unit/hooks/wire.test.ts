@@ -72,6 +72,15 @@ describe('readHookEvent', () => {
     }
   });
 
+  test("the session is the host's session_id by the one rule (sessionOf): blank is none, a number is its text", () => {
+    const event = (session_id: unknown) => ({ hook_event_name: 'UserPromptSubmit', session_id, prompt: 'p' });
+    expect(readHookEvent(event('conv_1')).session).toBe('conv_1');
+    expect(readHookEvent(event(42)).session).toBe('42');
+    for (const none of ['', '   ', null, {}]) {
+      expect(() => readHookEvent(event(none))).toThrow(HookEventError);
+    }
+  });
+
   test('a tool result is checked as text: a string as is, anything else as JSON', () => {
     expect(responseText('x')).toBe('x');
     expect(responseText({ a: 1 })).toBe('{"a":1}');

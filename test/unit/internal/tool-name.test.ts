@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeToolName } from '../../../src/permit/normalize.js';
+import { normalizeToolName } from '../../../src/internal/tool-name.js';
 
 describe('normalizeToolName (CONTRACT section 4)', () => {
   it.each([

@@ -1,8 +1,15 @@
 /**
- * Tool-name normalization (docs/permits.md).
+ * Tool names: the one length limit and the one normalization (docs/permits.md), shared by the client,
+ * the permit verifier, telemetry and the adapters (so telemetry needs nothing from permit/).
  * @packageDocumentation
  */
 import { LRUCache } from 'lru-cache';
+
+/**
+ * Most UTF-16 code units of a tool name as the agent proposed it (docs/api.md): a longer one is a synthesized
+ * BLOCK `invalid_request` from a stage method, a `TypeError` from `guardTool`. The dev PDP refuses the same.
+ */
+export const MAX_TOOL_NAME_LENGTH = 256;
 
 const CAMEL_BOUNDARY = /([a-z0-9])([A-Z])/g;
 const NON_ALNUM_RUN = /[^a-z0-9]+/g;
