@@ -81,6 +81,27 @@ export function readCall(
   };
 }
 
+/** Per policy: whether a grant can ever carry a `fromUser` constraint (see {@link readsWords}). */
+const wordReaders = new WeakMap<CompiledPolicy, boolean>();
+
+/**
+ * True when some grant can read the user's words: the application's (unless the policy ignores them:
+ * `intentsFromClient: false`) or an intent rule's with a `fromUser` constraint. Else nothing ever
+ * reads them, and an input step does not work out their keyed hashes (about 900 HMACs for 40 words).
+ */
+function readsWords(policy: CompiledPolicy): boolean {
+  let reads = wordReaders.get(policy);
+  if (reads === undefined) {
+    reads =
+      policy.intentsFromClient !== false ||
+      (policy.intents ?? []).some((rule) =>
+        Object.values(rule.grant.args ?? {}).some((c) => typeof c === 'object' && c !== null && 'fromUser' in c),
+      );
+    wordReaders.set(policy, reads);
+  }
+  return reads;
+}
+
 /** The grants a step makes: the intent rules on its text, then the application's (unless the policy ignores them). */
 function grantsMade(policy: CompiledPolicy, step: FactStep, now: number): StoredGrant[] {
   const made = grantsFromText(policy.intents ?? [], step.content ?? '', now);
@@ -125,7 +146,7 @@ export function factsAfter(
   return {
     facts: {
       grants: grantsAfter(old.grants, spent, made, now),
-      words: fromUser ? mergeWords(old.words, wordRuns(secret, step.content ?? '')) : old.words,
+      words: fromUser && readsWords(policy) ? mergeWords(old.words, wordRuns(secret, step.content ?? '')) : old.words,
       values,
     },
     made: [...new Set(made.map((g) => g.id))],
