@@ -132,9 +132,19 @@ export interface PermitRequest {
   nowSec?: number;
 }
 
+/** CSPRNG bytes drawn 4 KiB at a time (as node:crypto's randomUUID does), 16 per token. */
+let pool = Buffer.alloc(0);
+let drawn = 0;
+
 /** A fresh random token: 128 bits, base64url. @internal */
 export function randomId(prefix = ''): string {
-  return prefix + randomBytes(16).toString('base64url');
+  if (drawn + 16 > pool.length) {
+    pool = randomBytes(4096);
+    drawn = 0;
+  }
+  const id = pool.toString('base64url', drawn, drawn + 16);
+  drawn += 16;
+  return prefix + id;
 }
 
 /**
