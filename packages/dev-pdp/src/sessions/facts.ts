@@ -13,7 +13,7 @@ import { NO_CALL_FACTS } from './evaluate.js';
 import type { ClientGrantSpec } from './grants.js';
 import { grantsAfter, grantsHolding, resolveGrant } from './grants.js';
 import { grantsFromText } from './intents.js';
-import type { SessionFacts, SessionView, StoredGrant } from './state.js';
+import type { SessionFacts, SessionView, StoredGrant, StoredValue } from './state.js';
 import { originOf, sourceOf, USER_SOURCE, valuesAfter, valuesIn, valuesInJson } from './values.js';
 import { mergeWords, wordRuns } from './words.js';
 
@@ -24,6 +24,32 @@ export interface FactStep {
   args?: Record<string, unknown> | undefined;
   content?: string | undefined;
   intent?: ClientGrantSpec[] | undefined;
+}
+
+/**
+ * The session's words as a set, and its values by hash, made once per state: a commit that changes
+ * them makes new arrays (mergeWords, valuesAfter), one that does not keeps the same ones, so a session's
+ * action decisions do not rebuild a set of up to 4096 words each (issue 41).
+ */
+const wordSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+const valueMaps = new WeakMap<readonly StoredValue[], ReadonlyMap<string, StoredValue>>();
+
+function wordSetOf(words: readonly string[]): ReadonlySet<string> {
+  let set = wordSets.get(words);
+  if (set === undefined) {
+    set = new Set(words);
+    wordSets.set(words, set);
+  }
+  return set;
+}
+
+function valueMapOf(values: readonly StoredValue[]): ReadonlyMap<string, StoredValue> {
+  let map = valueMaps.get(values);
+  if (map === undefined) {
+    map = new Map(values.map((v) => [v.hash, v]));
+    valueMaps.set(values, map);
+  }
+  return map;
 }
 
 /** The call's facts, and the indexes of the grants it is inside. @internal */
@@ -53,8 +79,8 @@ export function readCall(
   const inside =
     grants.length === 0
       ? []
-      : grantsHolding(grants, tool, args, { groups, words: new Set(view.facts.words), key: secret }, now);
-  const stored = new Map(view.facts.values.map((v) => [v.hash, v]));
+      : grantsHolding(grants, tool, args, { groups, words: wordSetOf(view.facts.words), key: secret }, now);
+  const stored = valueMapOf(view.facts.values);
   const memo = new Map<string, readonly FlowHit[]>();
   const flowsAt = (path: readonly string[] | undefined): readonly FlowHit[] => {
     if (stored.size === 0 || policy.values === undefined) return [];
