@@ -128,6 +128,22 @@ function readsWords(policy: CompiledPolicy): boolean {
   return reads;
 }
 
+/** Per policy: whether a latch reads the values seen (see {@link readsValues}). */
+const valueReaders = new WeakMap<CompiledPolicy, boolean>();
+
+/**
+ * True when some latch has a `flows` or `sameOrigin` condition: the only readers of the values a
+ * session saw. Else an input or context_egress step does not run the value extractors over its text.
+ */
+function readsValues(policy: CompiledPolicy): boolean {
+  let reads = valueReaders.get(policy);
+  if (reads === undefined) {
+    reads = policy.latches.some((latch) => latch.session.some((c) => c.kind === 'flows' || c.kind === 'sameOrigin'));
+    valueReaders.set(policy, reads);
+  }
+  return reads;
+}
+
 /** The grants a step makes: the intent rules on its text, then the application's (unless the policy ignores them). */
 function grantsMade(policy: CompiledPolicy, step: FactStep, now: number): StoredGrant[] {
   const made = grantsFromText(policy.intents ?? [], step.content ?? '', now);
@@ -162,7 +178,7 @@ export function factsAfter(
   const spent = step.stage === 'action' && passed ? inside : [];
   let values = old.values;
   const extractors = policy.values;
-  if (extractors !== undefined && step.content !== undefined) {
+  if (extractors !== undefined && step.content !== undefined && readsValues(policy)) {
     if (fromUser) values = valuesAfter(values, valuesIn(extractors, secret, step.content), USER_SOURCE);
     if (step.stage === 'context_egress') {
       const source = sourceOf(step.tool, policy.toolGroups ?? new Map(), policy.origins ?? new Map());
