@@ -231,7 +231,7 @@ function keysOf(prefix: string, key: string) {
 }
 
 /** Sessions whose committed state a replica keeps, the least recently used dropped (read again when needed). */
-const CACHED_SESSIONS = 4096;
+const CACHED_SESSIONS = 1024;
 
 /** A session's state as read or committed, with the epoch it began in. */
 interface Known {
