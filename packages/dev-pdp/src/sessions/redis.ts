@@ -79,7 +79,8 @@ return {0, out[1], out[2], out[3], out[4]}`;
 /**
  * Commits a step. ARGV (after SAME's): ttl ms, maxHistory, step JSON, state JSON, labels...
  * Returns {1} (committed), {0, labels, history, state, epoch} (another replica committed first: nothing
- * written), {2} (another holder has the session) or {3} (this decision's lock is gone). Labels are never
+ * written, this decision's lock, if any, deleted), {2} (another holder has the session) or {3} (this
+ * decision's lock is gone). Labels are never
  * trimmed: only the history is bounded.
  */
 const COMMIT = `${SAME}
@@ -89,6 +90,7 @@ elseif lock then
   return {2}
 end
 if not same then
+  if lock then redis.call('DEL', KEYS[1]) end
   local out = fresh()
   return {0, out[1], out[2], out[3], out[4]}
 end
@@ -310,7 +312,8 @@ function leaseOf(ctx: LeaseContext, key: string, k: Keys, known: Known, token: s
         return undefined;
       }
       ctx.cache.delete(key);
-      if (reply[0] === 0) return leaseOf(ctx, key, k, viewOf(reply.slice(1)), '');
+      // a held session cannot change under its holder; if it did, what the decision took is given back (503)
+      if (reply[0] === 0 && held === '') return leaseOf(ctx, key, k, viewOf(reply.slice(1)), '');
       throw new SessionStoreError('the session lock was lost before the commit');
     },
     release() {

@@ -116,4 +116,23 @@ describe.skipIf(skip !== undefined)('the Redis session store shared by replicas'
     expect(newer).toBeDefined();
     expect(newer.view.lost).toBe(true);
   });
+
+  test('a held session whose state changed anyway (written past the lock) is a failed commit: nothing written, the lock gone', async () => {
+    const { store } = await counted();
+    const key = randomUUID();
+    await (await store.acquire(key)).commit({ labels: [], step: step('t0') });
+    const lease = await store.acquire(key);
+    await (lease.confirm as () => Promise<void>)();
+    const stateKeys = await shared.admin.keys(`${prefix}*:state`);
+    const mine = [];
+    for (const k of stateKeys) {
+      const text = (await shared.admin.get(k)) as string;
+      if (text.startsWith('{"steps":1,')) mine.push(k);
+    }
+    for (const k of mine)
+      await shared.admin.set(k, (await shared.admin.get(k))?.replace('{"steps":1,', '{"steps":7,') as string);
+    await expect(lease.commit({ labels: [], step: step('t1') })).rejects.toThrow();
+    expect(await shared.admin.keys(`${prefix}*:lock`)).toEqual([]);
+    expect((await store.read(key)).history.map((s) => s.tool)).toEqual(['t0']);
+  });
 });
