@@ -35,7 +35,7 @@ function pinTo(pid, cpus) {
 /** Pins this process to the client CPU; returns what results.json records (`null` when not pinned). */
 export function pinClient() {
   return PIN !== null && pinTo(process.pid, PIN.client)
-    ? { ...PIN, sections: ['decisions', 'batch', 'cerbos', 'verify'] }
+    ? { ...PIN, sections: ['decisions', 'batch', 'cerbos', 'devpdp', 'verify'] }
     : null;
 }
 

@@ -1,12 +1,16 @@
-// Section `sessions` of the benchmark: what remembering the session costs the dev PDP (issue 25).
+// Section `sessions` of the benchmark: what remembering the session costs the dev PDP (issues 25, 41).
 //
-// The dev PDP with the demo's policy (demo/policy.json: 115 latches, 14 tool groups, label and history
-// conditions) decides the same tool call over HTTP, from 16 workers, side by side:
+// The dev PDP with the demo's policy (demo/policy.json: 115 latches, 14 tool groups, label, grant and
+// value-flow conditions; it has no `seen` or `count` condition) decides the same tool call over HTTP,
+// from 16 workers, side by side:
 //   - in an empty session (every request a session of its own);
 //   - in a session with a 200-step history (each worker its own session, filled with 200 steps
 //     first; `maxHistory: 200` keeps it at 200, so every decision reads 200 steps);
-//   - the same 200-step sessions with the state in a real redis-server (`sessionStore: { redis }`).
-// Ratios: devpdp_session200_vs_empty (target >= 0.8), devpdp_session_redis_vs_memory (target >= 0.5).
+//   - the same 200-step sessions with the state in a real redis-server (`sessionStore: { redis }`):
+//     one round trip a decision (the replica decides on the state it last committed, one script
+//     checks and commits it).
+// Ratios, paired per round (run.js): devpdp_session200_vs_empty (target >= 0.9),
+// devpdp_session_redis_vs_memory (target >= 0.6); issue 41 raised them from 0.8 and 0.5.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Pool, request } from 'undici';
@@ -16,8 +20,8 @@ export const SESSION_HISTORY = 200;
 export const SESSION_CONCURRENCY = 16;
 const AGENT_ID = 'support-ai';
 const AUTHORIZE_PATH = '/api/policy/authorize';
-// A side effect the demo policy allows in a clean session: every session latch of the policy is a
-// candidate for it, so the label conditions and the history scans (seen, count) all run.
+// A side effect the demo policy allows in a clean session: the session latches of the money tools are
+// candidates for it, so their label, grant and flow conditions run.
 const TOOL = 'send_money';
 const ARGS = Object.freeze({ recipient: 'GB00000000000000000001', amount: 10, subject: 'bench' });
 

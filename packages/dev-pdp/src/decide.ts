@@ -22,7 +22,7 @@ import type { CompiledPolicy } from './policy.js';
 import type { DecisionRequest } from './request.js';
 import type { CallFacts } from './sessions/evaluate.js';
 import { factsAfter, readCall } from './sessions/facts.js';
-import { type SessionKeeper, type SessionPlan, storeUnavailable } from './sessions/keeper.js';
+import { type Confirm, type SessionKeeper, type SessionPlan, storeUnavailable } from './sessions/keeper.js';
 import { type HistoryStep, labelsAfter, type SessionView } from './sessions/state.js';
 import { sessionKey } from './sessions/store.js';
 import { randomId, type SigningKey, signPermit } from './signing.js';
@@ -104,7 +104,7 @@ export function decide(ctx: DecideContext, request: DecisionRequest): Promise<De
   }
   const taken: Taken = {};
   return ctx.sessions
-    .run(key, request.simulated, (view) => plan(ctx, request, view, taken))
+    .run(key, request.simulated, (view, confirm) => plan(ctx, request, view, taken, confirm))
     .catch(async (error) => {
       // a resolution taken by a decision that was not answered waits again for its request
       if (taken.subject !== undefined && taken.waiting !== undefined) {
@@ -211,6 +211,7 @@ async function outcomeOf(
   evaluation: Evaluation,
   view: SessionView,
   facts: CallFacts,
+  confirm: Confirm,
 ): Promise<Outcome> {
   let out: Outcome = {
     verdict: evaluation.verdict,
@@ -230,6 +231,9 @@ async function outcomeOf(
       ...(request.tool !== undefined ? { tool: request.tool } : {}),
     };
     out.subject = subject;
+    // taking a resolution or opening a review cannot be taken back: first hold the session, on its
+    // latest state (a replica that read an older one decides again)
+    if (!request.simulated) await confirm();
     // a simulated request looks; any other takes the resolution (atomic: one use, across replicas)
     const waiting = await ctx.escalations.take(subject, !request.simulated).catch(escalationStoreFailure);
     if (waiting !== undefined) {
@@ -257,6 +261,7 @@ async function plan(
   request: DecisionRequest,
   view: SessionView,
   taken: Taken,
+  confirm: Confirm,
 ): Promise<SessionPlan<Decision>> {
   checkIntegrity(request, view);
   const now = Date.now();
@@ -267,7 +272,7 @@ async function plan(
     session: view,
     facts: call.facts,
   });
-  const outcome = await outcomeOf(ctx, request, evaluation, view, call.facts);
+  const outcome = await outcomeOf(ctx, request, evaluation, view, call.facts, confirm);
   if (!request.simulated && outcome.resolved !== undefined && outcome.subject !== undefined) {
     taken.subject = outcome.subject;
     taken.waiting = outcome.resolved;

@@ -64,11 +64,11 @@ describe('targets', () => {
   });
 });
 
-describe('the session rows (issue 25)', () => {
-  it('holds the targets: a 200-step session at 0.8 of an empty one, the Redis store at 0.5 of memory', () => {
+describe('the session rows (issues 25, 41)', () => {
+  it('holds the targets: a 200-step session at 0.9 of an empty one, the Redis store at 0.6 of memory', () => {
     const t = TARGETS as Record<string, { op: string; value: number }>;
-    expect(t.devpdp_session200_vs_empty).toEqual({ op: '>=', value: 0.8 });
-    expect(t.devpdp_session_redis_vs_memory).toEqual({ op: '>=', value: 0.5 });
+    expect(t.devpdp_session200_vs_empty).toEqual({ op: '>=', value: 0.9 });
+    expect(t.devpdp_session_redis_vs_memory).toEqual({ op: '>=', value: 0.6 });
   });
 
   it('computes both ratios from the session rows, side by side in one run', () => {
@@ -84,6 +84,35 @@ describe('the session rows (issue 25)', () => {
     // a section that did not run (or rows skipped) gives no figure: a miss, never a pass
     expect((computeRatios([], null) as Ratios).devpdp_session200_vs_empty).toBeNull();
     expect(SECTIONS).toContain('sessions');
+  });
+});
+
+describe('the dev PDP beside real Cerbos (issue 41)', () => {
+  const row = (client: string, batches: number[]) => ({
+    scenario: 'devpdp',
+    client,
+    concurrency: 16,
+    ops_per_s: batches.reduce((a, b) => a + b, 0) / batches.length,
+    batch_ops_per_s: batches,
+  });
+
+  it('holds the targets: the dev PDP with the contract policy at 1.0 of real Cerbos, the demo policy for information', () => {
+    const t = TARGETS as Record<string, { op: string; value: number }>;
+    expect(t.devpdp_vs_cerbos_c16).toEqual({ op: '>=', value: 1 });
+    expect(t.devpdp_demo_policy_vs_contract_policy_c16?.op).toBe('info');
+    expect(SECTIONS).toContain('devpdp');
+  });
+
+  it('pairs the rows round by round: the median of the per-round ratios', () => {
+    const rows = [
+      row('agent-pep checkInput (authzen, dev PDP, contract policy)', [1000, 1200, 900]),
+      row('agent-pep checkInput (authzen, real Cerbos, beside the dev PDP)', [1000, 1000, 1000]),
+      row('agent-pep checkInput (authzen, dev PDP, demo policy)', [500, 600, 450]),
+    ];
+    const ratios = computeRatios(rows, null) as Ratios;
+    expect(ratios.devpdp_vs_cerbos_c16).toBe(1);
+    expect(ratios.devpdp_demo_policy_vs_contract_policy_c16).toBe(0.5);
+    expect((computeRatios([], null) as Ratios).devpdp_vs_cerbos_c16).toBeNull();
   });
 });
 

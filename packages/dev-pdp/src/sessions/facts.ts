@@ -13,7 +13,7 @@ import { NO_CALL_FACTS } from './evaluate.js';
 import type { ClientGrantSpec } from './grants.js';
 import { grantsAfter, grantsHolding, resolveGrant } from './grants.js';
 import { grantsFromText } from './intents.js';
-import type { SessionFacts, SessionView, StoredGrant } from './state.js';
+import type { SessionFacts, SessionView, StoredGrant, StoredValue } from './state.js';
 import { originOf, sourceOf, USER_SOURCE, valuesAfter, valuesIn, valuesInJson } from './values.js';
 import { mergeWords, wordRuns } from './words.js';
 
@@ -24,6 +24,32 @@ export interface FactStep {
   args?: Record<string, unknown> | undefined;
   content?: string | undefined;
   intent?: ClientGrantSpec[] | undefined;
+}
+
+/**
+ * The session's words as a set, and its values by hash, made once per state: a commit that changes
+ * them makes new arrays (mergeWords, valuesAfter), one that does not keeps the same ones, so a session's
+ * action decisions do not rebuild a set of up to 4096 words each (issue 41).
+ */
+const wordSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+const valueMaps = new WeakMap<readonly StoredValue[], ReadonlyMap<string, StoredValue>>();
+
+function wordSetOf(words: readonly string[]): ReadonlySet<string> {
+  let set = wordSets.get(words);
+  if (set === undefined) {
+    set = new Set(words);
+    wordSets.set(words, set);
+  }
+  return set;
+}
+
+function valueMapOf(values: readonly StoredValue[]): ReadonlyMap<string, StoredValue> {
+  let map = valueMaps.get(values);
+  if (map === undefined) {
+    map = new Map(values.map((v) => [v.hash, v]));
+    valueMaps.set(values, map);
+  }
+  return map;
 }
 
 /** The call's facts, and the indexes of the grants it is inside. @internal */
@@ -53,8 +79,8 @@ export function readCall(
   const inside =
     grants.length === 0
       ? []
-      : grantsHolding(grants, tool, args, { groups, words: new Set(view.facts.words), key: secret }, now);
-  const stored = new Map(view.facts.values.map((v) => [v.hash, v]));
+      : grantsHolding(grants, tool, args, { groups, words: wordSetOf(view.facts.words), key: secret }, now);
+  const stored = valueMapOf(view.facts.values);
   const memo = new Map<string, readonly FlowHit[]>();
   const flowsAt = (path: readonly string[] | undefined): readonly FlowHit[] => {
     if (stored.size === 0 || policy.values === undefined) return [];
@@ -79,6 +105,43 @@ export function readCall(
     },
     inside,
   };
+}
+
+/** Per policy: whether a grant can ever carry a `fromUser` constraint (see {@link readsWords}). */
+const wordReaders = new WeakMap<CompiledPolicy, boolean>();
+
+/**
+ * True when some grant can read the user's words: the application's (unless the policy ignores them:
+ * `intentsFromClient: false`) or an intent rule's with a `fromUser` constraint. Else nothing ever
+ * reads them, and an input step does not work out their keyed hashes (about 900 HMACs for 40 words).
+ */
+function readsWords(policy: CompiledPolicy): boolean {
+  let reads = wordReaders.get(policy);
+  if (reads === undefined) {
+    reads =
+      policy.intentsFromClient !== false ||
+      (policy.intents ?? []).some((rule) =>
+        Object.values(rule.grant.args ?? {}).some((c) => typeof c === 'object' && c !== null && 'fromUser' in c),
+      );
+    wordReaders.set(policy, reads);
+  }
+  return reads;
+}
+
+/** Per policy: whether a latch reads the values seen (see {@link readsValues}). */
+const valueReaders = new WeakMap<CompiledPolicy, boolean>();
+
+/**
+ * True when some latch has a `flows` or `sameOrigin` condition: the only readers of the values a
+ * session saw. Else an input or context_egress step does not run the value extractors over its text.
+ */
+function readsValues(policy: CompiledPolicy): boolean {
+  let reads = valueReaders.get(policy);
+  if (reads === undefined) {
+    reads = policy.latches.some((latch) => latch.session.some((c) => c.kind === 'flows' || c.kind === 'sameOrigin'));
+    valueReaders.set(policy, reads);
+  }
+  return reads;
 }
 
 /** The grants a step makes: the intent rules on its text, then the application's (unless the policy ignores them). */
@@ -115,7 +178,7 @@ export function factsAfter(
   const spent = step.stage === 'action' && passed ? inside : [];
   let values = old.values;
   const extractors = policy.values;
-  if (extractors !== undefined && step.content !== undefined) {
+  if (extractors !== undefined && step.content !== undefined && readsValues(policy)) {
     if (fromUser) values = valuesAfter(values, valuesIn(extractors, secret, step.content), USER_SOURCE);
     if (step.stage === 'context_egress') {
       const source = sourceOf(step.tool, policy.toolGroups ?? new Map(), policy.origins ?? new Map());
@@ -125,7 +188,7 @@ export function factsAfter(
   return {
     facts: {
       grants: grantsAfter(old.grants, spent, made, now),
-      words: fromUser ? mergeWords(old.words, wordRuns(secret, step.content ?? '')) : old.words,
+      words: fromUser && readsWords(policy) ? mergeWords(old.words, wordRuns(secret, step.content ?? '')) : old.words,
       values,
     },
     made: [...new Set(made.map((g) => g.id))],

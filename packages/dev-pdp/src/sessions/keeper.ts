@@ -9,7 +9,7 @@
 import { beforeDeadline, deadlineIn } from 'agent-pep/internal';
 import { HttpError } from '../http.js';
 import { EMPTY_SESSION, type SessionUpdate, type SessionView } from './state.js';
-import type { SessionLease, SessionStore } from './store.js';
+import { type SessionLease, type SessionStore, StaleView } from './store.js';
 
 /** What a decision does with the state it read: the change to commit, then the rest of its work. @internal */
 export interface SessionPlan<T> {
@@ -18,6 +18,17 @@ export interface SessionPlan<T> {
   /** Runs after the commit, still before the session's next decision. */
   finish(): Promise<T>;
 }
+
+/**
+ * Called by a plan before it does something it cannot take back (takes an approval, opens an
+ * escalation): afterwards no other replica commits to the session before this decision does.
+ * @throws StaleView when the state changed since the plan read it (the keeper plans again on the latest)
+ * @throws HttpError 503 `session_store_unavailable`
+ * @internal
+ */
+export type Confirm = () => Promise<void>;
+
+const NO_CONFIRM: Confirm = () => Promise.resolve();
 
 /** The 503 of a store that could not answer in time. @internal */
 export function storeUnavailable(): HttpError {
@@ -33,6 +44,15 @@ function by<T>(promise: Promise<T>, deadline: number): Promise<T> {
     throw storeUnavailable();
   });
   return beforeDeadline(unavailable, deadline, storeUnavailable);
+}
+
+/** As {@link by}, but a {@link StaleView} goes through: the decision starts again on the latest state. */
+function confirmedBy(lease: SessionLease, deadline: number): Promise<void> {
+  if (lease.confirm === undefined) return Promise.resolve();
+  const confirming = lease.confirm().catch((error: unknown): never => {
+    throw error instanceof StaleView ? error : storeUnavailable();
+  });
+  return beforeDeadline(confirming, deadline, storeUnavailable);
 }
 
 /** Serializes the decisions of each session and bounds their waits on the store. @internal */
@@ -55,9 +75,9 @@ export class SessionKeeper {
   async run<T>(
     key: string | undefined,
     simulated: boolean,
-    plan: (view: SessionView) => Promise<SessionPlan<T>>,
+    plan: (view: SessionView, confirm: Confirm) => Promise<SessionPlan<T>>,
   ): Promise<T> {
-    if (key === undefined) return (await plan(EMPTY_SESSION)).finish();
+    if (key === undefined) return (await plan(EMPTY_SESSION, NO_CONFIRM)).finish();
     const deadline = deadlineIn(this.#timeoutMs);
     const previous = this.#tails.get(key) ?? Promise.resolve();
     let done!: () => void;
@@ -76,12 +96,21 @@ export class SessionKeeper {
     }
   }
 
-  async #simulated<T>(key: string, deadline: number, plan: (view: SessionView) => Promise<SessionPlan<T>>) {
+  async #simulated<T>(
+    key: string,
+    deadline: number,
+    plan: (view: SessionView, confirm: Confirm) => Promise<SessionPlan<T>>,
+  ) {
     const view = await by(this.#store.read(key), deadline);
-    return (await plan(view)).finish();
+    // a simulated request takes nothing and writes nothing: there is nothing to confirm
+    return (await plan(view, NO_CONFIRM)).finish();
   }
 
-  async #decided<T>(key: string, deadline: number, plan: (view: SessionView) => Promise<SessionPlan<T>>) {
+  async #decided<T>(
+    key: string,
+    deadline: number,
+    plan: (view: SessionView, confirm: Confirm) => Promise<SessionPlan<T>>,
+  ) {
     const acquiring = this.#store.acquire(key);
     let lease: SessionLease;
     try {
@@ -91,16 +120,29 @@ export class SessionKeeper {
       acquiring.then((late) => late.release()).catch(() => {});
       throw error;
     }
-    let planned: SessionPlan<T>;
-    try {
-      planned = await plan(lease.view);
-    } catch (error) {
-      lease.release();
-      throw error;
+    // a decision is planned again only when its plan did nothing it cannot take back: it confirmed
+    // nothing (a confirmed lease commits or fails), or its confirm found a newer state
+    for (;;) {
+      const current = lease;
+      let planned: SessionPlan<T>;
+      try {
+        planned = await plan(current.view, () => confirmedBy(current, deadline));
+      } catch (error) {
+        if (error instanceof StaleView) {
+          lease = error.lease;
+          continue;
+        }
+        current.release();
+        throw error;
+      }
+      if (planned.update === undefined) {
+        current.release();
+        return planned.finish();
+      }
+      const newer = await by(current.commit(planned.update), deadline);
+      if (newer === undefined) return planned.finish();
+      lease = newer;
     }
-    if (planned.update !== undefined) await by(lease.commit(planned.update), deadline);
-    else lease.release();
-    return planned.finish();
   }
 
   /** Closes the store. */

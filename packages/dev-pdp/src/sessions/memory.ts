@@ -96,6 +96,7 @@ export function createMemorySessionStore(
         view: viewOf(live(key)),
         async commit(update: SessionUpdate) {
           commit(key, update);
+          return undefined;
         },
         release() {},
       };

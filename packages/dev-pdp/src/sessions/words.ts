@@ -6,7 +6,7 @@
  * the user's words when its own words, joined either way, are one of those runs. Never plaintext.
  * @packageDocumentation
  */
-import { createHmac } from 'node:crypto';
+import { hmacSha256 } from './hmac.js';
 
 /** Longest run of words kept, and the most words a `fromUser` value may have. @internal */
 export const MAX_RUN = 12;
@@ -24,9 +24,20 @@ export function wordsOf(text: string): string[] {
   return foldText(text).match(/[\p{L}\p{M}\p{N}]+/gu) ?? [];
 }
 
-/** The keyed hash of one run. @internal */
+/** One keyed function per secret (./hmac.ts: the bytes of node:crypto's HMAC-SHA-256, at a fraction of the cost). */
+const hmacs = new WeakMap<Uint8Array, (message: Uint8Array) => Uint8Array>();
+const encoder = new TextEncoder();
+
+/** The keyed hash of one run: base64url of HMAC-SHA-256(key, "w" NUL run), its first 22 characters. @internal */
 export function runHash(key: Uint8Array, run: string): string {
-  return createHmac('sha256', key).update('w\u0000').update(run, 'utf8').digest('base64url').slice(0, 22);
+  let hmac = hmacs.get(key);
+  if (hmac === undefined) {
+    hmac = hmacSha256(key);
+    hmacs.set(key, hmac);
+  }
+  const digest = hmac(encoder.encode(`w\u0000${run}`));
+  // 18 bytes are 24 characters; the first 22 are those of the whole digest's
+  return Buffer.from(digest.buffer, digest.byteOffset, 18).toString('base64url').slice(0, 22);
 }
 
 /** The hashes of every run of up to {@link MAX_RUN} words of `text`, each way of joining, each once. @internal */

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { SessionKeeper } from '../../../src/sessions/keeper.js';
 import { createMemorySessionStore } from '../../../src/sessions/memory.js';
-import type { SessionView } from '../../../src/sessions/state.js';
-import type { SessionStore } from '../../../src/sessions/store.js';
+import { EMPTY_FACTS, EMPTY_SESSION, type SessionView } from '../../../src/sessions/state.js';
+import { type SessionLease, type SessionStore, StaleView } from '../../../src/sessions/store.js';
 
 const limits = { maxHistory: 256, sessionTtlSec: 60 };
 const stepOf = (tool: string) => ({ stage: 'action' as const, tool, verdict: 'ALLOW' as const, latches: [] });
@@ -75,5 +75,64 @@ describe('SessionKeeper', () => {
       })),
     ).rejects.toMatchObject({ code: 'session_store_unavailable' });
     expect(finished).toBe(false);
+  });
+
+  test('a commit that lost the race to another replica plans the decision again on the latest state, and finishes that plan only', async () => {
+    const newer = { labels: new Set(['other']), history: [stepOf('other')], steps: 1, facts: EMPTY_FACTS };
+    const commits: string[] = [];
+    const latest: SessionLease = {
+      view: newer,
+      commit: async (update) => {
+        commits.push(update.step.tool as string);
+        return undefined;
+      },
+      release() {},
+    };
+    const store: SessionStore = {
+      acquire: async () => ({ view: EMPTY_SESSION, commit: async () => latest, release() {} }),
+      read: async () => EMPTY_SESSION,
+      close: async () => {},
+    };
+    const keeper = new SessionKeeper(store, 1000);
+    const planned: number[] = [];
+    const out = await keeper.run('k', false, async (view) => {
+      planned.push(view.steps);
+      return { update: { labels: [], step: stepOf(`after-${view.steps}`) }, finish: async () => view.steps };
+    });
+    expect(planned).toEqual([0, 1]);
+    expect(out).toBe(1);
+    expect(commits).toEqual(['after-1']);
+  });
+
+  test('a confirm that finds a newer state plans again on it; a plan that throws otherwise gives the lease up', async () => {
+    const newer = { labels: new Set<string>(), history: [stepOf('other')], steps: 1, facts: EMPTY_FACTS };
+    let released = 0;
+    const held: SessionLease = { view: newer, commit: async () => undefined, release: () => void released++ };
+    const store: SessionStore = {
+      acquire: async () => ({
+        view: EMPTY_SESSION,
+        confirm: async () => Promise.reject(new StaleView(held)),
+        commit: async () => undefined,
+        release: () => void released++,
+      }),
+      read: async () => EMPTY_SESSION,
+      close: async () => {},
+    };
+    const keeper = new SessionKeeper(store, 1000);
+    const seen: number[] = [];
+    const out = await keeper.run('k', false, async (view, confirm) => {
+      seen.push(view.steps);
+      if (view.steps === 0) await confirm();
+      return { update: { labels: [], step: stepOf('t') }, finish: async () => 'done' };
+    });
+    expect(seen).toEqual([0, 1]);
+    expect(out).toBe('done');
+    expect(released).toBe(0);
+    await expect(
+      keeper.run('k', false, async () => {
+        throw new Error('bad');
+      }),
+    ).rejects.toThrow('bad');
+    expect(released).toBe(1);
   });
 });
