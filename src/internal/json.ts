@@ -11,10 +11,10 @@ export class NotJsonError extends TypeError {
   override readonly name = 'NotJsonError';
 }
 
-import { isPlainObject } from './guards.js';
+import { isPlainObject, isRecord } from './guards.js';
 
 /** The one plain-object test (internal/guards.ts), here too for `agent-pep/internal`'s readers. */
-export { isPlainObject };
+export { isPlainObject, isRecord };
 
 /**
  * @param ancestors - the objects and arrays being copied around `value` (its path from the root): a

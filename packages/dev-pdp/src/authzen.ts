@@ -4,7 +4,7 @@
  * semantics of `evaluations`, and the discovery document.
  * @packageDocumentation
  */
-import { isTextStage } from 'agent-pep/internal';
+import { isRecord, isTextStage } from 'agent-pep/internal';
 import type { Decision } from './decide.js';
 import { badRequest, type HttpError } from './http.js';
 import type { CompiledPolicy } from './policy.js';
@@ -28,10 +28,6 @@ export interface EvaluationParts {
   action: unknown;
   resource: unknown;
   context: unknown;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function record(value: unknown, name: string): Record<string, unknown> {

@@ -2,7 +2,7 @@
  * The dev PDP's defaults, in one frozen object (docs/dev-pdp.md).
  * @packageDocumentation
  */
-import { MAX_PERMIT_LIFETIME_SEC } from 'agent-pep/internal';
+import { MAX_PERMIT_LIFETIME_SEC, MAX_TOOL_NAME_LENGTH } from 'agent-pep/internal';
 
 /** Every default of the dev PDP. Durations in milliseconds, sizes in bytes. */
 export const DEV_PDP_DEFAULTS = Object.freeze({
@@ -29,7 +29,7 @@ export const DEV_PDP_DEFAULTS = Object.freeze({
   /** How long an idle kept-alive connection stays open (node:http `server.keepAliveTimeout`). */
   keepAliveTimeoutMs: 5000,
   /** Longest tool name accepted, in characters (docs/dev-pdp.md); longer is a 400. */
-  maxToolNameLength: 256,
+  maxToolNameLength: MAX_TOOL_NAME_LENGTH,
   /** Largest number of items in one AuthZEN `evaluations` request. */
   maxEvaluations: 64,
   /** Longest regex source in a policy, in characters. */

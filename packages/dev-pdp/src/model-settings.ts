@@ -6,6 +6,7 @@
  * JSON of the settings after every engaged latch, which the SDK applies by the same rule.
  * @packageDocumentation
  */
+import { isRecord } from 'agent-pep/internal';
 import { z } from 'zod';
 
 /** What a latch's `modelSettings` may cap (numbers) or replace (texts), as written in the policy JSON. */
@@ -40,10 +41,6 @@ export const modelSettingsSchema = z
     description:
       'purpose model_request, verdict WARN only: caps temperature, topP, maxOutputTokens (lowered to the cap, set when absent) and replaces model, system',
   });
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The settings of a model request's content, with every engaged latch's `modelSettings` applied in

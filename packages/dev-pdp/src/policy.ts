@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 
-import { isTextStage, jsonWhere, STAGES, type Stage, VERDICTS, type Verdict } from 'agent-pep/internal';
+import { isRecord, isTextStage, jsonWhere, STAGES, type Stage, VERDICTS, type Verdict } from 'agent-pep/internal';
 import { z } from 'zod';
 import { DEV_PDP_DEFAULTS } from './defaults.js';
 import { type ModelSettingsSpec, modelSettingsSchema } from './model-settings.js';
@@ -495,10 +495,6 @@ function flatten(issue: ZodIssue, prefix: readonly PropertyKey[], raw: unknown):
 
 function zodIssues(error: z.ZodError, raw: unknown): PolicyIssue[] {
   return error.issues.flatMap((issue) => flatten(issue as ZodIssue, [], raw));
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function stagesOf(value: unknown): Stage[] | undefined {

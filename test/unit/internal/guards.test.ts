@@ -63,9 +63,9 @@ describe('one home', () => {
     expect(found).toEqual([]);
   });
 
-  it('the dev PDP takes its plain-object test from the SDK (agent-pep/internal), not a copy', () => {
+  it('the dev PDP takes its plain-object and record tests from the SDK (agent-pep/internal), not copies', () => {
     const found = sources('packages/dev-pdp/src')
-      .filter(([, text]) => /function\s+(isPlainObject|isPlain)\s*\(/.test(text))
+      .filter(([, text]) => /function\s+(isPlainObject|isPlain|isRecord)\s*\(/.test(text))
       .map(([path]) => path);
     expect(found).toEqual([]);
   });
