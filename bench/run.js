@@ -588,7 +588,7 @@ const BATCH_CALLS = Object.freeze(
 const BATCH_PEP = `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`;
 const BATCH_SINGLES = `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`;
 /** The floor of the batch that does the contract's per-item work too (issue 43, bench/floors.js). */
-const FLOOR_BATCH = `floor batch (dispatch, ${BATCH_SIZE} evaluations, answer checks, rule 5)`;
+const FLOOR_BATCH = `floor batch (${BATCH_SIZE} evaluations, answer checks, rule 5)`;
 
 /**
  * `authorizeActions` of 8 calls against the floor that sends the same `evaluations` request and does

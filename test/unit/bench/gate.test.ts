@@ -271,7 +271,7 @@ describe('the floors that do the work (issue 43)', () => {
       },
       {
         scenario: 'batch',
-        client: 'floor batch (dispatch, 8 evaluations, answer checks, rule 5)',
+        client: 'floor batch (8 evaluations, answer checks, rule 5)',
         concurrency: 16,
         ops_per_s: 500,
         calls_per_s: 4000,
