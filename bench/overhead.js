@@ -3,6 +3,10 @@
 // minimal handler (bench/lib.js floorDispatch: collect the body, JSON.parse it) over the same
 // dispatcher. The difference is what agent-pep's pipeline costs a decision in JavaScript alone: the
 // request id and text, the deadline, the in-flight registry, the answer's checks, rule 5 for an action.
+// Then (issue 43) the two gated pairs against the floors that do the contract's work (bench/floors.js):
+// `authorizeAction` with `permits` against the permit floor, and `authorizeActions` of 8 calls over
+// AuthZEN against the batch floor (c16), in client CPU (user + system) per op, which a loaded machine
+// moves far less than wall time.
 //
 //   npm run build && node bench/overhead.js [decisions per side, default 200000] [concurrency, default 64]
 //
@@ -10,8 +14,9 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { actionHash, createPep } from 'agent-pep';
-import { SignJWT } from 'jose';
+import { exportJWK, SignJWT } from 'jose';
 import { NodeHttpDispatcher } from '../dist/transport/node-http.js';
+import { batchFloor, permitFloor } from './floors.js';
 import { floorDispatch } from './lib.js';
 
 const N = Number(process.argv[2] ?? 200_000);
@@ -23,21 +28,36 @@ const ARGS = { orderId: 'ord_1842', amount: 129.5, currency: 'EUR', reason: 'dam
 const ORIGIN = 'http://127.0.0.1:1';
 const PATH = '/api/policy/authorize';
 
-const { privateKey } = generateKeyPairSync('ed25519');
-const permit = await new SignJWT({ sid: 's', tool: TOOL, act_hash: actionHash(TOOL, ARGS) })
-  .setProtectedHeader({ alg: 'EdDSA', kid: 'k', typ: 'permit+jwt' })
-  .setIssuer('https://i')
-  .setAudience('svc')
-  .setSubject('a')
-  .setJti(randomUUID())
-  .setIssuedAt()
-  .setExpirationTime('5m')
-  .sign(privateKey);
+const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+const sign = (tool) =>
+  new SignJWT({ sid: 's', tool, act_hash: actionHash(tool, ARGS), decision_id: 'd1' })
+    .setProtectedHeader({ alg: 'EdDSA', kid: 'k', typ: 'permit+jwt' })
+    .setIssuer('https://i')
+    .setAudience('svc')
+    .setSubject('a')
+    .setJti(randomUUID())
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(privateKey);
+const permit = await sign(TOOL);
+const CALLS = Array.from({ length: 8 }, (_, i) => ({ tool: `${TOOL}_${i}`, args: ARGS }));
+/** The stub's `evaluations` answer for CALLS: every item ALLOW with its own permit. */
+const batchAnswer = Buffer.from(
+  JSON.stringify({
+    evaluations: await Promise.all(
+      CALLS.map(async (c) => ({ decision: true, context: { decisionId: 'd1', permitId: await sign(c.tool) } })),
+    ),
+  }),
+);
 
 const controller = { abort() {}, pause() {}, resume() {}, aborted: false, paused: false, reason: null };
 
 /** The bench stub's answer (bench/stub.js), made in memory: ALLOW, the request id echoed, a permit on an action. */
 function answer(options) {
+  if (options.path.endsWith('/evaluations')) {
+    const headers = { 'content-type': 'application/json', 'content-length': String(batchAnswer.length) };
+    return { body: batchAnswer, headers };
+  }
   const req = JSON.parse(options.body);
   const out = { verdict: 'ALLOW', requestId: req.requestId, stage: req.stage, decisionId: 'd1' };
   if (req.stage === 'action') out.permitId = permit;
@@ -55,6 +75,8 @@ function answer(options) {
 const dispatcher = Object.create(NodeHttpDispatcher.prototype);
 Object.defineProperty(dispatcher, 'destroyed', { value: false });
 dispatcher.destroy = async () => {};
+// The mark of a dispatcher the client owns (src/transport/owned.ts), an instance field of the class.
+dispatcher[Symbol.for('agent-pep.ownedDispatcher')] = true;
 dispatcher.dispatch = (options, handler) => {
   const { body, headers } = answer(options);
   queueMicrotask(() => {
@@ -98,6 +120,71 @@ async function perCall(call, n) {
 }
 
 const median = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
+
+/** Client CPU (user + system) µs per call, `n` calls from `concurrency` workers; every call must answer true. */
+async function cpuPerCall(call, n, concurrency) {
+  let started = 0;
+  let bad = 0;
+  const c0 = process.cpuUsage();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (started++ < n) if ((await call()) !== true) bad++;
+    }),
+  );
+  const c = process.cpuUsage(c0);
+  if (bad > 0) throw new Error(`${bad} invalid answers`);
+  return (c.user + c.system) / n;
+}
+
+/** The two gated pairs of issue 43 in memory: each floor and agent-pep alternating, medians of ROUNDS. */
+async function gatedPairs() {
+  const keys = { keys: [{ ...(await exportJWK(publicKey)), kid: 'k', alg: 'EdDSA' }] };
+  const base = { pdpUrl: ORIGIN, agentId: 'a', session: 's', dispatcher, permits: { keys, issuer: 'https://i' } };
+  const single = createPep(base);
+  const batch = createPep({ ...base, protocol: 'authzen' });
+  const headers = { 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'agent-pep/x' };
+  const common = { pool: dispatcher, origin: ORIGIN, headers, agentId: 'a', session: 's' };
+  const allowed = (d) => d.verdict === 'ALLOW' && d.synthesized === undefined;
+  const pairs = [
+    {
+      name: 'authorizeAction (permits) vs the permit floor',
+      concurrency: CONCURRENCY,
+      n: N,
+      floor: permitFloor({ ...common, path: PATH, tool: TOOL, args: ARGS }),
+      pep: async () => allowed(await single.authorizeAction(TOOL, ARGS)),
+    },
+    {
+      name: 'authorizeActions (8 calls, authzen) vs the batch floor',
+      concurrency: 16,
+      n: Math.max(1, Math.round(N / 8)),
+      floor: batchFloor({ ...common, path: '/access/v1/evaluations', calls: CALLS }),
+      pep: async () => (await batch.authorizeActions(CALLS)).every(allowed),
+    },
+  ];
+  try {
+    for (const p of pairs) {
+      const f = [];
+      const o = [];
+      for (let r = 0; r <= ROUNDS; r++) {
+        const fr = await cpuPerCall(p.floor, p.n, p.concurrency);
+        const or = await cpuPerCall(p.pep, p.n, p.concurrency);
+        if (r === 0) continue;
+        f.push(fr);
+        o.push(or);
+      }
+      const mf = median(f);
+      const mo = median(o);
+      process.stdout.write(
+        `${p.name} c${p.concurrency}: floor ${mf.toFixed(2)} µs, agent-pep ${mo.toFixed(2)} µs of CPU an op, ` +
+          `floor / agent-pep ${(mf / mo).toFixed(3)} (medians of ${ROUNDS} rounds of ${p.n})\n`,
+      );
+    }
+  } finally {
+    await single.close();
+    await batch.close();
+  }
+}
+
 try {
   for (const [name, side] of Object.entries(sides)) {
     const decision = await side.call();
@@ -121,6 +208,7 @@ try {
         `agent-pep's own ${(mo - mf).toFixed(2)} µs a decision (medians of ${ROUNDS} rounds of ${N})\n`,
     );
   }
+  await gatedPairs();
 } finally {
   await pep.close();
 }

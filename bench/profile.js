@@ -4,7 +4,8 @@
 //   node bench/cpuprofile-summary.js /tmp/prof/*.cpuprofile
 //
 // clients: undici, floor (the true floor: bench/lib.js floorDispatch on a Pool with the transport's
-// options), floorAction (the same, posting an action), checkInput, authorizeAction, jose, verify,
+// options), floorAction (the same, posting an action), floorPermit (the floor that also checks the
+// answer and does rule 5, bench/floors.js), floorBatch (its 8-item AuthZEN batch; ops are calls), checkInput, authorizeAction, jose, verify,
 // authorizeActions (8 calls over AuthZEN; ops are calls), singles8 (8 authorizeAction over AuthZEN at
 // once; ops are calls)
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
@@ -12,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { createMemoryReplayStore, createPep, createPermitVerifier } from 'agent-pep';
 import { jwtVerify, SignJWT } from 'jose';
 import { Pool, request } from 'undici';
+import { batchFloor, permitFloor } from './floors.js';
 import { FLOOR_POOL_OPTIONS, floorDispatch, pinClient, pinServer } from './lib.js';
 import { loadActionHash, spawnStub } from './stub.js';
 
@@ -60,6 +62,17 @@ try {
     );
     const headers = { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId };
     call = () => floorDispatch(pool, stub.url, '/api/policy/authorize', headers, body);
+    close = () => pool.close();
+  } else if (which === 'floorPermit' || which === 'floorBatch') {
+    const pool = new Pool(stub.url, FLOOR_POOL_OPTIONS);
+    const headers = { 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'agent-pep/0' };
+    const common = { pool, origin: stub.url, headers, agentId: 'a', session: 's' };
+    const calls = Array.from({ length: 8 }, (_, i) => ({ tool: `refund_payment_${i}`, args: ARGS }));
+    call =
+      which === 'floorPermit'
+        ? permitFloor({ ...common, path: '/api/policy/authorize', tool: 'refund_payment', args: ARGS })
+        : batchFloor({ ...common, path: '/access/v1/evaluations', calls });
+    if (which === 'floorBatch') weight = 8;
     close = () => pool.close();
   } else if (which === 'undici') {
     const pool = new Pool(stub.url);

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { jwtVerify, SignJWT } from 'jose';
 import { Pool, request } from 'undici';
 import { benchDevPdp, DEVPDP_CONCURRENCY, DEVPDP_ROWS } from './devpdp.js';
+import { batchFloor, permitFloor } from './floors.js';
 import {
   closedPort,
   createCell,
@@ -95,6 +96,8 @@ const AUTHORIZE_PATH = '/api/policy/authorize';
 const FLOOR = 'floor (undici Pool dispatch)';
 const FLOOR_ACTION = 'floor (undici Pool dispatch, action)';
 const FLOOR_OTEL = 'floor + @opentelemetry/instrumentation-undici';
+/** The floor of `authorizeAction` that does the contract's work too (issue 43, bench/floors.js). */
+const FLOOR_PERMIT = 'floor (dispatch, action, answer checks, rule 5)';
 const HUNG_TIMEOUT_MS = 200;
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -145,6 +148,11 @@ function floorRequest(stage, version) {
   return { body, headers };
 }
 
+/** The headers of every request that do not change between decisions (CONTRACT.md section 3). */
+function staticHeaders(version) {
+  return { 'content-type': 'application/json', accept: 'application/json', 'user-agent': `agent-pep/${version}` };
+}
+
 function pepOptions(stub, extra = {}) {
   return {
     pdpUrl: stub.url,
@@ -184,6 +192,7 @@ async function decisionClients(stub, ap, pepWhy) {
   const floorPool = new Pool(stub.url, FLOOR_POOL_OPTIONS);
   const floorPoolAction = new Pool(stub.url, FLOOR_POOL_OPTIONS);
   const floorPoolOtel = new Pool(stub.url, FLOOR_POOL_OPTIONS);
+  const floorPoolPermit = new Pool(stub.url, FLOOR_POOL_OPTIONS);
   // The telemetry SDK the telemetry rows use, and OpenTelemetry's undici instrumentation on its tracer
   // and meter providers. The instrumentation hooks undici's diagnostics channels (every undici in the
   // process, agent-pep's too), so it is enabled only while its own row runs (`enter`/`leave`).
@@ -201,6 +210,20 @@ async function decisionClients(stub, ap, pepWhy) {
       name: FLOOR_ACTION,
       call: floorCall(floorPoolAction, action, permitted),
       close: () => floorPoolAction.close(),
+    },
+    {
+      name: FLOOR_PERMIT,
+      call: permitFloor({
+        pool: floorPoolPermit,
+        origin: stub.url,
+        path: AUTHORIZE_PATH,
+        headers: staticHeaders(ap.version),
+        agentId: AGENT_ID,
+        session: SESSION,
+        tool: TOOL,
+        args: ARGS,
+      }),
+      close: () => floorPoolPermit.close(),
     },
     {
       name: FLOOR_OTEL,
@@ -411,6 +434,7 @@ const RATIO_ORDER = [
   'agent-pep checkInput (telemetry)',
   FLOOR_OTEL,
   FLOOR_ACTION,
+  FLOOR_PERMIT,
   'agent-pep authorizeAction',
   'agent-pep authorizeAction (no permits option)',
   'agent-pep authorizeAction (3 interceptors)',
@@ -562,33 +586,57 @@ const BATCH_CALLS = Object.freeze(
   Array.from({ length: BATCH_SIZE }, (_, i) => Object.freeze({ tool: `${TOOL}_${i}`, args: ARGS })),
 );
 
-/** `authorizeActions` of 8 calls against 8 single `authorizeAction` calls, over AuthZEN: calls decided per second. */
+const BATCH_PEP = `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`;
+const BATCH_SINGLES = `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`;
+/** The floor of the batch that does the contract's per-item work too (issue 43, bench/floors.js). */
+const FLOOR_BATCH = `floor batch (${BATCH_SIZE} evaluations, answer checks, rule 5)`;
+
+/**
+ * `authorizeActions` of 8 calls against the floor that sends the same `evaluations` request and does
+ * the same per-item work by hand (gated, issue 43), and against 8 single `authorizeAction` calls
+ * (information): calls decided per second.
+ */
 async function benchBatch(stub, ap, pepWhy, profile, rows, log) {
-  const names = [
-    `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`,
-    `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`,
-  ];
+  const names = [FLOOR_BATCH, BATCH_PEP, BATCH_SINGLES];
+  const floorPool = new Pool(stub.url, FLOOR_POOL_OPTIONS);
+  const floor = {
+    name: FLOOR_BATCH,
+    call: batchFloor({
+      pool: floorPool,
+      origin: stub.url,
+      path: '/access/v1/evaluations',
+      headers: staticHeaders(ap.version),
+      agentId: AGENT_ID,
+      session: SESSION,
+      calls: BATCH_CALLS,
+    }),
+  };
   if (pepWhy) {
-    for (const name of names) rows.push(skippedRow('batch', name, BATCH_CONCURRENCY, pepWhy));
-    return;
+    for (const name of names.slice(1)) rows.push(skippedRow('batch', name, BATCH_CONCURRENCY, pepWhy));
   }
-  const batchPep = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
-  const singlePep = ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
+  const batchPep = pepWhy ? undefined : ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
+  const singlePep = pepWhy ? undefined : ap.pep.createPep(pepOptions(stub, { protocol: 'authzen' }));
   const allowed = (ds) =>
     ds.length === BATCH_SIZE && ds.every((d) => d.verdict === 'ALLOW' && !d.synthesized && d.permitId);
-  const clients = [
-    { name: names[0], call: async () => allowed(await batchPep.authorizeActions(BATCH_CALLS)) },
-    {
-      name: names[1],
-      call: async () => allowed(await Promise.all(BATCH_CALLS.map((c) => singlePep.authorizeAction(c.tool, c.args)))),
-    },
-  ];
+  // The floor just before the batch in every round (runRounds keeps the cyclic order).
+  const clients = pepWhy
+    ? [floor]
+    : [
+        floor,
+        { name: BATCH_PEP, call: async () => allowed(await batchPep.authorizeActions(BATCH_CALLS)) },
+        {
+          name: BATCH_SINGLES,
+          call: async () =>
+            allowed(await Promise.all(BATCH_CALLS.map((c) => singlePep.authorizeAction(c.tool, c.args)))),
+        },
+      ];
   let cells;
   try {
     cells = await runRounds('batch', clients, BATCH_CONCURRENCY, profile, log);
   } finally {
-    await batchPep.close();
-    await singlePep.close();
+    await floorPool.close();
+    await batchPep?.close();
+    await singlePep?.close();
   }
   for (const c of clients) {
     const cell = cells.get(c.name);
@@ -1122,14 +1170,18 @@ function medianOf(xs) {
   return n % 2 === 1 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+const round3r = (x) => Math.round(x * 1000) / 1000;
+
 /**
- * A paired ratio: in each round, `a`'s batch over `b`'s (run in the same round, minutes apart at
- * most), and the median of those per-round ratios. A spike that lands on one batch (a GC of the stub,
- * another process) moves one round's ratio, not the figure. Both rows need one batch a round, the same
- * number; else (and for rows of other sections) the ratio of the whole-run figures. `field` is
+ * A paired ratio with its spread: in each round, `a`'s batch over `b`'s (run in the same round, minutes
+ * apart at most); `value` is the median of those per-round ratios, `min` and `max` their extremes,
+ * `rounds` how many. A spike that lands on one batch (a GC of the stub, another process) moves one
+ * round's ratio, not the figure. Both rows need one batch a round, the same number; else (and for rows
+ * of other sections) the ratio of the whole-run figures, without a spread (a plain number). `field` is
  * `ops_per_s` or `p50_ms`; `terms` more rows, as `[c, d]`, for a ratio of ratios (a/b) / (c/d).
+ * @returns `{ value, min, median, max, rounds }`, a number, or null when a figure is missing
  */
-export function paired(field, a, b, ...terms) {
+export function pairedSpread(field, a, b, ...terms) {
   const rows = [a, b, ...terms];
   const series = rows.map((r) => r?.[`batch_${field}`]);
   const n = series[0]?.length;
@@ -1140,13 +1192,89 @@ export function paired(field, a, b, ...terms) {
       if (v.some((x) => x == null || x === 0)) continue;
       per.push(terms.length === 0 ? v[0] / v[1] : v[0] / v[1] / (v[2] / v[3]));
     }
-    return per.length === 0 ? null : Math.round(medianOf(per) * 1000) / 1000;
+    if (per.length === 0) return null;
+    const median = round3r(medianOf(per));
+    return {
+      value: median,
+      min: round3r(Math.min(...per)),
+      median,
+      max: round3r(Math.max(...per)),
+      rounds: per.length,
+    };
   }
   const whole = rows.map((r) => r?.[field]);
   return terms.length === 0 ? div(whole[0], whole[1]) : div(div(whole[0], whole[1]), div(whole[2], whole[3]));
 }
 
-export function computeRatios(rows, memory) {
+/** {@link pairedSpread}'s figure alone (the median of the per-round ratios, or the whole-run ratio). */
+export function paired(field, a, b, ...terms) {
+  return figureOf(pairedSpread(field, a, b, ...terms));
+}
+
+/** The figure of a ratio declared as a number, null or a spread (`{ value, ... }`). */
+const figureOf = (r) => (r !== null && typeof r === 'object' ? r.value : (r ?? null));
+
+/** A spread scaled by `k` (a calls-per-second ratio from an ops ratio). */
+function scaled(r, k) {
+  if (r === null || k === null) return null;
+  if (typeof r !== 'object') return round3r(r * k);
+  const x = (v) => round3r(v * k);
+  return { value: x(r.value), min: x(r.min), median: x(r.median), max: x(r.max), rounds: r.rounds };
+}
+
+/**
+ * Every ratio's figure, and the spread of those declared with {@link pairedSpread} (the per-round
+ * ratios' min, median and max) into `spreads` when given: the machinery is the same for every ratio,
+ * gated or not, whatever section it comes from (a ratio declared as a plain number has no spread).
+ * The gate reads the figure, which for a paired ratio is the median.
+ */
+export function computeRatios(rows, memory, spreads = undefined) {
+  const declared = declareRatios(rows, memory);
+  const ratios = {};
+  for (const [key, r] of Object.entries(declared)) {
+    ratios[key] = figureOf(r);
+    if (spreads !== undefined && r !== null && typeof r === 'object') {
+      spreads[key] = { min: r.min, median: r.median, max: r.max, rounds: r.rounds };
+    }
+  }
+  return ratios;
+}
+
+/**
+ * Where a gated ratio's rounds disagree by more than its distance to the target: the per-round
+ * spread (max - min) is wider than |median - target|, so another run could read the other verdict.
+ * @returns `[{ key, median, min, max, spread, distance, target }]`
+ */
+export function narrowMarginsOf(ratios, spreads) {
+  const out = [];
+  for (const [key, t] of Object.entries(TARGETS)) {
+    const s = spreads?.[key];
+    const v = ratios?.[key];
+    if (t.op === 'info' || s === undefined || v === null || v === undefined) continue;
+    const spread = round3r(s.max - s.min);
+    const distance = round3r(Math.abs(v - t.value));
+    if (spread > distance)
+      out.push({ key, median: v, min: s.min, max: s.max, spread, distance, target: `${t.op} ${t.value}` });
+  }
+  return out;
+}
+
+/** One line per narrow margin (see {@link narrowMarginsOf}). */
+export function formatNarrowMargins(narrow) {
+  return narrow
+    .map(
+      (m) =>
+        `SPREAD ${m.key}: median ${m.median} (rounds ${m.min} to ${m.max}, spread ${m.spread}) is ${m.distance} from its target ${m.target}: the spread is wider`,
+    )
+    .join('\n');
+}
+
+/**
+ * The ratios as declared: a paired ratio as its spread ({@link pairedSpread}), any other as a number.
+ * Declare a new paired ratio with `pairedSpread` (or `ops`) and it gets its spread in results.json,
+ * the table and BENCHMARKS.md with nothing else to do.
+ */
+function declareRatios(rows, memory) {
   const d = (client, n) => find(rows, 'decision', client, n) ?? {};
   const ci1 = d('agent-pep checkInput', 1);
   const ci64 = d('agent-pep checkInput', 64);
@@ -1157,23 +1285,21 @@ export function computeRatios(rows, memory) {
   const hung = rows.find((r) => r.scenario === 'hung') ?? {};
   const pts = memory?.points ?? [];
   const floor64 = d(FLOOR, 64);
-  const ops = (client, n, base, baseN = n) => paired('ops_per_s', d(client, n), d(base, baseN));
+  const ops = (client, n, base, baseN = n) => pairedSpread('ops_per_s', d(client, n), d(base, baseN));
   /** A batch-section ratio of calls per second: the paired ops ratio times the calls an op makes on each side. */
   const calls = (a, b) => {
     const ra = find(rows, 'batch', a, BATCH_CONCURRENCY);
     const rb = find(rows, 'batch', b, BATCH_CONCURRENCY);
     const per = (r) => (r?.ops_per_s ? r.calls_per_s / r.ops_per_s : null);
-    const r = paired('ops_per_s', ra, rb);
-    return r === null || per(ra) === null || per(rb) === null
-      ? null
-      : Math.round(((r * per(ra)) / per(rb)) * 1000) / 1000;
+    return per(ra) === null || per(rb) === null ? null : scaled(pairedSpread('ops_per_s', ra, rb), per(ra) / per(rb));
   };
   return {
     checkInput_ops_c64_vs_floor: ops('agent-pep checkInput', 64, FLOOR),
     authorizeAction_ops_c64_vs_floor: ops('agent-pep authorizeAction', 64, FLOOR_ACTION),
+    authorizeAction_ops_c64_vs_permit_floor: ops('agent-pep authorizeAction', 64, FLOOR_PERMIT),
     authorizeAction_no_rule5_ops_c64_vs_floor: ops('agent-pep authorizeAction (no permits option)', 64, FLOOR_ACTION),
-    checkInput_p50_c1_vs_floor: paired('p50_ms', ci1, d(FLOOR, 1)),
-    telemetry_vs_otel_undici_c64: paired(
+    checkInput_p50_c1_vs_floor: pairedSpread('p50_ms', ci1, d(FLOOR, 1)),
+    telemetry_vs_otel_undici_c64: pairedSpread(
       'ops_per_s',
       d('agent-pep checkInput (telemetry)', 64),
       ci64,
@@ -1181,7 +1307,7 @@ export function computeRatios(rows, memory) {
       floor64,
     ),
     otel_undici_floor_vs_floor_c64: ops(FLOOR_OTEL, 64, FLOOR),
-    checkInput_p50_c1_vs_undici: paired('p50_ms', ci1, d('undici.request', 1)),
+    checkInput_p50_c1_vs_undici: pairedSpread('p50_ms', ci1, d('undici.request', 1)),
     checkInput_ops_c64_vs_undici: ops('agent-pep checkInput', 64, 'undici.request'),
     checkInput_ops_c64_vs_opa: ops('agent-pep checkInput', 64, 'opa evaluate'),
     checkInput_ops_c64_vs_cerbos: ops('agent-pep checkInput', 64, 'cerbos checkResource'),
@@ -1215,35 +1341,33 @@ export function computeRatios(rows, memory) {
       64,
       'agent-pep authorizeAction',
     ),
-    authorizeActions_8_calls_per_s_vs_8_singles_c16: calls(
-      `agent-pep authorizeActions (${BATCH_SIZE} calls, authzen)`,
-      `agent-pep ${BATCH_SIZE} x authorizeAction (authzen)`,
-    ),
+    authorizeActions_8_calls_per_s_vs_8_singles_c16: calls(BATCH_PEP, BATCH_SINGLES),
+    authorizeActions_8_vs_floor_batch_c16: calls(BATCH_PEP, FLOOR_BATCH),
     visibleTools_50_vs_singles_c16: calls(
       `agent-pep visibleTools (${VISIBLE_SIZE} tools, authzen)`,
       `agent-pep ${VISIBLE_SIZE} x authorizeAction simulated (authzen)`,
     ),
-    checkInput_authzen_vs_cerbos_http_real_cerbos_c16: paired(
+    checkInput_authzen_vs_cerbos_http_real_cerbos_c16: pairedSpread(
       'ops_per_s',
       find(rows, 'cerbos', 'agent-pep checkInput (authzen, real Cerbos)', BATCH_CONCURRENCY),
       find(rows, 'cerbos', '@cerbos/http checkResource (real Cerbos)', BATCH_CONCURRENCY),
     ),
-    devpdp_session200_vs_empty: paired(
+    devpdp_session200_vs_empty: pairedSpread(
       'ops_per_s',
       find(rows, 'sessions', SESSION_ROWS.full, SESSION_CONCURRENCY),
       find(rows, 'sessions', SESSION_ROWS.empty, SESSION_CONCURRENCY),
     ),
-    devpdp_session_redis_vs_memory: paired(
+    devpdp_session_redis_vs_memory: pairedSpread(
       'ops_per_s',
       find(rows, 'sessions', SESSION_ROWS.redis, SESSION_CONCURRENCY),
       find(rows, 'sessions', SESSION_ROWS.full, SESSION_CONCURRENCY),
     ),
-    devpdp_vs_cerbos_c16: paired(
+    devpdp_vs_cerbos_c16: pairedSpread(
       'ops_per_s',
       find(rows, 'devpdp', DEVPDP_ROWS.contract, DEVPDP_CONCURRENCY),
       find(rows, 'devpdp', DEVPDP_ROWS.cerbos, DEVPDP_CONCURRENCY),
     ),
-    devpdp_demo_policy_vs_contract_policy_c16: paired(
+    devpdp_demo_policy_vs_contract_policy_c16: pairedSpread(
       'ops_per_s',
       find(rows, 'devpdp', DEVPDP_ROWS.demo, DEVPDP_CONCURRENCY),
       find(rows, 'devpdp', DEVPDP_ROWS.contract, DEVPDP_CONCURRENCY),
@@ -1341,10 +1465,13 @@ export function parseArgs(argv, defaultOut) {
   return { profile, out, only };
 }
 
-/** The targets of issue 16 (and of issues 10, 13, 14 and 25 for their rows); a MISS makes the bench exit 1. */
+/** The targets of issue 16 (and of issues 10, 13, 14, 25, 30 and 43 for their rows); a MISS makes the bench exit 1. */
 export const TARGETS = {
   checkInput_ops_c64_vs_floor: { op: '>=', value: 0.9 },
-  authorizeAction_ops_c64_vs_floor: { op: '>=', value: 0.85 },
+  // Issue 43: against a floor that does none of the contract's work (rule 5, the answer's checks);
+  // replaced by authorizeAction_ops_c64_vs_permit_floor, kept for information.
+  authorizeAction_ops_c64_vs_floor: { op: 'info', value: 0.85 },
+  authorizeAction_ops_c64_vs_permit_floor: { op: '>=', value: 0.9 },
   authorizeAction_no_rule5_ops_c64_vs_floor: { op: 'info', value: 0.85 },
   checkInput_p50_c1_vs_floor: { op: '<=', value: 1.1 },
   telemetry_vs_otel_undici_c64: { op: '>=', value: 1 },
@@ -1369,7 +1496,10 @@ export const TARGETS = {
   heap_growth_ratio: { op: '<=', value: 1.1 },
   checkInput_authzen_ops_c64_vs_agent_pep: { op: 'info', value: 1 },
   authorizeAction_authzen_ops_c64_vs_agent_pep: { op: 'info', value: 1 },
-  authorizeActions_8_calls_per_s_vs_8_singles_c16: { op: '>=', value: 4 },
+  // Issue 43: replaced by authorizeActions_8_vs_floor_batch_c16 (the same evaluations request and
+  // per-item work by hand); kept for information.
+  authorizeActions_8_calls_per_s_vs_8_singles_c16: { op: 'info', value: 4 },
+  authorizeActions_8_vs_floor_batch_c16: { op: '>=', value: 0.9 },
   visibleTools_50_vs_singles_c16: { op: '>=', value: 5 },
   checkInput_authzen_vs_cerbos_http_real_cerbos_c16: { op: '>=', value: 0.9 },
   // issue 41 raised them from 0.8 and 0.5
@@ -1425,12 +1555,19 @@ export function formatTable(results) {
     );
   }
   lines.push('');
-  lines.push(`${pad('ratio', 44)} ${pad('value', 9, true)}  ${pad('target', 10)} result`);
-  lines.push('-'.repeat(78));
+  lines.push(
+    `${pad('ratio', 48)} ${pad('value', 9, true)}  ${pad('target', 10)} ${pad('result', 6)} rounds: min .. max`,
+  );
+  lines.push('-'.repeat(100));
+  const narrow = new Set(narrowMarginsOf(results.ratios, results.ratio_spreads).map((m) => m.key));
   for (const [k, v] of Object.entries(results.ratios)) {
     const t = TARGETS[k] ?? { op: 'info', value: '-' };
     const target = t.op === 'info' ? `(ref ${t.value})` : `${t.op} ${t.value}`;
-    lines.push(`${pad(k, 44)} ${pad(v, 9, true)}  ${pad(target, 10)} ${verdictOf(k, v)}`);
+    const s = results.ratio_spreads?.[k];
+    const spread = s
+      ? `${s.min} .. ${s.max}${narrow.has(k) ? '  (spread wider than the distance to the target)' : ''}`
+      : '';
+    lines.push(`${pad(k, 48)} ${pad(v, 9, true)}  ${pad(target, 10)} ${pad(verdictOf(k, v), 6)} ${spread}`);
   }
   const def = find(results.rows, 'refused', 'agent-pep checkInput (defaults)', 8);
   const bare = find(results.rows, 'refused', 'undici.request error', 1);
@@ -1518,8 +1655,11 @@ export async function runBench({ profile, out = null, only, log = (s) => process
     load_average_at_start: loadAtStart,
     pinned,
     rows,
-    ratios: computeRatios(rows, memory),
+    ratios: {},
+    // Each paired ratio's per-round ratios: { min, median, max, rounds } (the figure is the median).
+    ratio_spreads: {},
   };
+  results.ratios = computeRatios(rows, memory, results.ratio_spreads);
   if (out) writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   return results;
 }
@@ -1549,6 +1689,12 @@ async function main() {
       ? `wrote ${out} in ${results.duration_s} s\n`
       : `ran in ${results.duration_s} s (nothing written; --out PATH to keep it)\n`,
   );
+  const narrow = narrowMarginsOf(results.ratios, results.ratio_spreads);
+  if (narrow.length > 0) {
+    process.stdout.write(
+      `\n${narrow.length} gated ratio(s) whose rounds spread wider than their distance to the target (gated on the median):\n${formatNarrowMargins(narrow)}\n`,
+    );
+  }
   if (misses.length > 0) {
     process.stdout.write(`\n${misses.length} target(s) missed:\n${formatMisses(misses)}\n`);
     process.exitCode = 1;

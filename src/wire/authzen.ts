@@ -8,6 +8,7 @@
 import { type IntentGrant, VERDICTS, type Verdict } from '../decision.js';
 import { AttemptFailure } from '../internal/failure.js';
 import { joinUrl, trimTrailingSlashes } from '../internal/url.js';
+import { toolNameJson } from '../permit/hash.js';
 import {
   type AuthorizeRequest,
   type AuthorizeResponse,
@@ -102,7 +103,7 @@ function evaluationJson(call: PreparedCall): string {
   if (req.purpose !== undefined) tail += `,"purpose":${JSON.stringify(req.purpose)}`;
   if (req.visibilityBatch !== undefined) tail += `,"visibilityBatch":${JSON.stringify(req.visibilityBatch)}`;
   if (req.sessionStep !== undefined) tail += `,"sessionStep":${req.sessionStep}`;
-  return `${actionPrefix(req.agentId)}${JSON.stringify(sent.tool)},"properties":{"args":${sent.argsJson}}},"context":{"session":${JSON.stringify(req.session)},"requestId":${JSON.stringify(req.requestId)}${tail}}}`;
+  return `${actionPrefix(req.agentId)}${toolNameJson(sent.tool as string)},"properties":{"args":${sent.argsJson}}},"context":{"session":${JSON.stringify(req.session)},"requestId":${JSON.stringify(req.requestId)}${tail}}}`;
 }
 
 /** The text of an action evaluation up to the tool name, for the last agent id seen (one per client, as a rule). */

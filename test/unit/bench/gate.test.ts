@@ -3,7 +3,19 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error: bench/run.js is plain JavaScript without types
 import * as bench from '../../../bench/run.js';
 
-const { computeRatios, missesOf, PROFILES, paired, parseArgs, SECTIONS, TARGETS, verdictOf } = bench;
+const {
+  computeRatios,
+  formatNarrowMargins,
+  missesOf,
+  narrowMarginsOf,
+  PROFILES,
+  paired,
+  pairedSpread,
+  parseArgs,
+  SECTIONS,
+  TARGETS,
+  verdictOf,
+} = bench;
 
 type Ratios = Record<string, number | null>;
 const passing = (): Ratios =>
@@ -57,9 +69,9 @@ describe('targets', () => {
     expect(verdictOf('checkInput_telemetry_sampled_vs_none_c64', 0.1)).toBe('info');
   });
 
-  it('holds the issue-13 targets: a batch of 8 at 4x the calls/s of 8 singles, AuthZEN on real Cerbos beside @cerbos/http', () => {
+  it('holds the issue-13 targets: AuthZEN on real Cerbos beside @cerbos/http; the batch against 8 singles is information since issue 43', () => {
     const t = TARGETS as Record<string, { op: string; value: number }>;
-    expect(t.authorizeActions_8_calls_per_s_vs_8_singles_c16).toEqual({ op: '>=', value: 4 });
+    expect(t.authorizeActions_8_calls_per_s_vs_8_singles_c16).toEqual({ op: 'info', value: 4 });
     expect(t.checkInput_authzen_vs_cerbos_http_real_cerbos_c16).toEqual({ op: '>=', value: 0.9 });
   });
 });
@@ -120,7 +132,8 @@ describe('the floor rows (issue 30)', () => {
   it('holds the targets: checkInput and authorizeAction against the true floor, telemetry against OpenTelemetry undici', () => {
     const t = TARGETS as Record<string, { op: string; value: number }>;
     expect(t.checkInput_ops_c64_vs_floor).toEqual({ op: '>=', value: 0.9 });
-    expect(t.authorizeAction_ops_c64_vs_floor).toEqual({ op: '>=', value: 0.85 });
+    // Issue 43: against a floor that does none of the contract's work; information now.
+    expect(t.authorizeAction_ops_c64_vs_floor).toEqual({ op: 'info', value: 0.85 });
     expect(t.checkInput_p50_c1_vs_floor).toEqual({ op: '<=', value: 1.1 });
     expect(t.telemetry_vs_otel_undici_c64).toEqual({ op: '>=', value: 1 });
     expect(t.otel_undici_floor_vs_floor_c64?.op).toBe('info');
@@ -259,5 +272,98 @@ describe("paired ratios (a round's batches side by side)", () => {
       1.5,
     );
     expect(paired('ops_per_s', undefined, { ops_per_s: 2 })).toBeNull();
+  });
+});
+
+describe('the floors that do the work (issue 43)', () => {
+  it('holds the targets: authorizeAction and the 8-call batch at 0.9 of floors doing the same work', () => {
+    const t = TARGETS as Record<string, { op: string; value: number }>;
+    expect(t.authorizeAction_ops_c64_vs_permit_floor).toEqual({ op: '>=', value: 0.9 });
+    expect(t.authorizeActions_8_vs_floor_batch_c16).toEqual({ op: '>=', value: 0.9 });
+  });
+
+  it('computes both ratios from their floor rows, round by round', () => {
+    const rows = [
+      {
+        scenario: 'decision',
+        client: 'floor (dispatch, action, answer checks, rule 5)',
+        concurrency: 64,
+        ops_per_s: 1000,
+        batch_ops_per_s: [1000, 1000, 1000],
+      },
+      {
+        scenario: 'decision',
+        client: 'agent-pep authorizeAction',
+        concurrency: 64,
+        ops_per_s: 900,
+        batch_ops_per_s: [950, 880, 800],
+      },
+      {
+        scenario: 'batch',
+        client: 'floor batch (8 evaluations, answer checks, rule 5)',
+        concurrency: 16,
+        ops_per_s: 500,
+        calls_per_s: 4000,
+        batch_ops_per_s: [500, 500, 500],
+      },
+      {
+        scenario: 'batch',
+        client: 'agent-pep authorizeActions (8 calls, authzen)',
+        concurrency: 16,
+        ops_per_s: 430,
+        calls_per_s: 3440,
+        batch_ops_per_s: [400, 430, 460],
+      },
+    ];
+    const spreads: Record<string, unknown> = {};
+    const ratios = computeRatios(rows, null, spreads) as Ratios;
+    expect(ratios.authorizeAction_ops_c64_vs_permit_floor).toBe(0.88);
+    expect(ratios.authorizeActions_8_vs_floor_batch_c16).toBe(0.86);
+    expect(spreads.authorizeAction_ops_c64_vs_permit_floor).toEqual({ min: 0.8, median: 0.88, max: 0.95, rounds: 3 });
+    expect(spreads.authorizeActions_8_vs_floor_batch_c16).toEqual({ min: 0.8, median: 0.86, max: 0.92, rounds: 3 });
+    expect(missesOf({ ...passing(), ...ratios }).map((m: { key: string }) => m.key)).toEqual(
+      expect.arrayContaining(['authorizeAction_ops_c64_vs_permit_floor', 'authorizeActions_8_vs_floor_batch_c16']),
+    );
+  });
+});
+
+describe('the spread of a gated ratio over its rounds (issue 43)', () => {
+  it('gates on the median of the per-round ratios and keeps their min and max', () => {
+    const s = pairedSpread(
+      'ops_per_s',
+      { batch_ops_per_s: [80, 95, 91, 70, 92] },
+      { batch_ops_per_s: [100, 100, 100, 100, 100] },
+    );
+    expect(s).toEqual({ value: 0.91, min: 0.7, median: 0.91, max: 0.95, rounds: 5 });
+    expect(paired('ops_per_s', { batch_ops_per_s: [80, 95, 91] }, { batch_ops_per_s: [100, 100, 100] })).toBe(0.91);
+  });
+
+  it('a ratio without rounds has no spread', () => {
+    const spreads: Record<string, unknown> = {};
+    const row = (client: string, ops: number) => ({ scenario: 'sessions', client, concurrency: 16, ops_per_s: ops });
+    computeRatios(
+      [row('dev PDP decision (empty session)', 1000), row('dev PDP decision (200-step session)', 900)],
+      null,
+      spreads,
+    );
+    expect(spreads.devpdp_session200_vs_empty).toBeUndefined();
+  });
+
+  it('names a gated ratio whose rounds spread wider than its distance to the target, and no other', () => {
+    const ratios = {
+      ...passing(),
+      checkInput_ops_c64_vs_floor: 0.93,
+      verify_ops_vs_jose: 1.4,
+      checkInput_telemetry_vs_none_c64: 0.5,
+    };
+    const spreads = {
+      checkInput_ops_c64_vs_floor: { min: 0.86, median: 0.93, max: 0.97, rounds: 8 },
+      verify_ops_vs_jose: { min: 1.3, median: 1.4, max: 1.45, rounds: 8 },
+      checkInput_telemetry_vs_none_c64: { min: 0.1, median: 0.5, max: 0.9, rounds: 8 },
+    };
+    const narrow = narrowMarginsOf(ratios, spreads) as { key: string; spread: number; distance: number }[];
+    expect(narrow.map((m) => m.key)).toEqual(['checkInput_ops_c64_vs_floor']);
+    expect(narrow[0]).toMatchObject({ spread: 0.11, distance: 0.03 });
+    expect(formatNarrowMargins(narrow)).toMatch(/^SPREAD checkInput_ops_c64_vs_floor: median 0.93/);
   });
 });

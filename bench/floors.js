@@ -1,0 +1,148 @@
+// The floors that do the work the contract requires (issue 43): what an `authorizeAction` and an
+// 8-call `authorizeActions` must do on every call, written by hand as directly as Node allows, so
+// that the gated ratios price agent-pep's own code and nothing the contract asks of any client.
+//
+// Per call, both floors: a fresh request id (CONTRACT.md section 3: one per decision); the args'
+// RFC 8785 text (`canonicalize`), sent as the args and hashed for `act_hash` (section 4: SHA-256,
+// base64url, over `{"args":...,"tool":...}`, node:crypto's one-shot `hash`); one undici `dispatch` on
+// a `Pool` with agent-pep's options; the answer's checks a hand-written client would make (status 200,
+// a JSON content type, `JSON.parse`, the verdict, the request id and stage echoes); and rule 5 (the
+// permit's payload base64url-decoded and `JSON.parse`d without trust, its `tool`, `sub`, `sid` and
+// `act_hash` compared with what was asked).
+//
+// What they leave out, and agent-pep does (its own cost in the ratio): the UTF-8 check of the body
+// (fatal decoding), I-JSON (no duplicate member names), the answer's schema member by member, the
+// fields-in-their-place rules, the deadline and the in-flight registry, the tool name's normalization.
+import { hash, randomUUID } from 'node:crypto';
+import canonicalize from 'canonicalize';
+
+/**
+ * One POST by `dispatch`, the body collected and parsed: the status, the content type and the JSON.
+ * @returns {Promise<{ status: number, type: string | undefined, body: any }>}
+ */
+export function dispatchJson(pool, origin, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    let type;
+    let one;
+    let more;
+    pool.dispatch(
+      { origin, path, method: 'POST', headers, body },
+      {
+        onRequestStart() {},
+        onResponseStart(_c, statusCode, resHeaders) {
+          status = statusCode;
+          type = resHeaders['content-type'];
+        },
+        onResponseData(_c, chunk) {
+          if (one === undefined) one = chunk;
+          else {
+            if (more === undefined) more = [one];
+            more.push(chunk);
+          }
+        },
+        onResponseEnd() {
+          try {
+            const bytes = more === undefined ? (one ?? Buffer.alloc(0)) : Buffer.concat(more);
+            resolve({ status, type, body: JSON.parse(bytes.toString('utf8')) });
+          } catch (err) {
+            reject(err);
+          }
+        },
+        onResponseError(_c, err) {
+          reject(err);
+        },
+      },
+    );
+  });
+}
+
+/** A JSON content type: `application/json`, with or without parameters. */
+const isJson = (type) =>
+  typeof type === 'string' && (type === 'application/json' || type.startsWith('application/json;'));
+
+/** The permit's payload, decoded without trust (base64url, UTF-8, JSON), or undefined. */
+function payloadOf(permit) {
+  if (typeof permit !== 'string') return undefined;
+  const a = permit.indexOf('.');
+  const b = permit.indexOf('.', a + 1);
+  if (a < 0 || b < 0) return undefined;
+  try {
+    return JSON.parse(Buffer.from(permit.slice(a + 1, b), 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Rule 5: the permit decodes to the tool, agent, session and args asked about. */
+function permitMatches(permit, tool, toolJson, argsJson, agentId, session) {
+  const p = payloadOf(permit);
+  return (
+    p !== undefined &&
+    p !== null &&
+    p.tool === tool &&
+    p.sub === agentId &&
+    p.sid === session &&
+    p.act_hash === hash('sha256', `{"args":${argsJson},"tool":${toolJson}}`, 'base64url')
+  );
+}
+
+/**
+ * The floor of `authorizeAction` with `permits` (the agent-pep protocol): see the file's header.
+ * `tool` is already normalized. `headers` are the static ones (content type, accept, user agent).
+ * @returns a call resolving true for an ALLOW whose permit is bound to the action
+ */
+export function permitFloor({ pool, origin, path, headers, agentId, session, tool, args }) {
+  const toolJson = JSON.stringify(tool);
+  const prefix = `{"agentId":${JSON.stringify(agentId)},"session":${JSON.stringify(session)},"stage":"action","requestId":"`;
+  return async () => {
+    const requestId = randomUUID();
+    const argsJson = canonicalize(args);
+    const body = `${prefix}${requestId}","tool":${toolJson},"args":${argsJson}}`;
+    const r = await dispatchJson(pool, origin, path, { ...headers, 'x-request-id': requestId }, body);
+    const d = r.body;
+    return (
+      r.status === 200 &&
+      isJson(r.type) &&
+      typeof d === 'object' &&
+      d !== null &&
+      d.verdict === 'ALLOW' &&
+      d.requestId === requestId &&
+      d.stage === 'action' &&
+      permitMatches(d.permitId, tool, toolJson, argsJson, agentId, session)
+    );
+  };
+}
+
+/**
+ * The floor of `authorizeActions` over AuthZEN (CONTRACT.md section 9): one `evaluations` request of
+ * `calls.length` items, each with its own request id in its `context`, the request with its own
+ * `x-request-id`; per item of the answer, `decision: true` and rule 5 on `context.permitId`.
+ * `calls` are `{ tool, args }` with normalized tool names.
+ * @returns a call resolving true when every item is an ALLOW whose permit is bound to its call
+ */
+export function batchFloor({ pool, origin, path, headers, agentId, session, calls }) {
+  const subject = `{"subject":{"type":"agent","id":${JSON.stringify(agentId)}},"action":{"name":"call"},"resource":{"type":"tool","id":`;
+  const sessionJson = JSON.stringify(session);
+  const toolJsons = calls.map((c) => JSON.stringify(c.tool));
+  return async () => {
+    const n = calls.length;
+    const argsJsons = new Array(n);
+    let body = '{"options":{"evaluations_semantic":"execute_all"},"evaluations":[';
+    for (let i = 0; i < n; i++) {
+      argsJsons[i] = canonicalize(calls[i].args);
+      body += `${i === 0 ? '' : ','}${subject}${toolJsons[i]},"properties":{"args":${argsJsons[i]}}},"context":{"session":${sessionJson},"requestId":"${randomUUID()}"}}`;
+    }
+    body += ']}';
+    const r = await dispatchJson(pool, origin, path, { ...headers, 'x-request-id': randomUUID() }, body);
+    const items = r.body?.evaluations;
+    if (r.status !== 200 || !isJson(r.type) || !Array.isArray(items) || items.length !== n) return false;
+    for (let i = 0; i < n; i++) {
+      const e = items[i];
+      if (e?.decision !== true) return false;
+      if (!permitMatches(e.context?.permitId, calls[i].tool, toolJsons[i], argsJsons[i], agentId, session))
+        return false;
+    }
+    return true;
+  };
+}
