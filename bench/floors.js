@@ -10,11 +10,21 @@
 // permit's payload base64url-decoded and `JSON.parse`d without trust, its `tool`, `sub`, `sid` and
 // `act_hash` compared with what was asked).
 //
-// What they leave out, and agent-pep does (its own cost in the ratio): the UTF-8 check of the body
-// (fatal decoding), I-JSON (no duplicate member names), the answer's schema member by member, the
-// fields-in-their-place rules, the deadline and the in-flight registry, the tool name's normalization.
+// Also, as every client the contract describes must (section 3): a deadline a request (a timer armed
+// at dispatch, cleared at the end, aborting the request when it fires), the body's size cap, and the
+// body decoded as UTF-8 that must be valid (fatal decoding); and the members read are checked for
+// their types (a verdict or decision, a permit that is a string, a context that is an object).
+//
+// What they leave out, and agent-pep does (its own cost in the ratio): I-JSON (no duplicate member
+// names), the rest of the answer's schema member by member, the fields-in-their-place rules, the
+// in-flight registry, the tool name's normalization.
 import { hash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
+
+/** The deadline of one floor request (agent-pep's default `timeoutMs`), and the body's cap (its default `maxResponseBytes`). */
+const DEADLINE_MS = 5000;
+const MAX_BYTES = 1024 * 1024;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * One POST by `dispatch`, the body collected and parsed: the status, the content type and the JSON.
@@ -26,15 +36,26 @@ export function dispatchJson(pool, origin, path, headers, body) {
     let type;
     let one;
     let more;
+    let size = 0;
+    let controller;
+    const timer = setTimeout(() => controller?.abort(new Error('deadline')), DEADLINE_MS);
+    const fail = (err) => {
+      clearTimeout(timer);
+      reject(err);
+    };
     pool.dispatch(
       { origin, path, method: 'POST', headers, body },
       {
-        onRequestStart() {},
+        onRequestStart(c) {
+          controller = c;
+        },
         onResponseStart(_c, statusCode, resHeaders) {
           status = statusCode;
           type = resHeaders['content-type'];
         },
-        onResponseData(_c, chunk) {
+        onResponseData(c, chunk) {
+          size += chunk.length;
+          if (size > MAX_BYTES) return c.abort(new Error('too large'));
           if (one === undefined) one = chunk;
           else {
             if (more === undefined) more = [one];
@@ -42,15 +63,16 @@ export function dispatchJson(pool, origin, path, headers, body) {
           }
         },
         onResponseEnd() {
+          clearTimeout(timer);
           try {
             const bytes = more === undefined ? (one ?? Buffer.alloc(0)) : Buffer.concat(more);
-            resolve({ status, type, body: JSON.parse(bytes.toString('utf8')) });
+            resolve({ status, type, body: JSON.parse(UTF8.decode(bytes)) });
           } catch (err) {
             reject(err);
           }
         },
         onResponseError(_c, err) {
-          reject(err);
+          fail(err);
         },
       },
     );
@@ -107,6 +129,8 @@ export function permitFloor({ pool, origin, path, headers, agentId, session, too
       typeof d === 'object' &&
       d !== null &&
       d.verdict === 'ALLOW' &&
+      typeof d.permitId === 'string' &&
+      (d.reason === undefined || typeof d.reason === 'string') &&
       d.requestId === requestId &&
       d.stage === 'action' &&
       permitMatches(d.permitId, tool, toolJson, argsJson, agentId, session)
@@ -139,7 +163,8 @@ export function batchFloor({ pool, origin, path, headers, agentId, session, call
     if (r.status !== 200 || !isJson(r.type) || !Array.isArray(items) || items.length !== n) return false;
     for (let i = 0; i < n; i++) {
       const e = items[i];
-      if (e?.decision !== true) return false;
+      if (typeof e !== 'object' || e === null || e.decision !== true) return false;
+      if (typeof e.context !== 'object' || e.context === null || typeof e.context.permitId !== 'string') return false;
       if (!permitMatches(e.context?.permitId, calls[i].tool, toolJsons[i], argsJsons[i], agentId, session))
         return false;
     }
