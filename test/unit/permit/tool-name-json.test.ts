@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { actionHashOfCanonical, referenceActionHash, toolNameJson } from '../../../src/permit/hash.js';
-import { normalizeToolName } from '../../../src/permit/normalize.js';
+import { normalizeToolName } from '../../../src/internal/tool-name.js';
 
 describe('toolNameJson', () => {
   it('writes every normalized name as JSON.stringify does', () => {

@@ -33,6 +33,16 @@ const POLICY = {
       verdict: 'ESCALATE',
     },
     { id: 'big-payment', stage: 'action', tool: '@money', when: { 'args.amount': { gt: 40 } }, verdict: 'ESCALATE' },
+    // The PDP keeps a session's values only for a policy that reads them (a flows or sameOrigin
+    // condition); this one is audited, so it shows the flows without changing a verdict.
+    {
+      id: 'payee-from-a-page',
+      mode: 'audit',
+      stage: 'action',
+      tool: '@money',
+      session: [{ flows: { from: 'untrusted', into: 'args.iban' } }],
+      verdict: 'ESCALATE',
+    },
   ],
 };
 
