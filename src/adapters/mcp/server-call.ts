@@ -137,6 +137,11 @@ export interface RunnerDeps {
   received: WeakMap<object, Received>;
   /** The server's `session` option, else undefined (`params._meta['agent-pep/session']`). */
   session: SessionOfRequest | undefined;
+  /**
+   * The args as the tool's input schema parses them, throwing when they do not fit.
+   * @defaultValue the 1.x SDK's own parse (`normalizeObjectSchema`, `safeParseAsync`)
+   */
+  parse?: ((tool: RegisteredTool, args: unknown) => Promise<unknown>) | undefined;
 }
 
 /** Makes the guarded call of a server's tools. */
@@ -144,6 +149,7 @@ export function makeRunner(
   deps: RunnerDeps,
 ): (tool: RegisteredTool, callback: Callback, callArgs: unknown[]) => Promise<unknown> {
   const { pep, verifier, nameOf, received } = deps;
+  const parse = deps.parse ?? parseInput;
   /** One guarded call of `callback` (the tool's callback or a task handler's `createTask`). */
   return async function run(tool: RegisteredTool, callback: Callback, callArgs: unknown[]): Promise<unknown> {
     const hasSchema = Boolean(tool.inputSchema);
@@ -195,7 +201,7 @@ export function makeRunner(
           if (isDeepStrictEqual(effective, decided)) args = parsed;
           else {
             try {
-              args = await parseInput(tool, effective);
+              args = await parse(tool, effective);
             } catch {
               throw new SchemaRefusal();
             }

@@ -1,0 +1,362 @@
+/**
+ * `guardMcpServer` for a 2.x `McpServer` or low-level `Server` of `@modelcontextprotocol/server`, given
+ * directly (not behind `createMcpHandler`). Public API of the SDK only: the guard sets the `tools/call` and
+ * `tools/list` handlers of the low-level server (`removeRequestHandler`, `setRequestHandler`), and reaches
+ * each tool through the handle `registerTool` returned (its public `handler`, `inputSchema`, `enabled`...),
+ * which the application passes (`{ tools: { name: handle } }`). No member of an SDK object is replaced.
+ * Internal to `agent-pep/mcp`.
+ * @internal
+ */
+import type { RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { VisibleToolsOptions } from '../../core/visibility.js';
+import { PolicyEnforcementError } from '../../errors.js';
+import { optionError } from '../../options/kit.js';
+import type { Pep } from '../../pep.js';
+import { normalizeToolName } from '../../permit/normalize.js';
+import type { PermitVerifier } from '../../permit/verifier.js';
+import {
+  asToolResult,
+  failedClosed,
+  isObject,
+  refusal,
+  refusals,
+  requestSession,
+  type SessionOfRequest,
+} from './common.js';
+import { type Callback, makeRunner, permitRefusal, type Received } from './server-call.js';
+
+/** A tool handle `registerTool` of a 2.x `McpServer` returns (structurally: the public fields the guard reads). */
+export interface McpToolHandleV2 {
+  title?: string | undefined;
+  description?: string | undefined;
+  inputSchema?: unknown;
+  outputSchema?: unknown;
+  outputSchemaJson?: unknown;
+  annotations?: unknown;
+  icons?: unknown;
+  execution?: unknown;
+  _meta?: unknown;
+  handler: unknown;
+  enabled: boolean;
+  update(updates: Record<string, unknown>): void;
+}
+
+/** The handlers of a 2.x low-level `Server` the guard serves `tools/call` and `tools/list` with. */
+export interface McpToolHandlersV2 {
+  /** Answers a `tools/call` request the guard let through, with the arguments decided. */
+  call(request: { method: string; params: Record<string, unknown> }, ctx: unknown): unknown;
+  /** Answers `tools/list` (filtered by the guard unless `hideBlocked: false`). */
+  list?: ((request: { method: string; params: Record<string, unknown> }, ctx: unknown) => unknown) | undefined;
+}
+
+/** The public members of a 2.x low-level `Server` the guard uses. */
+interface LowLevelV2 {
+  setRequestHandler(method: string, handler: Callback): void;
+  removeRequestHandler(method: string): void;
+  assertCanSetRequestHandler(method: string): void;
+  projectCallToolResult(result: unknown, outputSchemaJson: unknown): unknown;
+}
+
+/** What both v2 guards need. */
+export interface V2Deps {
+  scope: string;
+  pep: Pep;
+  verifier: PermitVerifier | undefined;
+  hideBlocked: boolean;
+  session: SessionOfRequest | undefined;
+}
+
+type Request = { method: string; params: Record<string, unknown> };
+
+/** Whether `server` is a 2.x low-level `Server` (it has the 2026-07-28 result projection; 1.x has not). */
+export function isLowLevelV2(server: unknown): server is LowLevelV2 {
+  return (
+    isObject(server) &&
+    typeof server.setRequestHandler === 'function' &&
+    typeof server.removeRequestHandler === 'function' &&
+    typeof server.assertCanSetRequestHandler === 'function' &&
+    typeof server.projectCallToolResult === 'function'
+  );
+}
+
+/** Whether `server` is a 2.x `McpServer` (`registerTool`, no 1.x `tool()`, a 2.x low-level `server`). */
+export function isMcpServerV2(server: unknown): boolean {
+  return (
+    isObject(server) &&
+    typeof server.registerTool === 'function' &&
+    typeof server.tool !== 'function' &&
+    isLowLevelV2(server.server)
+  );
+}
+
+/** Whether the low-level server has a handler for `method` (public `assertCanSetRequestHandler` throws then). */
+function hasHandler(low: LowLevelV2, method: string): boolean {
+  try {
+    low.assertCanSetRequestHandler(method);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Sets `method`'s handler on the low-level server, replacing the SDK's (public API). */
+function serve(low: LowLevelV2, method: string, handler: Callback): void {
+  low.removeRequestHandler(method);
+  low.setRequestHandler(method, handler);
+}
+
+/** The normalized form of a tool name, or undefined for one that normalizes to nothing. */
+function normalized(name: string): string | undefined {
+  try {
+    return normalizeToolName(name);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The tool handles given, checked. @throws TypeError with `err.option` `'tools'` */
+function readHandles(scope: string, tools: unknown): Map<string, McpToolHandleV2> {
+  if (!isObject(tools) || Array.isArray(tools)) {
+    optionError(scope, 'tools', 'a 2.x McpServer needs the handles registerTool returned: { tools: { name: handle } }');
+  }
+  const handles = new Map<string, McpToolHandleV2>();
+  const seen = new Map<string, string>();
+  for (const [name, handle] of Object.entries(tools)) {
+    if (!isObject(handle) || typeof handle.update !== 'function' || !('handler' in handle)) {
+      optionError(scope, 'tools', `${JSON.stringify(name.slice(0, 64))} is not a handle registerTool returned`);
+    }
+    const norm = normalized(name);
+    const other = norm === undefined ? undefined : seen.get(norm);
+    if (other !== undefined) {
+      optionError(
+        scope,
+        'tools',
+        `tools ${JSON.stringify(other)} and ${JSON.stringify(name)} have the same normalized name`,
+      );
+    }
+    if (norm !== undefined) seen.set(norm, name);
+    handles.set(name, handle as unknown as McpToolHandleV2);
+  }
+  if (handles.size === 0) optionError(scope, 'tools', 'expected at least one tool handle');
+  return handles;
+}
+
+/** A Standard Schema's parse of `value`: its output, or a thrown Error naming the issues. */
+async function standardParse(schema: unknown, value: unknown): Promise<unknown> {
+  const std = isObject(schema) ? (schema['~standard'] as Record<string, unknown> | undefined) : undefined;
+  if (!isObject(std) || typeof std.validate !== 'function')
+    throw new Error('the input schema is not a Standard Schema');
+  const out = (await (std.validate as (v: unknown) => unknown)(value)) as { value?: unknown; issues?: unknown[] };
+  if (Array.isArray(out.issues) && out.issues.length > 0) {
+    const text = out.issues
+      .map((i) => (isObject(i) && typeof i.message === 'string' ? i.message : 'invalid'))
+      .join('; ');
+    throw new Error(text);
+  }
+  return out.value;
+}
+
+/** A Standard Schema's JSON Schema (its `~standard.jsonSchema.input`), else an empty object schema. */
+function inputJson(schema: unknown): unknown {
+  const std = isObject(schema) ? schema['~standard'] : undefined;
+  const json = isObject(std) && isObject(std.jsonSchema) ? std.jsonSchema.input : undefined;
+  if (typeof json === 'function') {
+    try {
+      return (json as (o: unknown) => unknown)({ target: 'draft-2020-12' });
+    } catch {
+      // the SDK lists what it can; the guard lists an object schema
+    }
+  }
+  return { type: 'object', properties: {} };
+}
+
+/** The tool-error result the SDK answers a failed tool with. */
+function toolError(text: string): unknown {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+/** The SDK's invalid-params protocol error (a disabled tool). */
+function invalidParams(message: string): Error {
+  return Object.assign(new Error(message), { code: -32602 });
+}
+
+/** A tools/list result with only the tools `pep.visibleTools` shows. */
+export async function visibleOnly(pep: Pep, result: unknown, o: VisibleToolsOptions): Promise<unknown> {
+  if (!isObject(result) || !Array.isArray(result.tools)) return result;
+  const listed = result.tools as unknown[];
+  const names = listed.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name : undefined));
+  const visible = new Set(
+    await pep.visibleTools(
+      names.filter((n): n is string => n !== undefined),
+      o,
+    ),
+  );
+  return { ...result, tools: listed.filter((_, i) => names[i] !== undefined && visible.has(names[i] as string)) };
+}
+
+/** A tools/list handler: `list`'s answer, kept to the tools the session may see unless `hideBlocked: false`. */
+function listing(deps: V2Deps, list: (request: Request, ctx: unknown) => unknown): Callback {
+  return async (request: unknown, ctx: unknown) => {
+    const req = request as Request;
+    const result = await list(req, ctx);
+    if (!deps.hideBlocked) return result;
+    const o: VisibleToolsOptions = {};
+    const params = isObject(req) && isObject(req.params) ? req.params : {};
+    const session = requestSession(deps.session, 'tools/list', params, ctx);
+    if (session !== undefined) o.session = session;
+    const signal = isObject(ctx) && isObject(ctx.mcpReq) ? ctx.mcpReq.signal : undefined;
+    if (signal instanceof AbortSignal) o.signal = signal;
+    return await visibleOnly(deps.pep, result, o);
+  };
+}
+
+/** The listing of the tools whose handles were given (as the SDK lists them), enabled ones only. */
+function definitions(handles: Map<string, McpToolHandleV2>): { tools: Record<string, unknown>[] } {
+  const tools: Record<string, unknown>[] = [];
+  for (const [name, t] of handles) {
+    if (!t.enabled) continue;
+    const def: Record<string, unknown> = { name, title: t.title, description: t.description };
+    def.inputSchema = t.inputSchema ? inputJson(t.inputSchema) : { type: 'object', properties: {} };
+    for (const key of ['annotations', 'icons', 'execution', '_meta'] as const) def[key] = t[key];
+    if (t.outputSchema && t.outputSchemaJson !== undefined) def.outputSchema = t.outputSchemaJson;
+    tools.push(def);
+  }
+  return { tools };
+}
+
+/**
+ * Guards a 2.x `McpServer` whose tools were registered before, through their handles: the guard serves
+ * `tools/call` (a tool whose handle was not given is refused) and `tools/list` (the given tools only).
+ * @throws TypeError when `tools` is missing or bad (`err.option`), or a tool was registered after guarding
+ */
+export function guardMcpServerV2(server: Record<string, unknown>, tools: unknown, deps: V2Deps): void {
+  const { scope, pep } = deps;
+  const low = server.server as LowLevelV2;
+  const handles = readHandles(scope, tools);
+  const names = new Map<RegisteredTool, string>();
+  for (const [name, handle] of handles) names.set(handle as unknown as RegisteredTool, name);
+  const received = new WeakMap<object, Received>();
+  const run = makeRunner({
+    pep,
+    verifier: deps.verifier,
+    received,
+    session: deps.session,
+    nameOf: (tool) => names.get(tool),
+    parse: (tool, args) => standardParse(tool.inputSchema, args ?? {}),
+  });
+  const call: Callback = async (request: unknown, ctx: unknown) => {
+    const params = isObject(request) && isObject(request.params) ? request.params : {};
+    const name = typeof params.name === 'string' ? params.name : 'unknown';
+    const tool = handles.get(name);
+    if (tool === undefined) {
+      return failedClosed(pep, name, 'invalid_request', 'the tool is not one the guard was given');
+    }
+    if (!tool.enabled) throw invalidParams(`Tool ${name} disabled`);
+    const meta = isObject(ctx) && isObject(ctx.mcpReq) ? (ctx.mcpReq._meta ?? params._meta) : params._meta;
+    if (isObject(ctx)) received.set(ctx, { name, arguments: params.arguments, _meta: meta });
+    return await runTool(low, tool, name, params.arguments, ctx, run);
+  };
+  serve(low, 'tools/call', call);
+  serve(
+    low,
+    'tools/list',
+    listing(deps, () => definitions(handles)),
+  );
+}
+
+/** One call of a given tool, as the SDK's own `tools/call` runs it, through the guard's runner. */
+async function runTool(
+  low: LowLevelV2,
+  tool: McpToolHandleV2,
+  name: string,
+  args: unknown,
+  ctx: unknown,
+  run: ReturnType<typeof makeRunner>,
+): Promise<unknown> {
+  let result: unknown;
+  try {
+    const handler = tool.handler as Callback;
+    if (typeof handler !== 'function') throw new Error(`Tool ${name} has no handler`);
+    let parsed: unknown;
+    if (tool.inputSchema) {
+      try {
+        parsed = await standardParse(tool.inputSchema, args ?? {});
+      } catch (err) {
+        throw new Error(`Input validation error: Invalid arguments for tool ${name}: ${(err as Error).message}`);
+      }
+    }
+    const callArgs = tool.inputSchema ? [parsed, ctx] : [ctx];
+    result = await run(tool as unknown as RegisteredTool, handler, callArgs);
+    if (isObject(result) && refusals.has(result)) return result;
+    if (isObject(result) && result.resultType === 'input_required') return result;
+    if (tool.outputSchema && isObject(result) && result.isError !== true) {
+      if (result.structuredContent === undefined) {
+        throw new Error(
+          `Output validation error: Tool ${name} has an output schema but no structured content was provided`,
+        );
+      }
+      try {
+        await standardParse(tool.outputSchema, result.structuredContent);
+      } catch (err) {
+        throw new Error(
+          `Output validation error: Invalid structured content for tool ${name}: ${(err as Error).message}`,
+        );
+      }
+    }
+  } catch (err) {
+    return toolError(err instanceof Error ? err.message : String(err));
+  }
+  return low.projectCallToolResult(result, tool.outputSchemaJson);
+}
+
+/**
+ * Guards a 2.x low-level `Server`: the guard serves `tools/call` (decided on the arguments as received,
+ * which the application's `call` gets) and, with `list`, `tools/list`.
+ * @throws TypeError when `toolHandlers` is missing or bad, or the server already has a tools/call handler
+ */
+export function guardLowLevelV2(low: LowLevelV2, handlers: unknown, deps: V2Deps): void {
+  const { scope, pep, verifier } = deps;
+  if (!isObject(handlers) || typeof handlers.call !== 'function') {
+    optionError(
+      scope,
+      'toolHandlers',
+      'a 2.x low-level Server needs { call(request, ctx), list? } to serve tools with',
+    );
+  }
+  if (handlers.list !== undefined && typeof handlers.list !== 'function') {
+    optionError(scope, 'toolHandlers', 'list must be a function');
+  }
+  if (hasHandler(low, 'tools/call')) {
+    throw new TypeError(
+      `${scope}: the server has a tools/call handler the guard cannot reach; pass it as { toolHandlers: { call } } instead of setting it`,
+    );
+  }
+  const { call, list } = handlers as unknown as McpToolHandlersV2;
+  if (list === undefined && deps.hideBlocked && hasHandler(low, 'tools/list')) {
+    optionError(scope, 'toolHandlers', 'pass the tools/list handler as toolHandlers.list (or hideBlocked: false)');
+  }
+  serve(low, 'tools/call', async (request: unknown, ctx: unknown) => {
+    const req = request as Request;
+    const params = isObject(req) && isObject(req.params) ? req.params : {};
+    const name = typeof params.name === 'string' ? params.name : 'unknown';
+    const args = params.arguments ?? {};
+    const forward = (a: unknown) => call({ ...req, params: { ...params, arguments: a } }, ctx);
+    try {
+      if (typeof params.name !== 'string') return failedClosed(pep, name, 'invalid_request', 'no tool name');
+      if (verifier !== undefined) {
+        return (await permitRefusal(pep, verifier, name, args, params._meta)) ?? (await forward(args));
+      }
+      if (!isObject(args)) return failedClosed(pep, name, 'invalid_request', 'arguments are not an object');
+      const session = requestSession(deps.session, 'tools/call', params, ctx);
+      if (session === undefined)
+        return failedClosed(pep, name, 'invalid_request', 'the request names no policy session');
+      const signal = isObject(ctx) && isObject(ctx.mcpReq) ? ctx.mcpReq.signal : undefined;
+      const opts = signal instanceof AbortSignal ? { session, signal } : { session };
+      return asToolResult(await pep.guardTool(name, forward)(args as Record<string, unknown>, opts));
+    } catch (err) {
+      if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
+      throw err;
+    }
+  });
+  if (list !== undefined) serve(low, 'tools/list', listing(deps, list));
+}
