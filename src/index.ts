@@ -39,6 +39,7 @@ export { verifyEvidence } from './evidence/verify.js';
 export type { ModelRequest, ModelRequestResult } from './options/interceptors.js';
 export type {
   ActionCall,
+  ActionCallOptions,
   CallOptions,
   DecisionEvent,
   EgressCallOptions,

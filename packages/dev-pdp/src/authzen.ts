@@ -84,6 +84,7 @@ export function fromEvaluation(
       visibilityBatch: context.visibilityBatch,
       intent: context.intent,
       sessionStep: context.sessionStep,
+      toolPin: context.toolPin,
     },
     policy,
     headerId,

@@ -208,6 +208,7 @@ async function outcomeOf(
       stage: request.stage,
       hash: request.actHash ?? ctx.evidence.contentHash(request.content ?? ''),
       ...(request.tool !== undefined ? { tool: request.tool } : {}),
+      ...(request.toolPin !== undefined ? { toolPin: request.toolPin } : {}),
     };
     out.subject = subject;
     // a simulated request looks; any other takes the resolution (atomic: one use, across replicas)
@@ -279,6 +280,7 @@ async function plan(
       decisionId,
       ttlSec: ctx.permitTtlSec,
       labels: sessionLabels,
+      toolPin: request.toolPin,
     });
   }
   const step: HistoryStep = {
