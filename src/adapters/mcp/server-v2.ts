@@ -206,7 +206,9 @@ function listing(deps: V2Deps, list: (request: Request, ctx: unknown) => unknown
     if (session !== undefined) o.session = session;
     const signal = isObject(ctx) && isObject(ctx.mcpReq) ? ctx.mcpReq.signal : undefined;
     if (signal instanceof AbortSignal) o.signal = signal;
-    return await visibleOnly(deps.pep, result, o);
+    const visible = await visibleOnly(deps.pep, result, o);
+    // What this caller may see: a cache shared between callers must not keep it (MCP 2026-07-28 `cacheScope`).
+    return isObject(visible) ? { ...visible, cacheScope: 'private' } : visible;
   };
 }
 

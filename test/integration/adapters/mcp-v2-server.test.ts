@@ -9,7 +9,7 @@ import { InMemoryTransport, McpServer, Server } from '@modelcontextprotocol/serv
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, SESSION_META_KEY } from '../../../src/adapters/mcp.js';
-import type { DecisionEvent } from '../../../src/index.js';
+import { createPermitVerifier, type DecisionEvent } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
 
 const policy = {
@@ -108,6 +108,35 @@ describe('guardMcpServer on a 2.x McpServer given directly', () => {
     const listed = await client.listTools({ _meta: { [SESSION_META_KEY]: 'sess_x' } });
     expect(listed.tools.map((t) => t.name)).toEqual(['lookup_order', 'ping']);
     expect(listed.tools[0]?.inputSchema).toMatchObject({ type: 'object', properties: { id: { type: 'string' } } });
+    // what this caller may see: no cache shared between callers may keep it
+    expect((listed as { cacheScope?: unknown }).cacheScope).toBe('private');
+  });
+
+  it('with a verifier: a call runs only on the permit the guarded client sent; none is refused, the PDP not asked', async () => {
+    const ran: unknown[] = [];
+    const events: DecisionEvent[] = [];
+    const { server, handles } = build(ran);
+    const verifier = createPermitVerifier({
+      keys: dev.pdp.jwksUrl,
+      issuer: dev.pdp.issuer,
+      audience: dev.pdp.audience,
+    });
+    const serverPep = dev.clients.client({ onDecision: (e: DecisionEvent) => events.push(e) });
+    guardMcpServer(serverPep, server, { tools: handles, verifier });
+    const client = await connect(server);
+    const ok = await client.callTool({ name: 'lookup_order', arguments: { id: 'o3', copies: 1 } });
+    expect(ok.isError).toBeFalsy();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const other = build(ran);
+    guardMcpServer(serverPep, other.server, { tools: other.handles, verifier });
+    await other.server.connect(serverSide);
+    const raw = new Client({ name: 'raw', version: '1' });
+    await raw.connect(clientSide);
+    const noPermit = await raw.callTool({ name: 'lookup_order', arguments: { id: 'o4', copies: 1 } });
+    expect(noPermit.isError).toBe(true);
+    expect(ran).toEqual([['lookup_order', { id: 'o3', copies: 1 }]]);
+    const calls = events.filter((e) => e.decision.simulated !== true);
+    expect(calls.map((e) => [e.tool, e.decision.synthesized?.code])).toEqual([['lookup_order', 'permit_invalid']]);
   });
 
   it('a callback swapped in later with update({ callback }) is still decided', async () => {
