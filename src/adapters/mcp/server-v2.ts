@@ -57,6 +57,23 @@ interface LowLevelV2 {
   projectCallToolResult(result: unknown, outputSchemaJson: unknown): unknown;
 }
 
+/**
+ * What differs between the SDK lines on the owned route: how a handler is set, how a schema parses and
+ * lists, and how a result is put on the wire. The default is the 2.x one; `server.ts` makes the 1.x one.
+ */
+export interface ToolStack {
+  /** Sets `method`'s handler on the low-level server in place of the SDK's (public API). */
+  serve(low: unknown, method: 'tools/call' | 'tools/list', handler: Callback): void;
+  /** The output of `schema` for `value`, or an Error naming the issues. */
+  parse(schema: unknown, value: unknown): Promise<unknown>;
+  /** A tool's listed `inputSchema`. */
+  inputJson(tool: McpToolHandleV2): unknown;
+  /** A tool's listed `outputSchema`, or undefined. */
+  outputJson(tool: McpToolHandleV2): unknown;
+  /** The result on the wire (2.x: the SDK's projection). */
+  project(low: unknown, result: unknown, tool: McpToolHandleV2): unknown;
+}
+
 /** What both v2 guards need. */
 export interface V2Deps {
   scope: string;
@@ -104,6 +121,15 @@ function serve(low: LowLevelV2, method: string, handler: Callback): void {
   low.removeRequestHandler(method);
   low.setRequestHandler(method, handler);
 }
+
+/** The 2.x stack: Standard Schema parse and JSON Schema, the SDK's own projection of a result. */
+const V2_STACK: ToolStack = {
+  serve: (low, method, handler) => serve(low as LowLevelV2, method, handler),
+  parse: (schema, value) => standardParse(schema, value),
+  inputJson: (t) => (t.inputSchema ? inputJson(t.inputSchema) : { type: 'object', properties: {} }),
+  outputJson: (t) => (t.outputSchema ? t.outputSchemaJson : undefined),
+  project: (low, result, t) => (low as LowLevelV2).projectCallToolResult(result, t.outputSchemaJson),
+};
 
 /** The normalized form of a tool name, or undefined for one that normalizes to nothing. */
 function normalized(name: string): string | undefined {
@@ -213,14 +239,15 @@ function listing(deps: V2Deps, list: (request: Request, ctx: unknown) => unknown
 }
 
 /** The listing of the tools whose handles were given (as the SDK lists them), enabled ones only. */
-function definitions(handles: Map<string, McpToolHandleV2>): { tools: Record<string, unknown>[] } {
+function definitions(handles: Map<string, McpToolHandleV2>, stack: ToolStack): { tools: Record<string, unknown>[] } {
   const tools: Record<string, unknown>[] = [];
   for (const [name, t] of handles) {
     if (!t.enabled) continue;
     const def: Record<string, unknown> = { name, title: t.title, description: t.description };
-    def.inputSchema = t.inputSchema ? inputJson(t.inputSchema) : { type: 'object', properties: {} };
+    def.inputSchema = stack.inputJson(t);
     for (const key of ['annotations', 'icons', 'execution', '_meta'] as const) def[key] = t[key];
-    if (t.outputSchema && t.outputSchemaJson !== undefined) def.outputSchema = t.outputSchemaJson;
+    const output = stack.outputJson(t);
+    if (output !== undefined) def.outputSchema = output;
     tools.push(def);
   }
   return { tools };
@@ -231,7 +258,12 @@ function definitions(handles: Map<string, McpToolHandleV2>): { tools: Record<str
  * `tools/call` (a tool whose handle was not given is refused) and `tools/list` (the given tools only).
  * @throws TypeError when `tools` is missing or bad (`err.option`), or a tool was registered after guarding
  */
-export function guardMcpServerV2(server: Record<string, unknown>, tools: unknown, deps: V2Deps): void {
+export function guardMcpServerV2(
+  server: Record<string, unknown>,
+  tools: unknown,
+  deps: V2Deps,
+  stack: ToolStack = V2_STACK,
+): void {
   const { scope, pep } = deps;
   const low = server.server as LowLevelV2;
   const handles = readHandles(scope, tools);
@@ -244,7 +276,7 @@ export function guardMcpServerV2(server: Record<string, unknown>, tools: unknown
     received,
     session: deps.session,
     nameOf: (tool) => names.get(tool),
-    parse: (tool, args) => standardParse(tool.inputSchema, args ?? {}),
+    parse: (tool, args) => stack.parse(tool.inputSchema, args ?? {}),
   });
   const call: Callback = async (request: unknown, ctx: unknown) => {
     const params = isObject(request) && isObject(request.params) ? request.params : {};
@@ -256,25 +288,25 @@ export function guardMcpServerV2(server: Record<string, unknown>, tools: unknown
     if (!tool.enabled) throw invalidParams(`Tool ${name} disabled`);
     const meta = isObject(ctx) && isObject(ctx.mcpReq) ? (ctx.mcpReq._meta ?? params._meta) : params._meta;
     if (isObject(ctx)) received.set(ctx, { name, arguments: params.arguments, _meta: meta });
-    return await runTool(low, tool, name, params.arguments, ctx, run);
+    return await runTool({ low, stack, run }, tool, name, params.arguments, ctx);
   };
-  serve(low, 'tools/call', call);
-  serve(
+  stack.serve(low, 'tools/call', call);
+  stack.serve(
     low,
     'tools/list',
-    listing(deps, () => definitions(handles)),
+    listing(deps, () => definitions(handles, stack)),
   );
 }
 
 /** One call of a given tool, as the SDK's own `tools/call` runs it, through the guard's runner. */
 async function runTool(
-  low: LowLevelV2,
+  on: { low: LowLevelV2; stack: ToolStack; run: ReturnType<typeof makeRunner> },
   tool: McpToolHandleV2,
   name: string,
   args: unknown,
   ctx: unknown,
-  run: ReturnType<typeof makeRunner>,
 ): Promise<unknown> {
+  const { low, stack, run } = on;
   let result: unknown;
   try {
     const handler = tool.handler as Callback;
@@ -282,7 +314,7 @@ async function runTool(
     let parsed: unknown;
     if (tool.inputSchema) {
       try {
-        parsed = await standardParse(tool.inputSchema, args ?? {});
+        parsed = await stack.parse(tool.inputSchema, args ?? {});
       } catch (err) {
         throw new Error(`Input validation error: Invalid arguments for tool ${name}: ${(err as Error).message}`);
       }
@@ -291,14 +323,14 @@ async function runTool(
     result = await run(tool as unknown as RegisteredTool, handler, callArgs);
     if (isObject(result) && refusals.has(result)) return result;
     if (isObject(result) && result.resultType === 'input_required') return result;
-    if (tool.outputSchema && isObject(result) && result.isError !== true) {
+    if (tool.outputSchema && isObject(result) && 'content' in result && result.isError !== true) {
       if (result.structuredContent === undefined) {
         throw new Error(
           `Output validation error: Tool ${name} has an output schema but no structured content was provided`,
         );
       }
       try {
-        await standardParse(tool.outputSchema, result.structuredContent);
+        await stack.parse(tool.outputSchema, result.structuredContent);
       } catch (err) {
         throw new Error(
           `Output validation error: Invalid structured content for tool ${name}: ${(err as Error).message}`,
@@ -308,7 +340,7 @@ async function runTool(
   } catch (err) {
     return toolError(err instanceof Error ? err.message : String(err));
   }
-  return low.projectCallToolResult(result, tool.outputSchemaJson);
+  return stack.project(low, result, tool);
 }
 
 /**

@@ -9,7 +9,13 @@
  * @internal
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { getLiteralValue } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import {
+  getLiteralValue,
+  getParseErrorMessage,
+  normalizeObjectSchema,
+  safeParseAsync,
+} from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { VisibleToolsOptions } from '../../core/visibility.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
@@ -35,6 +41,7 @@ import {
   isMcpServerV2,
   type McpToolHandlersV2,
   type McpToolHandleV2,
+  type ToolStack,
   visibleOnly,
 } from './server-v2.js';
 import { guardTransport, type TransportLike } from './transport.js';
@@ -114,6 +121,47 @@ interface LowLevel {
 }
 
 type Register = (...args: unknown[]) => unknown;
+
+const EMPTY_OBJECT_JSON_SCHEMA = { type: 'object', properties: {} };
+
+/**
+ * The 1.x stack of the owned route (`{ tools }`): the SDK's own schema parse and JSON Schema conversion
+ * (`zod-compat`, `zod-json-schema-compat`, public modules of the SDK), handlers set by request schema.
+ */
+const V1_STACK: ToolStack = {
+  serve(low, method, handler) {
+    const l = low as { removeRequestHandler(m: string): void; setRequestHandler(schema: unknown, h: Callback): void };
+    l.removeRequestHandler(method);
+    l.setRequestHandler(method === 'tools/call' ? CallToolRequestSchema : ListToolsRequestSchema, handler);
+  },
+  async parse(schema, value) {
+    const s = schema as Parameters<typeof normalizeObjectSchema>[0];
+    const parsed = await safeParseAsync((normalizeObjectSchema(s) ?? s) as never, value);
+    if (!parsed.success) throw new Error(getParseErrorMessage('error' in parsed ? parsed.error : 'Unknown error'));
+    return parsed.data;
+  },
+  inputJson(t) {
+    const obj = normalizeObjectSchema(t.inputSchema as never);
+    return obj ? toJsonSchemaCompat(obj, { strictUnions: true, pipeStrategy: 'input' }) : EMPTY_OBJECT_JSON_SCHEMA;
+  },
+  outputJson(t) {
+    const obj = t.outputSchema ? normalizeObjectSchema(t.outputSchema as never) : undefined;
+    return obj ? toJsonSchemaCompat(obj, { strictUnions: true, pipeStrategy: 'output' }) : undefined;
+  },
+  project: (_low, result) => result,
+};
+
+/** Whether `server` is a 1.x `McpServer` (`registerTool` and `tool`, a low-level `server` taking schemas). */
+function isMcpServerV1(server: unknown): server is Record<string, unknown> {
+  return (
+    isObject(server) &&
+    typeof server.registerTool === 'function' &&
+    typeof server.tool === 'function' &&
+    isObject(server.server) &&
+    typeof server.server.removeRequestHandler === 'function' &&
+    typeof server.server.setRequestHandler === 'function'
+  );
+}
 
 /** The method a request schema is for (`tools/call`, ...), or undefined. */
 function methodOf(schema: unknown): unknown {
@@ -328,6 +376,16 @@ export function guardMcpServer(pep: Pep, target: unknown, opts?: GuardMcpServerO
     if (v2 === 'server') guardMcpServerV2(target as Record<string, unknown>, opts?.tools, v2Deps);
     else guardLowLevelV2(target as never, opts?.toolHandlers, v2Deps);
     guardedServers.add(target as object);
+    return target;
+  }
+  if (opts?.tools !== undefined && isMcpServerV1(target)) {
+    // The owned route on 1.x: the tools reached through their handles, no member of the SDK replaced.
+    const deps = readServerOptions(scope, pep, opts);
+    if (guardedServers.has(target)) throw new TypeError(`${scope}: this server is already guarded`);
+    if (opts.toolHandlers !== undefined) optionError(scope, 'toolHandlers', 'not for this kind of server');
+    const v1Deps = { scope, pep, verifier: deps.verifier, hideBlocked: deps.hideBlocked, session: deps.session };
+    guardMcpServerV2(target, opts.tools, v1Deps, V1_STACK);
+    guardedServers.add(target);
     return target;
   }
   for (const key of ['tools', 'toolHandlers'] as const) {

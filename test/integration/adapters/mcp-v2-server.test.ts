@@ -58,16 +58,16 @@ async function connect(server: { connect(t: never): Promise<void> }, guardClient
   return client;
 }
 
-/** Every own and inherited property of `o` (up to Object.prototype): its name, and for a method or accessor its descriptor. */
+/** Every own and inherited method and accessor of `o` (up to Object.prototype): its name and descriptor. */
 function shape(o: object): Map<string, unknown[]> {
   const out = new Map<string, unknown[]>();
   let depth = 0;
   for (let p: object | null = o; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p), depth++) {
     for (const key of Reflect.ownKeys(p)) {
       const d = Object.getOwnPropertyDescriptor(p, key) as PropertyDescriptor;
-      // State (data that is not a function) changes as the server runs; members are what a patch replaces.
+      // State (data that is not a function) comes and goes as the server runs; a patch replaces a member.
       const member = typeof d.value === 'function' || d.get !== undefined || d.set !== undefined;
-      out.set(`${depth}:${String(key)}`, member ? [d.value, d.get, d.set, d.writable, d.configurable] : ['data']);
+      if (member) out.set(`${depth}:${String(key)}`, [d.value, d.get, d.set, d.writable, d.configurable]);
     }
   }
   return out;
