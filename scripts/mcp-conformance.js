@@ -66,14 +66,24 @@ const AFTER = {
 };
 
 function register(server, tools) {
+  const handles = {};
   for (const [name, cb] of Object.entries(tools)) {
-    server.registerTool(name, { description: `conformance tool ${name}` }, cb);
+    handles[name] = server.registerTool(name, { description: `conformance tool ${name}` }, cb);
   }
+  return handles;
 }
 
-/** A server: `capabilities: { tools }`, tools before guarding, the guard (or none), tools after. */
-function makeServer(pep) {
+/**
+ * A server: `capabilities: { tools }`, tools before guarding, the guard (or none), tools after; `owned`:
+ * every tool registered, then guarded with their handles (`{ tools }`, no SDK member replaced).
+ */
+function makeServer(pep, how) {
   const server = new McpServer({ name: 'agent-pep-conformance', version: '1.0.0' }, { capabilities: { tools: {} } });
+  if (how === 'owned') {
+    const tools = { ...register(server, BEFORE), ...register(server, AFTER) };
+    guardMcpServer(pep, server, { tools, session: () => 'conformance-owned' });
+    return server;
+  }
   register(server, BEFORE);
   // The conformance client names no policy session: the server takes it from what it knows of its caller.
   if (pep) guardMcpServer(pep, server, { session: () => 'conformance' });
@@ -123,7 +133,7 @@ async function serveV2(pep, how = 'handler') {
 }
 
 /** A stateful Streamable HTTP endpoint (one server and transport per MCP session), on 127.0.0.1. */
-async function serve(pep) {
+async function serve(pep, how) {
   const transports = new Map();
   const http = createServer(async (req, res) => {
     const chunks = [];
@@ -136,7 +146,7 @@ async function serve(pep) {
         sessionIdGenerator: () => crypto.randomUUID(),
         onsessioninitialized: (sid) => transports.set(sid, transport),
       });
-      await makeServer(pep).connect(transport);
+      await makeServer(pep, how).connect(transport);
     }
     if (!transport) {
       res.writeHead(400, { 'content-type': 'application/json' });
@@ -226,6 +236,7 @@ const pep = createPep({
 });
 const bare = await serve(undefined);
 const guarded = await serve(pep);
+const owned = await serve(pep, 'owned');
 const bareV2 = await serveV2(undefined);
 const guardedV2 = await serveV2(pep);
 const directV2 = await serveV2(pep, 'direct');
@@ -248,11 +259,19 @@ function compare(title, a, b, version = specVersion) {
 }
 
 try {
-  const [bareRun, guardedRun] = await Promise.all([runServerSuite(bare.url), runServerSuite(guarded.url)]);
+  const [bareRun, guardedRun, ownedRun] = await Promise.all([
+    runServerSuite(bare.url),
+    runServerSuite(guarded.url),
+    runServerSuite(owned.url),
+  ]);
   const serverSame = compare('server scenarios over Streamable HTTP', bareRun, guardedRun);
-  // The guard decided: each tools/call to the guarded server asked the PDP (none would mean it was bypassed).
-  const decided = pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
-  console.log(`  tools/call decisions at the PDP (guarded server): ${decided}`);
+  const ownedSame = compare('server scenarios, 1.x McpServer guarded with { tools }', bareRun, ownedRun);
+  // The guard decided: each tools/call to a guarded server asked the PDP (none would mean it was bypassed).
+  const calls = (session) =>
+    pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined && r.session === session).length;
+  const decided = calls('conformance');
+  const decidedOwned = calls('conformance-owned');
+  console.log(`  tools/call decisions at the PDP: guarded server ${decided}, guarded with { tools } ${decidedOwned}`);
   const actions = () => pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
   const beforeV2 = actions();
   const [bareV2Run, guardedV2Run] = await Promise.all([
@@ -277,10 +296,12 @@ try {
   const clientSame = compare('client scenarios over Streamable HTTP', bareClient, guardedClient);
   const clientV2Same = compare('client scenarios, 2.x Client', bareClientV2, guardedClientV2, '2026-07-28');
   const v2Ok = v2Same && decidedV2 > 0 && directSame && decidedDirect > 0 && clientV2Same;
-  process.exitCode = serverSame && decided > 0 && v2Ok && clientSame ? 0 : 1;
+  const v1Ok = serverSame && decided > 0 && ownedSame && decidedOwned > 0;
+  process.exitCode = v1Ok && v2Ok && clientSame ? 0 : 1;
 } finally {
   await bare.close();
   await guarded.close();
+  await owned.close();
   await bareV2.close();
   await guardedV2.close();
   await directV2.close();

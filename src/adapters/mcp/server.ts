@@ -85,10 +85,13 @@ export interface GuardMcpServerOptions {
   /** How long a `requestState` may be echoed back, in milliseconds. @defaultValue 600000 (10 minutes) */
   requestStateTtlMs?: number | undefined;
   /**
-   * A 2.x `McpServer` only (and required there): the handle `registerTool` returned for each tool, by
-   * name (`{ tools: { refund_payment: handle } }`). The guard serves `tools/call` and `tools/list` itself
-   * from these handles (the SDK keeps its tools private): a tool whose handle is not given is not listed
-   * and its calls are refused. Register the tools first, then guard.
+   * An `McpServer` (required for a 2.x one; on 1.x it selects this route): the handle `registerTool`
+   * returned for each tool, by name (`{ tools: { refund_payment: handle } }`). The guard serves `tools/call`
+   * and `tools/list` itself from these handles through the low-level server's public `removeRequestHandler`
+   * and `setRequestHandler` (the SDK keeps its tools private), replacing no member of any SDK object: a tool
+   * whose handle is not given is not listed and its calls are refused. Register the tools first, then guard.
+   * Task tools (`experimental.tasks.registerToolTask`) are not served on this route (their calls answer a
+   * tool error). @defaultValue undefined (1.x: registration and the low-level handlers are wrapped instead)
    */
   tools?: Record<string, McpToolHandleV2> | undefined;
   /**
