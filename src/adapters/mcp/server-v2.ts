@@ -254,9 +254,11 @@ function definitions(handles: Map<string, McpToolHandleV2>, stack: ToolStack): {
 }
 
 /**
- * Guards a 2.x `McpServer` whose tools were registered before, through their handles: the guard serves
- * `tools/call` (a tool whose handle was not given is refused) and `tools/list` (the given tools only).
- * @throws TypeError when `tools` is missing or bad (`err.option`), or a tool was registered after guarding
+ * Guards an `McpServer` whose tools were registered before, through their handles (2.x, or 1.x with its
+ * `stack`): the guard serves `tools/call` (a tool whose handle was not given is refused, observed) and
+ * `tools/list` (the given tools only). A tool registered after guarding is neither listed nor callable (on a
+ * server that had no tool before, the SDK's `registerTool` throws: the handlers are set).
+ * @throws TypeError when `tools` is missing or bad (`err.option` `'tools'`), or two names normalize alike
  */
 export function guardMcpServerV2(
   server: Record<string, unknown>,
