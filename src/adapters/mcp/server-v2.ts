@@ -23,6 +23,7 @@ import {
   requestSession,
   type SessionOfRequest,
 } from './common.js';
+import { pinOf } from './pins.js';
 import { type Callback, makeRunner, permitRefusal, type Received } from './server-call.js';
 
 /** A tool handle `registerTool` of a 2.x `McpServer` returns (structurally: the public fields the guard reads). */
@@ -238,18 +239,29 @@ function listing(deps: V2Deps, list: (request: Request, ctx: unknown) => unknown
   };
 }
 
+/** One tool as the guard lists it (as the SDK lists it). */
+function definition(name: string, t: McpToolHandleV2, stack: ToolStack): Record<string, unknown> {
+  const def: Record<string, unknown> = { name, title: t.title, description: t.description };
+  def.inputSchema = stack.inputJson(t);
+  for (const key of ['annotations', 'icons', 'execution', '_meta'] as const) def[key] = t[key];
+  const output = stack.outputJson(t);
+  if (output !== undefined) def.outputSchema = output;
+  return def;
+}
+
+/** The pin a client computes from the tool as listed (its JSON on the wire), or undefined when it has none. */
+function pinOfListed(name: string, t: McpToolHandleV2, stack: ToolStack): string | undefined {
+  try {
+    return pinOf(JSON.parse(JSON.stringify(definition(name, t, stack))) as Record<string, unknown>);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The listing of the tools whose handles were given (as the SDK lists them), enabled ones only. */
 function definitions(handles: Map<string, McpToolHandleV2>, stack: ToolStack): { tools: Record<string, unknown>[] } {
   const tools: Record<string, unknown>[] = [];
-  for (const [name, t] of handles) {
-    if (!t.enabled) continue;
-    const def: Record<string, unknown> = { name, title: t.title, description: t.description };
-    def.inputSchema = stack.inputJson(t);
-    for (const key of ['annotations', 'icons', 'execution', '_meta'] as const) def[key] = t[key];
-    const output = stack.outputJson(t);
-    if (output !== undefined) def.outputSchema = output;
-    tools.push(def);
-  }
+  for (const [name, t] of handles) if (t.enabled) tools.push(definition(name, t, stack));
   return { tools };
 }
 
@@ -279,6 +291,11 @@ export function guardMcpServerV2(
     session: deps.session,
     nameOf: (tool) => names.get(tool),
     parse: (tool, args) => stack.parse(tool.inputSchema, args ?? {}),
+    pinOf: (tool) => {
+      const name = names.get(tool);
+      const handle = name === undefined ? undefined : handles.get(name);
+      return handle === undefined ? undefined : pinOfListed(name as string, handle, stack);
+    },
   });
   const call: Callback = async (request: unknown, ctx: unknown) => {
     const params = isObject(request) && isObject(request.params) ? request.params : {};

@@ -10,8 +10,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { guardMcpServer, SESSION_META_KEY } from '../../../src/adapters/mcp.js';
-import type { DecisionEvent } from '../../../src/index.js';
+import { guardMcpClient, guardMcpServer, PERMIT_META_KEY, SESSION_META_KEY } from '../../../src/adapters/mcp.js';
+import { createPermitVerifier, type DecisionEvent } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
 
 const policy = {
@@ -154,6 +154,61 @@ describe('guardMcpServer on a 1.x McpServer with { tools } (no patched SDK membe
     await client.connect(clientSide);
     expect((await client.callTool({ name: 'ping', arguments: {}, _meta })).isError).toBeFalsy();
     expect(objects().map(shape)).toEqual(before);
+  });
+
+  it('with a verifier: a permit naming the pin of the definition served runs; one decided against another definition is refused', async () => {
+    const ran: unknown[] = [];
+    const events: DecisionEvent[] = [];
+    const { server, handles } = build(ran);
+    const verifier = createPermitVerifier({
+      keys: dev.pdp.jwksUrl,
+      issuer: dev.pdp.issuer,
+      audience: dev.pdp.audience,
+    });
+    guardMcpServer(dev.clients.client({ onDecision: (e: DecisionEvent) => events.push(e) }), server, {
+      tools: handles,
+      verifier,
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    // a pinned guarded client: its permit names the pin it took from the server's own listing
+    const pinned = guardMcpClient(dev.clients.client(), new Client({ name: 'agent', version: '1' }), { pin: true });
+    await pinned.connect(clientSide);
+    await pinned.listTools();
+    const ok = await pinned.callTool({ name: 'lookup_order', arguments: { id: 'p', copies: 1 } });
+    expect(ok.isError).toBeFalsy();
+    expect(ran).toEqual([['lookup_order', { id: 'p', copies: 1 }]]);
+    // a permit the PDP signed for another definition of the tool (another pin), sent by a raw client
+    const other = await dev.clients
+      .client()
+      .authorizeAction('lookup_order', { id: 'q', copies: 1 }, { toolPin: 'Z'.repeat(43) });
+    const [c2, s2] = InMemoryTransport.createLinkedPair();
+    const second = build(ran);
+    guardMcpServer(dev.clients.client({ onDecision: (e: DecisionEvent) => events.push(e) }), second.server, {
+      tools: second.handles,
+      verifier,
+    });
+    await second.server.connect(s2);
+    const raw = new Client({ name: 'raw', version: '1' });
+    await raw.connect(c2);
+    const refused = await raw.callTool({
+      name: 'lookup_order',
+      arguments: { id: 'q', copies: 1 },
+      _meta: { [PERMIT_META_KEY]: other.permitId },
+    });
+    expect(refused.isError).toBe(true);
+    expect(ran).toHaveLength(1);
+    // the control: the same kind of permit naming no pin is accepted (the refusal above is the pin's)
+    const plain = await dev.clients.client().authorizeAction('lookup_order', { id: 'r', copies: 1 });
+    const accepted = await raw.callTool({
+      name: 'lookup_order',
+      arguments: { id: 'r', copies: 1 },
+      _meta: { [PERMIT_META_KEY]: plain.permitId },
+    });
+    expect(accepted.isError).toBeFalsy();
+    expect(ran).toHaveLength(2);
+    const decided = events.filter((e) => e.decision.simulated !== true);
+    expect(decided.map((e) => [e.tool, e.decision.synthesized?.code])).toEqual([['lookup_order', 'permit_invalid']]);
   });
 
   it('the route without { tools } does replace SDK members (the test above can tell)', () => {
