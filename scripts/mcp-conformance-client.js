@@ -1,19 +1,25 @@
 // The client the MCP conformance suite drives (`conformance client --command "node scripts/mcp-conformance-client.js
-// bare|guarded"`, the server URL appended): connects with the 1.x SDK's Client over Streamable HTTP, lists the
-// tools and calls each with arguments made from its input schema. `guarded` guards the client with agent-pep
-// (its own dev PDP in this process, a policy that allows everything); `bare` does not. The scenario's name is
-// in MCP_CONFORMANCE_SCENARIO. Needs `npm run build` first.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+// bare|guarded|bare-v2|guarded-v2"`, the server URL appended): connects with the 1.x SDK's Client (`-v2`: the
+// 2.x `@modelcontextprotocol/client` one, protocol 2026-07-28) over Streamable HTTP, lists the tools and calls
+// each with arguments made from its input schema. `guarded` guards the client with agent-pep (its own dev PDP
+// in this process, a policy that allows everything); `bare` does not. The scenario's name is in
+// MCP_CONFORMANCE_SCENARIO. Needs `npm run build` first.
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createPep } from 'agent-pep';
 import { startDevPdp } from 'agent-pep/dev-pdp';
 import { guardMcpClient } from 'agent-pep/mcp';
 
-const [mode, url] = process.argv.slice(2);
+const [given, url] = process.argv.slice(2);
+const v2 = given?.endsWith('-v2') ?? false;
+const mode = v2 ? given.slice(0, -3) : given;
 if ((mode !== 'bare' && mode !== 'guarded') || !url) {
-  console.error('usage: node scripts/mcp-conformance-client.js bare|guarded <server url>');
+  console.error('usage: node scripts/mcp-conformance-client.js bare|guarded|bare-v2|guarded-v2 <server url>');
   process.exit(2);
 }
+const Client = v2 ? ClientV2 : ClientV1;
+const Transport = v2 ? TransportV2 : TransportV1;
 
 /** Arguments that fit a listed input schema: a value of each declared property's JSON type. */
 function argsFor(schema) {
@@ -36,12 +42,16 @@ const pep = pdp
       permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
     })
   : undefined;
-const client = new Client({ name: `agent-pep-conformance-${mode}`, version: '1.0.0' });
+// A 2.x client speaks 2026-07-28 (`server/discover` first, the SDK's `mode: 'auto'`), else it would `initialize`.
+const client = v2
+  ? new Client({ name: `agent-pep-conformance-${mode}`, version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } })
+  : new Client({ name: `agent-pep-conformance-${mode}`, version: '1.0.0' });
 if (pep) guardMcpClient(pep, client);
 try {
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new Transport(new URL(url)));
+  // At 2026-07-28 a 2.x client may know no capabilities before its first request (no initialize): it lists.
   const caps = client.getServerCapabilities();
-  if (caps?.tools) {
+  if (v2 || caps?.tools) {
     const { tools } = await client.listTools();
     for (const tool of tools) await client.callTool({ name: tool.name, arguments: argsFor(tool.inputSchema) });
   }

@@ -66,14 +66,24 @@ const AFTER = {
 };
 
 function register(server, tools) {
+  const handles = {};
   for (const [name, cb] of Object.entries(tools)) {
-    server.registerTool(name, { description: `conformance tool ${name}` }, cb);
+    handles[name] = server.registerTool(name, { description: `conformance tool ${name}` }, cb);
   }
+  return handles;
 }
 
-/** A server: `capabilities: { tools }`, tools before guarding, the guard (or none), tools after. */
-function makeServer(pep) {
+/**
+ * A server: `capabilities: { tools }`, tools before guarding, the guard (or none), tools after; `owned`:
+ * every tool registered, then guarded with their handles (`{ tools }`, no SDK member replaced).
+ */
+function makeServer(pep, how) {
   const server = new McpServer({ name: 'agent-pep-conformance', version: '1.0.0' }, { capabilities: { tools: {} } });
+  if (how === 'owned') {
+    const tools = { ...register(server, BEFORE), ...register(server, AFTER) };
+    guardMcpServer(pep, server, { tools, session: () => 'conformance-owned' });
+    return server;
+  }
   register(server, BEFORE);
   // The conformance client names no policy session: the server takes it from what it knows of its caller.
   if (pep) guardMcpServer(pep, server, { session: () => 'conformance' });
@@ -83,18 +93,24 @@ function makeServer(pep) {
 
 /**
  * A stateless 2.x server (revision 2026-07-28): `createMcpHandler`, one `McpServer` per request, served by
- * Node's http; guarded, the handler `guardMcpServer` returns is served.
+ * Node's http; guarded (`how: 'handler'`), the handler `guardMcpServer` returns is served; guarded directly
+ * (`how: 'direct'`), each `McpServer` is guarded with the handles of its tools before it serves.
  */
-async function serveV2(pep) {
+async function serveV2(pep, how = 'handler') {
   const handler = createMcpHandler(() => {
-    const server = new McpServerV2({ name: 'agent-pep-conformance', version: '2.0.0' });
+    const server = new McpServerV2(
+      { name: 'agent-pep-conformance', version: '2.0.0' },
+      { capabilities: { tools: { listChanged: true } } },
+    );
     const { test_tool_with_progress: _progress, ...after } = AFTER;
+    const tools = {};
     for (const [name, cb] of Object.entries({ ...BEFORE, ...after })) {
-      server.registerTool(name, { description: `conformance tool ${name}` }, () => cb());
+      tools[name] = server.registerTool(name, { description: `conformance tool ${name}` }, () => cb());
     }
+    if (pep && how === 'direct') guardMcpServer(pep, server, { tools, session: () => 'conformance' });
     return server;
   });
-  const served = pep ? guardMcpServer(pep, handler, { session: () => 'conformance' }) : handler;
+  const served = pep && how === 'handler' ? guardMcpServer(pep, handler, { session: () => 'conformance' }) : handler;
   const http = createServer(async (req, res) => {
     const chunks = [];
     for await (const c of req) chunks.push(c);
@@ -117,7 +133,7 @@ async function serveV2(pep) {
 }
 
 /** A stateful Streamable HTTP endpoint (one server and transport per MCP session), on 127.0.0.1. */
-async function serve(pep) {
+async function serve(pep, how) {
   const transports = new Map();
   const http = createServer(async (req, res) => {
     const chunks = [];
@@ -130,7 +146,7 @@ async function serve(pep) {
         sessionIdGenerator: () => crypto.randomUUID(),
         onsessioninitialized: (sid) => transports.set(sid, transport),
       });
-      await makeServer(pep).connect(transport);
+      await makeServer(pep, how).connect(transport);
     }
     if (!transport) {
       res.writeHead(400, { 'content-type': 'application/json' });
@@ -170,15 +186,29 @@ async function runCli(args) {
 const runServerSuite = (url, version = specVersion) =>
   runCli(['server', '--url', url, '--spec-version', version, '--timeout', '10000']);
 
-/** The client scenarios (those without OAuth) the suite has for `specVersion`. */
+/** The client scenarios (those without OAuth) the suite has for `specVersion`, for a 1.x client. */
 const CLIENT_SCENARIOS = ['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults'];
+/** The client scenarios (without OAuth) of revision 2026-07-28, for a 2.x client. */
+const CLIENT_SCENARIOS_V2 = [
+  'tools_call',
+  'request-metadata',
+  'sep-2322-client-request-state',
+  'http-standard-headers',
+  'http-custom-headers',
+  'http-invalid-tool-headers',
+  'json-schema-ref-no-deref',
+  'json-schema-2020-12-preservation',
+];
 
-/** The suite's client scenarios against scripts/mcp-conformance-client.js in `mode` (bare or guarded). */
-async function runClientSuite(mode) {
+/**
+ * The suite's client scenarios against scripts/mcp-conformance-client.js in `mode` (bare, guarded, bare-v2,
+ * guarded-v2), one after another: some time the client (sse-retry), and a loaded machine skews them.
+ */
+async function runClientSuite(mode, scenarios = CLIENT_SCENARIOS, version = specVersion) {
   const results = {};
   const command = `node ${join(import.meta.dirname, 'mcp-conformance-client.js')} ${mode}`;
-  for (const scenario of CLIENT_SCENARIOS) {
-    const args = ['client', '--command', command, '--scenario', scenario, '--spec-version', specVersion];
+  for (const scenario of scenarios) {
+    const args = ['client', '--command', command, '--scenario', scenario, '--spec-version', version];
     Object.assign(results, await runCli([...args, '--timeout', '20000']));
   }
   return results;
@@ -206,8 +236,10 @@ const pep = createPep({
 });
 const bare = await serve(undefined);
 const guarded = await serve(pep);
+const owned = await serve(pep, 'owned');
 const bareV2 = await serveV2(undefined);
 const guardedV2 = await serveV2(pep);
+const directV2 = await serveV2(pep, 'direct');
 /** Prints one comparison; true when bare and guarded agree on every check (and some ran). */
 function compare(title, a, b, version = specVersion) {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
@@ -227,37 +259,52 @@ function compare(title, a, b, version = specVersion) {
 }
 
 try {
-  const serverSame = compare(
-    'server scenarios over Streamable HTTP',
-    await runServerSuite(bare.url),
-    await runServerSuite(guarded.url),
-  );
-  // The guard decided: each tools/call to the guarded server asked the PDP (none would mean it was bypassed).
-  const decided = pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
-  console.log(`  tools/call decisions at the PDP (guarded server): ${decided}`);
-  const beforeV2 = pdp.evidence().length;
-  const v2Same = compare(
-    'server scenarios, 2.x createMcpHandler (stateless)',
-    await runServerSuite(bareV2.url, '2026-07-28'),
-    await runServerSuite(guardedV2.url, '2026-07-28'),
-    '2026-07-28',
-  );
-  const decidedV2 = pdp
-    .evidence()
-    .slice(beforeV2)
-    .filter((r) => r.stage === 'action' && r.visibility === undefined).length;
+  const [bareRun, guardedRun, ownedRun] = await Promise.all([
+    runServerSuite(bare.url),
+    runServerSuite(guarded.url),
+    runServerSuite(owned.url),
+  ]);
+  const serverSame = compare('server scenarios over Streamable HTTP', bareRun, guardedRun);
+  const ownedSame = compare('server scenarios, 1.x McpServer guarded with { tools }', bareRun, ownedRun);
+  // The guard decided: each tools/call to a guarded server asked the PDP (none would mean it was bypassed).
+  const calls = (session) =>
+    pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined && r.session === session).length;
+  const decided = calls('conformance');
+  const decidedOwned = calls('conformance-owned');
+  console.log(`  tools/call decisions at the PDP: guarded server ${decided}, guarded with { tools } ${decidedOwned}`);
+  const actions = () => pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
+  const beforeV2 = actions();
+  const [bareV2Run, guardedV2Run] = await Promise.all([
+    runServerSuite(bareV2.url, '2026-07-28'),
+    runServerSuite(guardedV2.url, '2026-07-28'),
+  ]);
+  const v2Same = compare('server scenarios, 2.x createMcpHandler (stateless)', bareV2Run, guardedV2Run, '2026-07-28');
+  const decidedV2 = actions() - beforeV2;
   console.log(`  tools/call decisions at the PDP (guarded handler): ${decidedV2}`);
-  const clientSame = compare(
-    'client scenarios over Streamable HTTP',
-    await runClientSuite('bare'),
-    await runClientSuite('guarded'),
-  );
-  process.exitCode = serverSame && decided > 0 && v2Same && decidedV2 > 0 && clientSame ? 0 : 1;
+  const beforeDirect = actions();
+  const directRun = await runServerSuite(directV2.url, '2026-07-28');
+  const directSame = compare('server scenarios, 2.x McpServer guarded directly', bareV2Run, directRun, '2026-07-28');
+  const decidedDirect = actions() - beforeDirect;
+  console.log(`  tools/call decisions at the PDP (McpServer guarded directly): ${decidedDirect}`);
+  // The 1.x client scenarios alone (sse-retry times the client); the 2.x ones bare and guarded side by side.
+  const bareClient = await runClientSuite('bare');
+  const guardedClient = await runClientSuite('guarded');
+  const [bareClientV2, guardedClientV2] = await Promise.all([
+    runClientSuite('bare-v2', CLIENT_SCENARIOS_V2, '2026-07-28'),
+    runClientSuite('guarded-v2', CLIENT_SCENARIOS_V2, '2026-07-28'),
+  ]);
+  const clientSame = compare('client scenarios over Streamable HTTP', bareClient, guardedClient);
+  const clientV2Same = compare('client scenarios, 2.x Client', bareClientV2, guardedClientV2, '2026-07-28');
+  const v2Ok = v2Same && decidedV2 > 0 && directSame && decidedDirect > 0 && clientV2Same;
+  const v1Ok = serverSame && decided > 0 && ownedSame && decidedOwned > 0;
+  process.exitCode = v1Ok && v2Ok && clientSame ? 0 : 1;
 } finally {
   await bare.close();
   await guarded.close();
+  await owned.close();
   await bareV2.close();
   await guardedV2.close();
+  await directV2.close();
   await pep.close();
   await pdp.close();
 }

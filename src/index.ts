@@ -40,6 +40,7 @@ export { normalizeToolName } from './internal/tool-name.js';
 export type { ModelRequest, ModelRequestResult } from './options/interceptors.js';
 export type {
   ActionCall,
+  ActionCallOptions,
   CallOptions,
   DecisionEvent,
   EgressCallOptions,

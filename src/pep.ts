@@ -13,7 +13,14 @@ import { type Guards, makeGuards } from './enforce/guard.js';
 import { makeKernel } from './enforce/kernel.js';
 import { registerKernel } from './enforce/registry.js';
 import type { ModelRequest } from './options/interceptors.js';
-import type { ActionCall, CallOptions, EgressCallOptions, InputCallOptions, PepOptions } from './options/pep.js';
+import type {
+  ActionCall,
+  ActionCallOptions,
+  CallOptions,
+  EgressCallOptions,
+  InputCallOptions,
+  PepOptions,
+} from './options/pep.js';
 
 export type { GuardedTool, Guards, GuardToolOptions, ToolExecutionContext } from './enforce/guard.js';
 export type { StandardSchemaIssue, StandardSchemaResult, StandardSchemaV1 } from './enforce/schema.js';
@@ -24,10 +31,10 @@ export interface Pep extends Guards {
    * Asks the PDP whether the tool call may run. Never rejects.
    * @param tool - the tool name as the agent proposed it (sent as is; the PDP normalizes); at most 256 characters
    * @param args - the call's arguments: a plain object of JSON values (snapshotted before sending)
-   * @param opts - `{ signal, session, simulated }`
+   * @param opts - `{ signal, session, simulated, toolPin }` ({@link ActionCallOptions})
    * @returns the decision; ALLOW/WARN carry `permitId` (not on simulated requests)
    */
-  authorizeAction(tool: string, args: Record<string, unknown>, opts?: CallOptions): Promise<PolicyDecision>;
+  authorizeAction(tool: string, args: Record<string, unknown>, opts?: ActionCallOptions): Promise<PolicyDecision>;
   /**
    * Asks the PDP about several tool calls at once: one decision per call, in order, within one deadline
    * (`timeoutMs`). Never rejects. Over AuthZEN the calls go as one `evaluations` request

@@ -10,7 +10,13 @@ import { isAbortSignal, isSessionId } from '../internal/guards.js';
 import { NotJsonError, snapshotJsonObject } from '../internal/json.js';
 import { sessionOf } from '../internal/session.js';
 import { normalizeToolName } from '../internal/tool-name.js';
-import { type CallOptions, DEFAULTS, type EgressCallOptions, type InputCallOptions } from '../options/pep.js';
+import {
+  type ActionCallOptions,
+  type CallOptions,
+  DEFAULTS,
+  type EgressCallOptions,
+  type InputCallOptions,
+} from '../options/pep.js';
 import { canonicalSnapshotJson } from '../permit/hash.js';
 import type { AuthorizeRequest, SentRequest, VisibilityBatch } from '../wire/agent-pep.js';
 import { readIntent } from './intent.js';
@@ -55,6 +61,8 @@ export interface CallContext {
   visibilityBatch?: VisibilityBatch | undefined;
   /** `checkInput`'s `intent`, checked and copied. */
   intent?: IntentGrant[] | undefined;
+  /** An action's `toolPin` (43 base64url characters), checked. */
+  toolPin?: string | undefined;
 }
 
 export { isAbortSignal, isSessionId };
@@ -63,6 +71,9 @@ export { isAbortSignal, isSessionId };
 const CALL_KEYS: ReadonlySet<string> = new Set(['signal', 'session', 'simulated']);
 const EGRESS_CALL_KEYS: ReadonlySet<string> = new Set([...CALL_KEYS, 'tool']);
 const INPUT_CALL_KEYS: ReadonlySet<string> = new Set([...CALL_KEYS, 'intent']);
+const ACTION_CALL_KEYS: ReadonlySet<string> = new Set([...CALL_KEYS, 'toolPin']);
+/** A SHA-256 in base64url without padding: the form of a tool pin (docs/visibility.md). */
+const TOOL_PIN = /^[A-Za-z0-9_-]{43}$/;
 /** Most characters of an unknown key named in a message (the key is the caller's, but may be long). */
 const KEY_SHOWN = 64;
 
@@ -94,7 +105,13 @@ export function readCallOptions(
   const o = raw as EgressCallOptions;
   refuseUnknownCallKeys(
     o,
-    stage === 'context_egress' ? EGRESS_CALL_KEYS : stage === 'input' ? INPUT_CALL_KEYS : CALL_KEYS,
+    stage === 'context_egress'
+      ? EGRESS_CALL_KEYS
+      : stage === 'input'
+        ? INPUT_CALL_KEYS
+        : stage === 'action'
+          ? ACTION_CALL_KEYS
+          : CALL_KEYS,
   );
   const { signal, session, simulated } = o;
   const tool = stage === 'context_egress' ? o.tool : undefined;
@@ -113,6 +130,13 @@ export function readCallOptions(
     const read = readIntent(intent);
     if (!read.ok) throw new InvalidRequest(read.problem);
     call.intent = read.intent;
+  }
+  const toolPin = (o as ActionCallOptions).toolPin;
+  if (stage === 'action' && toolPin !== undefined) {
+    if (typeof toolPin !== 'string' || !TOOL_PIN.test(toolPin)) {
+      throw new InvalidRequest('toolPin must be a SHA-256 in base64url (43 characters)');
+    }
+    call.toolPin = toolPin;
   }
   return call;
 }
@@ -192,6 +216,7 @@ export function prepare(
   if (call.purpose !== undefined) req.purpose = call.purpose;
   if (call.visibilityBatch !== undefined) req.visibilityBatch = call.visibilityBatch;
   if (call.intent !== undefined) req.intent = call.intent;
+  if (call.toolPin !== undefined) req.toolPin = call.toolPin;
   return snapshot === undefined && sent.args !== undefined ? { req, sent, call, ownArgs: true } : { req, sent, call };
 }
 

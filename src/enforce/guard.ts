@@ -10,7 +10,7 @@ import { isTextStage, type PolicyDecision, type TextStage } from '../decision.js
 import { PolicyBlockedError, type PolicyEnforcementError, PolicyEscalatedError } from '../errors.js';
 import { MAX_TOOL_NAME_LENGTH } from '../internal/tool-name.js';
 import { optionError, refuseUnknownKeys } from '../options/kit.js';
-import type { CallOptions, EgressCallOptions } from '../options/pep.js';
+import type { ActionCallOptions, EgressCallOptions } from '../options/pep.js';
 import type { Kernel } from './kernel.js';
 import type { Refused } from './results.js';
 import { isStandardSchema, type StandardSchemaV1, validateArgs } from './schema.js';
@@ -32,7 +32,7 @@ export interface ToolExecutionContext {
  * @typeParam R - what the tool resolves with
  * @typeParam A - the args it takes (a plain object of JSON values at run time; with a `schema`, its input type)
  */
-export type GuardedTool<R, A = Record<string, unknown>> = (args: A, opts?: CallOptions) => Promise<R>;
+export type GuardedTool<R, A = Record<string, unknown>> = (args: A, opts?: ActionCallOptions) => Promise<R>;
 
 /**
  * Options of `guardTool`.
@@ -101,6 +101,7 @@ function checkGuardToolArgs(name: unknown, execute: unknown, options: unknown): 
 /** The per-call keys a guard helper takes (docs/api.md, `CallOptions`); `guardText` at context_egress also `tool`. */
 const GUARD_CALL_KEYS: ReadonlySet<string> = new Set(['signal', 'session', 'simulated']);
 const GUARD_EGRESS_KEYS: ReadonlySet<string> = new Set([...GUARD_CALL_KEYS, 'tool']);
+const GUARD_ACTION_KEYS: ReadonlySet<string> = new Set([...GUARD_CALL_KEYS, 'toolPin']);
 
 /**
  * A guard helper's per-call options: an unknown key (or options that are not an object) is a
@@ -108,12 +109,16 @@ const GUARD_EGRESS_KEYS: ReadonlySet<string> = new Set([...GUARD_CALL_KEYS, 'too
  * caller would read as a policy decision. Values are the decision's to judge (BLOCK `invalid_request`).
  * @throws TypeError with `option` naming the key, or `'(options)'`
  */
-function checkGuardCallOptions(scope: string, opts: unknown, egress: boolean): void {
+function checkGuardCallOptions(scope: string, opts: unknown, egress: boolean | 'action'): void {
   if (opts === undefined) return;
   if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
     optionError(scope, '(options)', 'expected an object of call options');
   }
-  refuseUnknownKeys(scope, opts, egress ? GUARD_EGRESS_KEYS : GUARD_CALL_KEYS);
+  refuseUnknownKeys(
+    scope,
+    opts,
+    egress === 'action' ? GUARD_ACTION_KEYS : egress ? GUARD_EGRESS_KEYS : GUARD_CALL_KEYS,
+  );
 }
 
 /** The guard helpers of a client (`pep.guardTool`, `pep.guardText`): the enforcement layer as exceptions. */
@@ -175,7 +180,7 @@ export function makeGuards(kernel: Kernel): Guards {
       const check = options?.checkResult ?? false;
       const schema = options?.schema;
       return async (args, callOpts) => {
-        checkGuardCallOptions(`guardTool(${JSON.stringify(name.slice(0, 40))})`, callOpts, false);
+        checkGuardCallOptions(`guardTool(${JSON.stringify(name.slice(0, 40))})`, callOpts, 'action');
         const input = schema === undefined ? args : await schemaArgs(kernel, name, schema, args, 'args');
         const decided = await kernel.decideAction(name, input, callOpts, true);
         if (decided.kind === 'substituted') return decided.result as never;

@@ -42,6 +42,8 @@ export interface EvidenceRecord {
   tool?: string;
   /** Action: the `act_hash` of the args the decision was about. */
   argsHash?: string;
+  /** A review of an action whose request named the pin of the tool's definition: that pin (an MCP pin). */
+  toolPin?: string;
   /** Text stages: base64url HMAC-SHA-256 of the content under the PDP's secret evidence key. */
   contentHash?: string;
   /**

@@ -173,6 +173,18 @@ export interface CallOptions {
   simulated?: boolean | undefined;
 }
 
+/** Per-call options of an action (`authorizeAction`, a guarded tool): also the pin of the tool's definition. */
+export interface ActionCallOptions extends CallOptions {
+  /**
+   * The SHA-256 (base64url, 43 characters) of the tool definition this call is decided against (an MCP pin,
+   * docs/visibility.md), sent in the request (`toolPin`; AuthZEN `context.toolPin`). The dev PDP names it in
+   * the permit (`tool_pin` claim) and binds an escalation's approval to it (CONTRACT section 16). A value
+   * that is not 43 base64url characters is a synthesized BLOCK `invalid_request`.
+   * @defaultValue undefined (no pin named)
+   */
+  toolPin?: string | undefined;
+}
+
 /** One tool call of `authorizeActions`: the tool name as proposed and its args, as `authorizeAction` takes them. */
 export interface ActionCall {
   /** The tool name as the agent proposed it (at most 256 characters). */

@@ -42,6 +42,8 @@ export interface AuthorizeRequest {
   sessionStep?: number;
   /** Input stage: the grants the application's own extractor proposed (`checkInput(text, { intent })`). */
   intent?: IntentGrant[];
+  /** Action: the SHA-256 (base64url) of the tool definition the call is decided against (an MCP pin). */
+  toolPin?: string;
 }
 
 /** The batch a visibility request belongs to: its id and how many requests it has (docs/visibility.md). */
@@ -107,7 +109,8 @@ type Written =
   | 'purpose'
   | 'visibilityBatch'
   | 'sessionStep'
-  | 'intent';
+  | 'intent'
+  | 'toolPin';
 const everyMemberWritten: [keyof AuthorizeRequest] extends [Written] ? true : never = true;
 void everyMemberWritten;
 
@@ -154,6 +157,7 @@ export function encodeRequest(req: AuthorizeRequest, argsJson?: string): string 
   if (req.visibilityBatch !== undefined) out += `,"visibilityBatch":${JSON.stringify(req.visibilityBatch)}`;
   if (req.sessionStep !== undefined) out += `,"sessionStep":${req.sessionStep}`;
   if (req.intent !== undefined) out += `,"intent":${JSON.stringify(req.intent)}`;
+  if (req.toolPin !== undefined) out += `,"toolPin":${JSON.stringify(req.toolPin)}`;
   return `${out}}`;
 }
 

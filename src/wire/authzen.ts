@@ -50,6 +50,7 @@ export interface Evaluation {
     visibilityBatch?: VisibilityBatch;
     sessionStep?: number;
     intent?: IntentGrant[];
+    toolPin?: string;
   };
 }
 
@@ -63,7 +64,7 @@ export interface PreparedCall {
  * Maps one request: `subject: { type: 'agent', id: agentId }`; action stage `action: { name: 'call' }`,
  * `resource: { type: 'tool', id: <normalized tool>, properties: { args } }`; text stages
  * `action: { name: <stage> }`, `resource: { type: 'content', id: requestId, properties: { content, tool? } }`;
- * `context: { session, requestId, simulated?, purpose?, visibilityBatch?, sessionStep?, intent? }`.
+ * `context: { session, requestId, simulated?, purpose?, visibilityBatch?, sessionStep?, intent?, toolPin? }`.
  */
 export function toEvaluation({ req, sent }: PreparedCall): Evaluation {
   const context: Evaluation['context'] = { session: req.session, requestId: req.requestId };
@@ -72,6 +73,7 @@ export function toEvaluation({ req, sent }: PreparedCall): Evaluation {
   if (req.visibilityBatch !== undefined) context.visibilityBatch = req.visibilityBatch;
   if (req.sessionStep !== undefined) context.sessionStep = req.sessionStep;
   if (req.intent !== undefined) context.intent = req.intent;
+  if (req.toolPin !== undefined) context.toolPin = req.toolPin;
   const subject = { type: 'agent', id: req.agentId } as const;
   if (req.stage === 'action') {
     return {
@@ -103,6 +105,7 @@ function evaluationJson(call: PreparedCall): string {
   if (req.purpose !== undefined) tail += `,"purpose":${JSON.stringify(req.purpose)}`;
   if (req.visibilityBatch !== undefined) tail += `,"visibilityBatch":${JSON.stringify(req.visibilityBatch)}`;
   if (req.sessionStep !== undefined) tail += `,"sessionStep":${req.sessionStep}`;
+  if (req.toolPin !== undefined) tail += `,"toolPin":${JSON.stringify(req.toolPin)}`;
   return `${actionPrefix(req.agentId)}${toolNameJson(sent.tool as string)},"properties":{"args":${sent.argsJson}}},"context":{"session":${JSON.stringify(req.session)},"requestId":${JSON.stringify(req.requestId)}${tail}}}`;
 }
 

@@ -80,6 +80,7 @@ export function fromEvaluation(
       visibilityBatch: context.visibilityBatch,
       intent: context.intent,
       sessionStep: context.sessionStep,
+      toolPin: context.toolPin,
     },
     policy,
     headerId,

@@ -229,6 +229,7 @@ async function outcomeOf(
       stage: request.stage,
       hash: request.actHash ?? ctx.evidence.contentHash(request.content ?? ''),
       ...(request.tool !== undefined ? { tool: request.tool } : {}),
+      ...(request.toolPin !== undefined ? { toolPin: request.toolPin } : {}),
     };
     out.subject = subject;
     // taking a resolution or opening a review cannot be taken back: first hold the session, on its
@@ -305,6 +306,7 @@ async function plan(
       decisionId,
       ttlSec: ctx.permitTtlSec,
       labels: sessionLabels,
+      toolPin: request.toolPin,
     });
   }
   const step: HistoryStep = {

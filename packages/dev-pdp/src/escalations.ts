@@ -33,6 +33,8 @@ export interface EscalationSubject {
   tool?: string;
   /** Action: `act_hash`; text stages: the keyed content hash. */
   hash: string;
+  /** Action: the pin of the tool definition the request named, when it named one (an approval is bound to it). */
+  toolPin?: string;
 }
 
 /** What a reviewer sees of the request an escalation holds. @internal */
@@ -154,7 +156,8 @@ export interface EscalationStore {
 
 /** The key of a subject: what makes two requests identical. @internal */
 export function subjectKey(subject: EscalationSubject): string {
-  return canonicalJson([subject.agentId, subject.session, subject.stage, subject.tool ?? null, subject.hash]);
+  const key = [subject.agentId, subject.session, subject.stage, subject.tool ?? null, subject.hash];
+  return canonicalJson(subject.toolPin === undefined ? key : [...key, subject.toolPin]);
 }
 
 /** The key of a subject's session, for `maxPerSession`. @internal */

@@ -28,6 +28,8 @@ export interface ReviewEntry {
   session: string;
   latches: readonly string[];
   tool?: string;
+  /** The pin of the tool definition the escalated call named (an MCP pin), when it named one. */
+  toolPin?: string;
   argsHash?: string;
   contentHash?: string;
 }
@@ -132,6 +134,7 @@ export class EvidenceLog {
       latches: [...entry.latches],
       ...(entry.tool !== undefined ? { tool: entry.tool } : {}),
       ...(entry.argsHash !== undefined ? { argsHash: entry.argsHash } : {}),
+      ...(entry.toolPin !== undefined ? { toolPin: entry.toolPin } : {}),
       ...(entry.contentHash !== undefined ? { contentHash: entry.contentHash } : {}),
       simulated: false,
       escalationId: entry.escalationId,

@@ -46,6 +46,8 @@ export interface DecisionRequest {
   intent?: ClientGrantSpec[];
   /** The PEP's count of this session's decided non-simulated requests, this one included (from 1). */
   sessionStep?: number;
+  /** Action: the SHA-256 (base64url) of the tool definition the call is decided against (an MCP pin). */
+  toolPin?: string;
 }
 
 /** The fields a protocol extracted, not yet checked. @internal */
@@ -64,6 +66,8 @@ export interface RequestFields {
   /** Input stage: the application's grants. */
   intent?: unknown;
   sessionStep?: unknown;
+  /** Action: the pin of the tool's definition. */
+  toolPin?: unknown;
 }
 
 /**
@@ -150,8 +154,8 @@ export function checkRequest(
 }
 
 /**
- * `sessionStep` (a positive safe integer) and `intent` (input stage only, a list of grants the policy's
- * groups resolve).
+ * `sessionStep` (a positive safe integer), `intent` (input stage only, a list of grants the policy's
+ * groups resolve) and `toolPin` (action stage only, 43 base64url characters).
  * @throws HttpError 400 `bad_request` for a bad `sessionStep`; 400 `invalid_request` for a bad `intent`
  */
 function readSessionFields(
@@ -160,7 +164,14 @@ function readSessionFields(
   policy: CompiledPolicy,
   at: (name: string) => string,
 ): void {
-  const { sessionStep, intent } = fields;
+  const { sessionStep, intent, toolPin } = fields;
+  if (toolPin !== undefined) {
+    if (out.stage !== 'action')
+      throw new HttpError(400, 'invalid_request', `${at('toolPin')} belongs to the action stage`);
+    if (typeof toolPin !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(toolPin))
+      throw badRequest(`${at('toolPin')} must be a SHA-256 in base64url (43 characters)`);
+    out.toolPin = toolPin;
+  }
   if (sessionStep !== undefined) {
     if (!Number.isSafeInteger(sessionStep) || (sessionStep as number) < 1)
       throw badRequest(`${at('sessionStep')} must be a positive integer`);

@@ -97,6 +97,7 @@ export function reviewEntry(resolved: ResolvedEscalation): ReviewEntry {
   };
   if (resolved.note !== undefined) entry.note = resolved.note;
   if (e.subject.tool !== undefined) entry.tool = e.subject.tool;
+  if (e.subject.toolPin !== undefined) entry.toolPin = e.subject.toolPin;
   if (e.subject.stage === 'action') entry.argsHash = e.subject.hash;
   else entry.contentHash = e.subject.hash;
   return entry;

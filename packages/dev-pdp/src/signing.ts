@@ -128,6 +128,8 @@ export interface PermitRequest {
   ttlSec: number;
   /** The session's labels after the step: a `labels` claim when there is at least one, none otherwise. */
   labels?: readonly string[];
+  /** The pin of the tool definition the call was decided against: a `tool_pin` claim when given. */
+  toolPin?: string | undefined;
   /** Seconds since the epoch; defaults to now. */
   nowSec?: number;
 }
@@ -175,8 +177,8 @@ function compactJws(key: SigningKey, header: Record<string, unknown>, payload: s
 
 /**
  * Signs a one-time permit (docs/permits.md): header `{ alg: 'EdDSA', kid, typ: 'permit+jwt' }`,
- * claims `iss aud sub sid jti iat nbf exp tool act_hash decision_id`, and `labels` (sorted) when the
- * session has any.
+ * claims `iss aud sub sid jti iat nbf exp tool act_hash decision_id`, `labels` (sorted) when the
+ * session has any, and `tool_pin` when the request named the pin of the tool's definition.
  * @internal
  */
 export async function signPermit(key: SigningKey, request: PermitRequest): Promise<string> {
@@ -188,6 +190,7 @@ export async function signPermit(key: SigningKey, request: PermitRequest): Promi
     decision_id: request.decisionId,
   };
   if (request.labels !== undefined && request.labels.length > 0) claims.labels = [...request.labels];
+  if (request.toolPin !== undefined) claims.tool_pin = request.toolPin;
   claims.iss = request.issuer;
   claims.aud = request.audience;
   claims.sub = request.agentId;

@@ -27,6 +27,7 @@ export function fromAuthorizeBody(
       visibilityBatch: body.visibilityBatch,
       intent: body.intent,
       sessionStep: body.sessionStep,
+      toolPin: body.toolPin,
     },
     policy,
     headerId,

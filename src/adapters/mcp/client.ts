@@ -7,6 +7,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { isSessionId } from '../../internal/guards.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
+import type { ActionCallOptions } from '../../options/pep.js';
 import type { Pep } from '../../pep.js';
 import { argsBySchema, callOptions, enforcementOf } from '../kit.js';
 import {
@@ -357,7 +358,13 @@ function decideAndSend(
     : pep.guardTool(name, execute);
   // The application's session (the guard's option, else the Pep's): never the transport's
   // `sessionId`, which the SDK takes from whatever `mcp-session-id` the server last sent.
-  const callOpts = callOptions({ session: guard.session, signal: isObject(options) ? options.signal : undefined });
+  const callOpts: ActionCallOptions = callOptions({
+    session: guard.session,
+    signal: isObject(options) ? options.signal : undefined,
+  });
+  // The pin the call is decided against: the PDP names it in the permit and binds an approval to it.
+  const toolPin = guard.surface.pinOf(name);
+  if (toolPin !== undefined) callOpts.toolPin = toolPin;
   const args = params.arguments ?? {};
   return guarded(args as Record<string, unknown>, callOpts);
 }

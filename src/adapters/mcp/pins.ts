@@ -209,6 +209,13 @@ export class PinBook {
     return this.#pins.has(norm) ? { kind: 'changed', field: undefined } : { kind: 'new' };
   }
 
+  /** The pin of a tool the last list showed as pinned and unchanged, else undefined. */
+  shaOf(name: string): string | undefined {
+    if (this.statusOf(name).kind !== 'ok') return undefined;
+    const norm = normalizedName(name);
+    return norm === undefined ? undefined : this.#pins.get(norm)?.sha;
+  }
+
   /** The pin set as plain JSON (tools sorted by name, for a reviewable diff). */
   toJSON(): McpPinSet {
     const tools: Record<string, string> = {};

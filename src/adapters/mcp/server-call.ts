@@ -82,6 +82,8 @@ interface VerifiedCall {
   wire: unknown;
   parsed: unknown;
   hasSchema: boolean;
+  /** The pin of the tool's definition as the server lists it now, when the server knows it. */
+  pin: string | undefined;
 }
 
 /**
@@ -92,17 +94,26 @@ async function runVerified(c: VerifiedCall, invoke: () => unknown): Promise<unkn
   // The permit binds the arguments as received; the callback gets them as the schema parses them.
   // A schema may drop unknown members, never add one (a default the client did not send) or change
   // a value (a coercion, a transform): the callback would run args the permit does not bind.
-  const refused = await permitRefusal(c.pep, c.verifier, c.name, c.wire, c.meta, () =>
-    c.hasSchema && !onlyDropsMembers(c.wire, withoutUndefinedMembers(c.parsed))
-      ? 'the input schema changes the arguments the permit binds'
-      : undefined,
+  const refused = await permitRefusal(
+    c.pep,
+    c.verifier,
+    c.name,
+    c.wire,
+    c.meta,
+    () =>
+      c.hasSchema && !onlyDropsMembers(c.wire, withoutUndefinedMembers(c.parsed))
+        ? 'the input schema changes the arguments the permit binds'
+        : undefined,
+    c.pin,
   );
   return refused ?? (await invoke());
 }
 
 /**
  * The refusal of a call whose permit (in `_meta`) does not verify against `name` and `args` as received
- * (docs/permits.md; its `jti` claimed when it does), or whose `shapeCheck` names a reason; else undefined.
+ * (docs/permits.md; its `jti` claimed when it does), or whose `shapeCheck` names a reason, or that names
+ * the pin of another definition of the tool than `pin` (its `tool_pin` claim, CONTRACT section 16); else
+ * undefined.
  */
 export async function permitRefusal(
   pep: Pep,
@@ -111,6 +122,7 @@ export async function permitRefusal(
   args: unknown,
   meta: unknown,
   shapeCheck?: () => string | undefined,
+  pin?: string | undefined,
 ): Promise<ToolResult | undefined> {
   const permit = isObject(meta) ? meta[PERMIT_META_KEY] : undefined;
   if (typeof permit !== 'string' || permit === '') {
@@ -120,7 +132,11 @@ export async function permitRefusal(
   const why = shapeCheck?.();
   if (why !== undefined) return failedClosed(pep, name, 'permit_invalid', why);
   try {
-    await verifier.verify(permit, { tool: name, args });
+    const claims = await verifier.verify(permit, { tool: name, args });
+    const named = claims.tool_pin;
+    if (pin !== undefined && typeof named === 'string' && named !== pin) {
+      return failedClosed(pep, name, 'permit_invalid', 'the permit was decided against another definition of the tool');
+    }
     return undefined;
   } catch (err) {
     const code = isObject(err) && typeof err.code === 'string' ? err.code : 'error';
@@ -138,6 +154,13 @@ export interface RunnerDeps {
   received: WeakMap<object, Received>;
   /** The server's `session` option, else undefined (`params._meta['agent-pep/session']`). */
   session: SessionOfRequest | undefined;
+  /** The pin of a tool's definition as the server lists it now (checked against a permit's `tool_pin`). */
+  pinOf?: ((tool: RegisteredTool) => string | undefined) | undefined;
+  /**
+   * The args as the tool's input schema parses them, throwing when they do not fit.
+   * @defaultValue the 1.x SDK's own parse (`normalizeObjectSchema`, `safeParseAsync`)
+   */
+  parse?: ((tool: RegisteredTool, args: unknown) => Promise<unknown>) | undefined;
 }
 
 /** Makes the guarded call of a server's tools. */
@@ -145,6 +168,7 @@ export function makeRunner(
   deps: RunnerDeps,
 ): (tool: RegisteredTool, callback: Callback, callArgs: unknown[]) => Promise<unknown> {
   const { pep, verifier, nameOf, received } = deps;
+  const parse = deps.parse ?? parseInput;
   /** One guarded call of `callback` (the tool's callback or a task handler's `createTask`). */
   return async function run(tool: RegisteredTool, callback: Callback, callArgs: unknown[]): Promise<unknown> {
     const hasSchema = Boolean(tool.inputSchema);
@@ -168,7 +192,8 @@ export function makeRunner(
 
       if (verifier !== undefined) {
         const meta = got !== undefined ? got._meta : isObject(extra) ? extra._meta : undefined;
-        return await runVerified({ pep, verifier, name, meta, wire, parsed, hasSchema }, () => invoke(parsed));
+        const pin = deps.pinOf?.(tool);
+        return await runVerified({ pep, verifier, name, meta, wire, parsed, hasSchema, pin }, () => invoke(parsed));
       }
 
       // The application's session (CONTRACT section 16): from the request, never the transport's id.
@@ -196,7 +221,7 @@ export function makeRunner(
           if (isDeepStrictEqual(effective, decided)) args = parsed;
           else {
             try {
-              args = await parseInput(tool, effective);
+              args = await parse(tool, effective);
             } catch {
               throw new SchemaRefusal();
             }

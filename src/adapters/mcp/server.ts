@@ -9,7 +9,13 @@
  * @internal
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { getLiteralValue } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import {
+  getLiteralValue,
+  getParseErrorMessage,
+  normalizeObjectSchema,
+  safeParseAsync,
+} from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { VisibleToolsOptions } from '../../core/visibility.js';
 import { normalizeToolName } from '../../internal/tool-name.js';
@@ -28,7 +34,22 @@ import {
 import { guardHandler, type McpHttpHandlerLike } from './handler.js';
 import { requestStates } from './request-state.js';
 import { type Callback, makeRunner, type Received } from './server-call.js';
+import {
+  guardLowLevelV2,
+  guardMcpServerV2,
+  isLowLevelV2,
+  isMcpServerV2,
+  type McpToolHandlersV2,
+  type McpToolHandleV2,
+  type ToolStack,
+  visibleOnly,
+} from './server-v2.js';
 import { guardTransport, type TransportLike } from './transport.js';
+
+/** A 2.x `McpServer` or low-level `Server` of `@modelcontextprotocol/server` (structurally). */
+export type McpServerV2Like =
+  | { readonly server: { projectCallToolResult(...args: never[]): unknown } }
+  | { projectCallToolResult(...args: never[]): unknown; setRequestHandler(...args: never[]): unknown };
 
 /** Options of {@link guardMcpServer}. */
 export interface GuardMcpServerOptions {
@@ -63,6 +84,22 @@ export interface GuardMcpServerOptions {
   requestStateKey?: Uint8Array | undefined;
   /** How long a `requestState` may be echoed back, in milliseconds. @defaultValue 600000 (10 minutes) */
   requestStateTtlMs?: number | undefined;
+  /**
+   * An `McpServer` (required for a 2.x one; on 1.x it selects this route): the handle `registerTool`
+   * returned for each tool, by name (`{ tools: { refund_payment: handle } }`). The guard serves `tools/call`
+   * and `tools/list` itself from these handles through the low-level server's public `removeRequestHandler`
+   * and `setRequestHandler` (the SDK keeps its tools private), replacing no member of any SDK object: a tool
+   * whose handle is not given is not listed and its calls are refused. Register the tools first, then guard.
+   * Task tools (`experimental.tasks.registerToolTask`) are not served on this route (their calls answer a
+   * tool error). @defaultValue undefined (1.x: registration and the low-level handlers are wrapped instead)
+   */
+  tools?: Record<string, McpToolHandleV2> | undefined;
+  /**
+   * A 2.x low-level `Server` only (and required there): the `tools/call` handler (`call(request, ctx)`,
+   * run only after the guard's decision, with the arguments decided) and, optionally, the `tools/list`
+   * one (`list`), which the guard sets on the server. Do not set them on the server yourself.
+   */
+  toolHandlers?: McpToolHandlersV2 | undefined;
 }
 
 const SERVER_OPTIONS: ReadonlySet<string> = new Set([
@@ -71,6 +108,8 @@ const SERVER_OPTIONS: ReadonlySet<string> = new Set([
   'session',
   'requestStateKey',
   'requestStateTtlMs',
+  'tools',
+  'toolHandlers',
 ]);
 
 const guardedServers = new WeakSet<object>();
@@ -85,6 +124,47 @@ interface LowLevel {
 }
 
 type Register = (...args: unknown[]) => unknown;
+
+const EMPTY_OBJECT_JSON_SCHEMA = { type: 'object', properties: {} };
+
+/**
+ * The 1.x stack of the owned route (`{ tools }`): the SDK's own schema parse and JSON Schema conversion
+ * (`zod-compat`, `zod-json-schema-compat`, public modules of the SDK), handlers set by request schema.
+ */
+const V1_STACK: ToolStack = {
+  serve(low, method, handler) {
+    const l = low as { removeRequestHandler(m: string): void; setRequestHandler(schema: unknown, h: Callback): void };
+    l.removeRequestHandler(method);
+    l.setRequestHandler(method === 'tools/call' ? CallToolRequestSchema : ListToolsRequestSchema, handler);
+  },
+  async parse(schema, value) {
+    const s = schema as Parameters<typeof normalizeObjectSchema>[0];
+    const parsed = await safeParseAsync((normalizeObjectSchema(s) ?? s) as never, value);
+    if (!parsed.success) throw new Error(getParseErrorMessage('error' in parsed ? parsed.error : 'Unknown error'));
+    return parsed.data;
+  },
+  inputJson(t) {
+    const obj = normalizeObjectSchema(t.inputSchema as never);
+    return obj ? toJsonSchemaCompat(obj, { strictUnions: true, pipeStrategy: 'input' }) : EMPTY_OBJECT_JSON_SCHEMA;
+  },
+  outputJson(t) {
+    const obj = t.outputSchema ? normalizeObjectSchema(t.outputSchema as never) : undefined;
+    return obj ? toJsonSchemaCompat(obj, { strictUnions: true, pipeStrategy: 'output' }) : undefined;
+  },
+  project: (_low, result) => result,
+};
+
+/** Whether `server` is a 1.x `McpServer` (`registerTool` and `tool`, a low-level `server` taking schemas). */
+function isMcpServerV1(server: unknown): server is Record<string, unknown> {
+  return (
+    isObject(server) &&
+    typeof server.registerTool === 'function' &&
+    typeof server.tool === 'function' &&
+    isObject(server.server) &&
+    typeof server.server.removeRequestHandler === 'function' &&
+    typeof server.server.setRequestHandler === 'function'
+  );
+}
 
 /** The method a request schema is for (`tools/call`, ...), or undefined. */
 function methodOf(schema: unknown): unknown {
@@ -261,9 +341,61 @@ export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServe
  * (`invalid_request`); every refusal of the guard is observed by `onDecision` and telemetry.
  */
 export function guardMcpServer<H extends McpHttpHandlerLike>(pep: Pep, handler: H, opts?: GuardMcpServerOptions): H;
+/**
+ * Guards a 2.x `McpServer` or low-level `Server` of `@modelcontextprotocol/server` given directly (CONTRACT
+ * section 16), with the SDK's public API only: no member of the server, its `server` or its transport is
+ * replaced. The guard sets the low-level server's `tools/call` and `tools/list` handlers (public
+ * `removeRequestHandler` and `setRequestHandler`) and serves them:
+ * - an `McpServer`: from the handles `registerTool` returned, passed as `{ tools: { name: handle } }` (the
+ *   SDK keeps its tool table private). Each call is validated by the tool's input schema as the SDK does,
+ *   decided on the parsed args (the args the callback runs with: defaults and coercions applied), then run
+ *   through the handle's current `handler` (so `update({ callback })` later stays guarded), its output
+ *   validated and projected as the SDK does. A tool whose handle is not given is not listed and its calls are
+ *   refused; register every tool before guarding.
+ * - a low-level `Server`: with `{ toolHandlers: { call, list? } }`, the guard's `tools/call` decides on the
+ *   arguments as received and only then calls `call(request, ctx)`; `list` answers `tools/list`.
+ * Session, verifier, `hideBlocked` and refusals as for a 1.x `McpServer`; every refusal of the guard reaches
+ * `onDecision` and telemetry. Never set `tools/call` on the low-level server after guarding: that handler
+ * would replace the guard's.
+ * @param pep - the client that decides (`createPep`)
+ * @param server - a 2.x `McpServer` (with `opts.tools`) or `Server` (with `opts.toolHandlers`)
+ * @param opts - see {@link GuardMcpServerOptions}
+ * @returns the same server
+ * @throws TypeError when `tools` (`McpServer`) or `toolHandlers` (`Server`) is missing or bad (`err.option`),
+ *   two tools' names normalize alike, the `Server` already has a `tools/call` handler (the guard cannot reach
+ *   it: pass it as `toolHandlers.call`), the server is already guarded, or as for a 1.x `McpServer`
+ */
+export function guardMcpServer<S extends McpServerV2Like>(pep: Pep, server: S, opts: GuardMcpServerOptions): S;
 export function guardMcpServer(pep: Pep, target: unknown, opts?: GuardMcpServerOptions): unknown {
+  const scope = 'guardMcpServer';
+  const v2 = isMcpServerV2(target) ? 'server' : isLowLevelV2(target) ? 'low' : undefined;
+  if (v2 !== undefined) {
+    const deps = readServerOptions(scope, pep, opts);
+    if (guardedServers.has(target as object)) throw new TypeError(`${scope}: this server is already guarded`);
+    const v2Deps = { scope, pep, verifier: deps.verifier, hideBlocked: deps.hideBlocked, session: deps.session };
+    if (opts?.[v2 === 'server' ? 'toolHandlers' : 'tools'] !== undefined) {
+      optionError(scope, v2 === 'server' ? 'toolHandlers' : 'tools', 'not for this kind of server');
+    }
+    if (v2 === 'server') guardMcpServerV2(target as Record<string, unknown>, opts?.tools, v2Deps);
+    else guardLowLevelV2(target as never, opts?.toolHandlers, v2Deps);
+    guardedServers.add(target as object);
+    return target;
+  }
+  if (opts?.tools !== undefined && isMcpServerV1(target)) {
+    // The owned route on 1.x: the tools reached through their handles, no member of the SDK replaced.
+    const deps = readServerOptions(scope, pep, opts);
+    if (guardedServers.has(target)) throw new TypeError(`${scope}: this server is already guarded`);
+    if (opts.toolHandlers !== undefined) optionError(scope, 'toolHandlers', 'not for this kind of server');
+    const v1Deps = { scope, pep, verifier: deps.verifier, hideBlocked: deps.hideBlocked, session: deps.session };
+    guardMcpServerV2(target, opts.tools, v1Deps, V1_STACK);
+    guardedServers.add(target);
+    return target;
+  }
+  for (const key of ['tools', 'toolHandlers'] as const) {
+    if (opts?.[key] !== undefined) optionError(scope, key, 'only for a 2.x McpServer (tools) or Server (toolHandlers)');
+  }
   if (isObject(target) && typeof target.fetch === 'function' && typeof target.registerTool !== 'function') {
-    const deps = readServerOptions('guardMcpServer', pep, opts);
+    const deps = readServerOptions(scope, pep, opts);
     return guardHandler(target as unknown as McpHttpHandlerLike, { pep, ...deps });
   }
   return guardServer(pep, target as McpServer, opts);
@@ -421,20 +553,6 @@ function listing(pep: Pep, handler: Callback, sessionFn: SessionOfRequest | unde
     if (isObject(extra) && extra.signal instanceof AbortSignal) o.signal = extra.signal;
     return await visibleOnly(pep, result, o);
   };
-}
-
-/** A tools/list result with only the tools `pep.visibleTools` shows. */
-async function visibleOnly(pep: Pep, result: unknown, o: VisibleToolsOptions): Promise<unknown> {
-  if (!isObject(result) || !Array.isArray(result.tools)) return result;
-  const listed = result.tools as unknown[];
-  const names = listed.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name : undefined));
-  const visible = new Set(
-    await pep.visibleTools(
-      names.filter((n): n is string => n !== undefined),
-      o,
-    ),
-  );
-  return { ...result, tools: listed.filter((_, i) => names[i] !== undefined && visible.has(names[i] as string)) };
 }
 
 /**

@@ -26,6 +26,8 @@ export interface ToolSurface {
   refuseCall(name: string, options: unknown): Promise<ToolResult | undefined>;
   /** The pin set (`pepPins()`), or undefined without `pin`. */
   pins(): McpPinSet | undefined;
+  /** The pin a call to `name` is decided against (after `refuseCall` let it through), or undefined without `pin`. */
+  pinOf(name: string): string | undefined;
   /**
    * The `inputSchema` the server lists for `name`: from the last `tools/list` seen, else the whole list
    * read once now (every page). Undefined for a tool the server does not list.
@@ -173,6 +175,7 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
     },
 
     pins: () => book?.toJSON(),
+    pinOf: (name) => book?.shaOf(name),
     async inputSchemaOf(name, options) {
       if (!schemas.has(name) && !listedWhole) await refresh(options);
       return schemas.get(name);

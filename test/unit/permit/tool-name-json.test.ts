@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { actionHashOfCanonical, referenceActionHash, toolNameJson } from '../../../src/permit/hash.js';
 import { normalizeToolName } from '../../../src/internal/tool-name.js';
+import { actionHashOfCanonical, referenceActionHash, toolNameJson } from '../../../src/permit/hash.js';
 
 describe('toolNameJson', () => {
   it('writes every normalized name as JSON.stringify does', () => {

@@ -105,6 +105,7 @@ function listed(e: PendingEscalation, escalationTtlMs: number): Record<string, u
     stage: subject.stage,
     ...(subject.tool !== undefined ? { tool: subject.tool } : {}),
     ...(subject.stage === 'action' ? { argsHash: subject.hash } : {}),
+    ...(subject.toolPin !== undefined ? { toolPin: subject.toolPin } : {}),
     ...(e.reason !== undefined ? { reason: e.reason } : {}),
     latches: e.latches,
     ...(e.labels !== undefined ? { labels: e.labels } : {}),

@@ -1,0 +1,415 @@
+/**
+ * `guardMcpServer` for a 2.x `McpServer` or low-level `Server` of `@modelcontextprotocol/server`, given
+ * directly (not behind `createMcpHandler`). Public API of the SDK only: the guard sets the `tools/call` and
+ * `tools/list` handlers of the low-level server (`removeRequestHandler`, `setRequestHandler`), and reaches
+ * each tool through the handle `registerTool` returned (its public `handler`, `inputSchema`, `enabled`...),
+ * which the application passes (`{ tools: { name: handle } }`). No member of an SDK object is replaced.
+ * Internal to `agent-pep/mcp`.
+ * @internal
+ */
+import type { RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { VisibleToolsOptions } from '../../core/visibility.js';
+import { PolicyEnforcementError } from '../../errors.js';
+import { normalizeToolName } from '../../internal/tool-name.js';
+import { optionError } from '../../options/kit.js';
+import type { Pep } from '../../pep.js';
+import type { PermitVerifier } from '../../permit/verifier.js';
+import {
+  asToolResult,
+  failedClosed,
+  isObject,
+  refusal,
+  refusals,
+  requestSession,
+  type SessionOfRequest,
+} from './common.js';
+import { pinOf } from './pins.js';
+import { type Callback, makeRunner, permitRefusal, type Received } from './server-call.js';
+
+/** A tool handle `registerTool` of a 2.x `McpServer` returns (structurally: the public fields the guard reads). */
+export interface McpToolHandleV2 {
+  title?: string | undefined;
+  description?: string | undefined;
+  inputSchema?: unknown;
+  outputSchema?: unknown;
+  outputSchemaJson?: unknown;
+  annotations?: unknown;
+  icons?: unknown;
+  execution?: unknown;
+  _meta?: unknown;
+  handler: unknown;
+  enabled: boolean;
+  update(updates: Record<string, unknown>): void;
+}
+
+/** The handlers of a 2.x low-level `Server` the guard serves `tools/call` and `tools/list` with. */
+export interface McpToolHandlersV2 {
+  /** Answers a `tools/call` request the guard let through, with the arguments decided. */
+  call(request: { method: string; params: Record<string, unknown> }, ctx: unknown): unknown;
+  /** Answers `tools/list` (filtered by the guard unless `hideBlocked: false`). */
+  list?: ((request: { method: string; params: Record<string, unknown> }, ctx: unknown) => unknown) | undefined;
+}
+
+/** The public members of a 2.x low-level `Server` the guard uses. */
+interface LowLevelV2 {
+  setRequestHandler(method: string, handler: Callback): void;
+  removeRequestHandler(method: string): void;
+  assertCanSetRequestHandler(method: string): void;
+  projectCallToolResult(result: unknown, outputSchemaJson: unknown): unknown;
+}
+
+/**
+ * What differs between the SDK lines on the owned route: how a handler is set, how a schema parses and
+ * lists, and how a result is put on the wire. The default is the 2.x one; `server.ts` makes the 1.x one.
+ */
+export interface ToolStack {
+  /** Sets `method`'s handler on the low-level server in place of the SDK's (public API). */
+  serve(low: unknown, method: 'tools/call' | 'tools/list', handler: Callback): void;
+  /** The output of `schema` for `value`, or an Error naming the issues. */
+  parse(schema: unknown, value: unknown): Promise<unknown>;
+  /** A tool's listed `inputSchema`. */
+  inputJson(tool: McpToolHandleV2): unknown;
+  /** A tool's listed `outputSchema`, or undefined. */
+  outputJson(tool: McpToolHandleV2): unknown;
+  /** The result on the wire (2.x: the SDK's projection). */
+  project(low: unknown, result: unknown, tool: McpToolHandleV2): unknown;
+}
+
+/** What both v2 guards need. */
+export interface V2Deps {
+  scope: string;
+  pep: Pep;
+  verifier: PermitVerifier | undefined;
+  hideBlocked: boolean;
+  session: SessionOfRequest | undefined;
+}
+
+type Request = { method: string; params: Record<string, unknown> };
+
+/** Whether `server` is a 2.x low-level `Server` (it has the 2026-07-28 result projection; 1.x has not). */
+export function isLowLevelV2(server: unknown): server is LowLevelV2 {
+  return (
+    isObject(server) &&
+    typeof server.setRequestHandler === 'function' &&
+    typeof server.removeRequestHandler === 'function' &&
+    typeof server.assertCanSetRequestHandler === 'function' &&
+    typeof server.projectCallToolResult === 'function'
+  );
+}
+
+/** Whether `server` is a 2.x `McpServer` (`registerTool`, no 1.x `tool()`, a 2.x low-level `server`). */
+export function isMcpServerV2(server: unknown): boolean {
+  return (
+    isObject(server) &&
+    typeof server.registerTool === 'function' &&
+    typeof server.tool !== 'function' &&
+    isLowLevelV2(server.server)
+  );
+}
+
+/** Whether the low-level server has a handler for `method` (public `assertCanSetRequestHandler` throws then). */
+function hasHandler(low: LowLevelV2, method: string): boolean {
+  try {
+    low.assertCanSetRequestHandler(method);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Sets `method`'s handler on the low-level server, replacing the SDK's (public API). */
+function serve(low: LowLevelV2, method: string, handler: Callback): void {
+  low.removeRequestHandler(method);
+  low.setRequestHandler(method, handler);
+}
+
+/** The 2.x stack: Standard Schema parse and JSON Schema, the SDK's own projection of a result. */
+const V2_STACK: ToolStack = {
+  serve: (low, method, handler) => serve(low as LowLevelV2, method, handler),
+  parse: (schema, value) => standardParse(schema, value),
+  inputJson: (t) => (t.inputSchema ? inputJson(t.inputSchema) : { type: 'object', properties: {} }),
+  outputJson: (t) => (t.outputSchema ? t.outputSchemaJson : undefined),
+  project: (low, result, t) => (low as LowLevelV2).projectCallToolResult(result, t.outputSchemaJson),
+};
+
+/** The normalized form of a tool name, or undefined for one that normalizes to nothing. */
+function normalized(name: string): string | undefined {
+  try {
+    return normalizeToolName(name);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The tool handles given, checked. @throws TypeError with `err.option` `'tools'` */
+function readHandles(scope: string, tools: unknown): Map<string, McpToolHandleV2> {
+  if (!isObject(tools) || Array.isArray(tools)) {
+    optionError(scope, 'tools', 'a 2.x McpServer needs the handles registerTool returned: { tools: { name: handle } }');
+  }
+  const handles = new Map<string, McpToolHandleV2>();
+  const seen = new Map<string, string>();
+  for (const [name, handle] of Object.entries(tools)) {
+    if (!isObject(handle) || typeof handle.update !== 'function' || !('handler' in handle)) {
+      optionError(scope, 'tools', `${JSON.stringify(name.slice(0, 64))} is not a handle registerTool returned`);
+    }
+    const norm = normalized(name);
+    const other = norm === undefined ? undefined : seen.get(norm);
+    if (other !== undefined) {
+      optionError(
+        scope,
+        'tools',
+        `tools ${JSON.stringify(other)} and ${JSON.stringify(name)} have the same normalized name`,
+      );
+    }
+    if (norm !== undefined) seen.set(norm, name);
+    handles.set(name, handle as unknown as McpToolHandleV2);
+  }
+  if (handles.size === 0) optionError(scope, 'tools', 'expected at least one tool handle');
+  return handles;
+}
+
+/** A Standard Schema's parse of `value`: its output, or a thrown Error naming the issues. */
+async function standardParse(schema: unknown, value: unknown): Promise<unknown> {
+  const std = isObject(schema) ? (schema['~standard'] as Record<string, unknown> | undefined) : undefined;
+  if (!isObject(std) || typeof std.validate !== 'function')
+    throw new Error('the input schema is not a Standard Schema');
+  const out = (await (std.validate as (v: unknown) => unknown)(value)) as { value?: unknown; issues?: unknown[] };
+  if (Array.isArray(out.issues) && out.issues.length > 0) {
+    const text = out.issues
+      .map((i) => (isObject(i) && typeof i.message === 'string' ? i.message : 'invalid'))
+      .join('; ');
+    throw new Error(text);
+  }
+  return out.value;
+}
+
+/** A Standard Schema's JSON Schema (its `~standard.jsonSchema.input`), else an empty object schema. */
+function inputJson(schema: unknown): unknown {
+  const std = isObject(schema) ? schema['~standard'] : undefined;
+  const json = isObject(std) && isObject(std.jsonSchema) ? std.jsonSchema.input : undefined;
+  if (typeof json === 'function') {
+    try {
+      return (json as (o: unknown) => unknown)({ target: 'draft-2020-12' });
+    } catch {
+      // the SDK lists what it can; the guard lists an object schema
+    }
+  }
+  return { type: 'object', properties: {} };
+}
+
+/** The tool-error result the SDK answers a failed tool with. */
+function toolError(text: string): unknown {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+/** The SDK's invalid-params protocol error (a disabled tool). */
+function invalidParams(message: string): Error {
+  return Object.assign(new Error(message), { code: -32602 });
+}
+
+/** A tools/list result with only the tools `pep.visibleTools` shows. */
+export async function visibleOnly(pep: Pep, result: unknown, o: VisibleToolsOptions): Promise<unknown> {
+  if (!isObject(result) || !Array.isArray(result.tools)) return result;
+  const listed = result.tools as unknown[];
+  const names = listed.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name : undefined));
+  const visible = new Set(
+    await pep.visibleTools(
+      names.filter((n): n is string => n !== undefined),
+      o,
+    ),
+  );
+  return { ...result, tools: listed.filter((_, i) => names[i] !== undefined && visible.has(names[i] as string)) };
+}
+
+/** A tools/list handler: `list`'s answer, kept to the tools the session may see unless `hideBlocked: false`. */
+function listing(deps: V2Deps, list: (request: Request, ctx: unknown) => unknown): Callback {
+  return async (request: unknown, ctx: unknown) => {
+    const req = request as Request;
+    const result = await list(req, ctx);
+    if (!deps.hideBlocked) return result;
+    const o: VisibleToolsOptions = {};
+    const params = isObject(req) && isObject(req.params) ? req.params : {};
+    const session = requestSession(deps.session, 'tools/list', params, ctx);
+    if (session !== undefined) o.session = session;
+    const signal = isObject(ctx) && isObject(ctx.mcpReq) ? ctx.mcpReq.signal : undefined;
+    if (signal instanceof AbortSignal) o.signal = signal;
+    const visible = await visibleOnly(deps.pep, result, o);
+    // What this caller may see: a cache shared between callers must not keep it (MCP 2026-07-28 `cacheScope`).
+    return isObject(visible) ? { ...visible, cacheScope: 'private' } : visible;
+  };
+}
+
+/** One tool as the guard lists it (as the SDK lists it). */
+function definition(name: string, t: McpToolHandleV2, stack: ToolStack): Record<string, unknown> {
+  const def: Record<string, unknown> = { name, title: t.title, description: t.description };
+  def.inputSchema = stack.inputJson(t);
+  for (const key of ['annotations', 'icons', 'execution', '_meta'] as const) def[key] = t[key];
+  const output = stack.outputJson(t);
+  if (output !== undefined) def.outputSchema = output;
+  return def;
+}
+
+/** The pin a client computes from the tool as listed (its JSON on the wire), or undefined when it has none. */
+function pinOfListed(name: string, t: McpToolHandleV2, stack: ToolStack): string | undefined {
+  try {
+    return pinOf(JSON.parse(JSON.stringify(definition(name, t, stack))) as Record<string, unknown>);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The listing of the tools whose handles were given (as the SDK lists them), enabled ones only. */
+function definitions(handles: Map<string, McpToolHandleV2>, stack: ToolStack): { tools: Record<string, unknown>[] } {
+  const tools: Record<string, unknown>[] = [];
+  for (const [name, t] of handles) if (t.enabled) tools.push(definition(name, t, stack));
+  return { tools };
+}
+
+/**
+ * Guards an `McpServer` whose tools were registered before, through their handles (2.x, or 1.x with its
+ * `stack`): the guard serves `tools/call` (a tool whose handle was not given is refused, observed) and
+ * `tools/list` (the given tools only). A tool registered after guarding is neither listed nor callable (on a
+ * server that had no tool before, the SDK's `registerTool` throws: the handlers are set).
+ * @throws TypeError when `tools` is missing or bad (`err.option` `'tools'`), or two names normalize alike
+ */
+export function guardMcpServerV2(
+  server: Record<string, unknown>,
+  tools: unknown,
+  deps: V2Deps,
+  stack: ToolStack = V2_STACK,
+): void {
+  const { scope, pep } = deps;
+  const low = server.server as LowLevelV2;
+  const handles = readHandles(scope, tools);
+  const names = new Map<RegisteredTool, string>();
+  for (const [name, handle] of handles) names.set(handle as unknown as RegisteredTool, name);
+  const received = new WeakMap<object, Received>();
+  const run = makeRunner({
+    pep,
+    verifier: deps.verifier,
+    received,
+    session: deps.session,
+    nameOf: (tool) => names.get(tool),
+    parse: (tool, args) => stack.parse(tool.inputSchema, args ?? {}),
+    pinOf: (tool) => {
+      const name = names.get(tool);
+      const handle = name === undefined ? undefined : handles.get(name);
+      return handle === undefined ? undefined : pinOfListed(name as string, handle, stack);
+    },
+  });
+  const call: Callback = async (request: unknown, ctx: unknown) => {
+    const params = isObject(request) && isObject(request.params) ? request.params : {};
+    const name = typeof params.name === 'string' ? params.name : 'unknown';
+    const tool = handles.get(name);
+    if (tool === undefined) {
+      return failedClosed(pep, name, 'invalid_request', 'the tool is not one the guard was given');
+    }
+    if (!tool.enabled) throw invalidParams(`Tool ${name} disabled`);
+    const meta = isObject(ctx) && isObject(ctx.mcpReq) ? (ctx.mcpReq._meta ?? params._meta) : params._meta;
+    if (isObject(ctx)) received.set(ctx, { name, arguments: params.arguments, _meta: meta });
+    return await runTool({ low, stack, run }, tool, name, params.arguments, ctx);
+  };
+  stack.serve(low, 'tools/call', call);
+  stack.serve(
+    low,
+    'tools/list',
+    listing(deps, () => definitions(handles, stack)),
+  );
+}
+
+/** One call of a given tool, as the SDK's own `tools/call` runs it, through the guard's runner. */
+async function runTool(
+  on: { low: LowLevelV2; stack: ToolStack; run: ReturnType<typeof makeRunner> },
+  tool: McpToolHandleV2,
+  name: string,
+  args: unknown,
+  ctx: unknown,
+): Promise<unknown> {
+  const { low, stack, run } = on;
+  let result: unknown;
+  try {
+    const handler = tool.handler as Callback;
+    if (typeof handler !== 'function') throw new Error(`Tool ${name} has no handler`);
+    let parsed: unknown;
+    if (tool.inputSchema) {
+      try {
+        parsed = await stack.parse(tool.inputSchema, args ?? {});
+      } catch (err) {
+        throw new Error(`Input validation error: Invalid arguments for tool ${name}: ${(err as Error).message}`);
+      }
+    }
+    const callArgs = tool.inputSchema ? [parsed, ctx] : [ctx];
+    result = await run(tool as unknown as RegisteredTool, handler, callArgs);
+    if (isObject(result) && refusals.has(result)) return result;
+    if (isObject(result) && result.resultType === 'input_required') return result;
+    if (tool.outputSchema && isObject(result) && 'content' in result && result.isError !== true) {
+      if (result.structuredContent === undefined) {
+        throw new Error(
+          `Output validation error: Tool ${name} has an output schema but no structured content was provided`,
+        );
+      }
+      try {
+        await stack.parse(tool.outputSchema, result.structuredContent);
+      } catch (err) {
+        throw new Error(
+          `Output validation error: Invalid structured content for tool ${name}: ${(err as Error).message}`,
+        );
+      }
+    }
+  } catch (err) {
+    return toolError(err instanceof Error ? err.message : String(err));
+  }
+  return stack.project(low, result, tool);
+}
+
+/**
+ * Guards a 2.x low-level `Server`: the guard serves `tools/call` (decided on the arguments as received,
+ * which the application's `call` gets) and, with `list`, `tools/list`.
+ * @throws TypeError when `toolHandlers` is missing or bad, or the server already has a tools/call handler
+ */
+export function guardLowLevelV2(low: LowLevelV2, handlers: unknown, deps: V2Deps): void {
+  const { scope, pep, verifier } = deps;
+  if (!isObject(handlers) || typeof handlers.call !== 'function') {
+    optionError(
+      scope,
+      'toolHandlers',
+      'a 2.x low-level Server needs { call(request, ctx), list? } to serve tools with',
+    );
+  }
+  if (handlers.list !== undefined && typeof handlers.list !== 'function') {
+    optionError(scope, 'toolHandlers', 'list must be a function');
+  }
+  if (hasHandler(low, 'tools/call')) {
+    throw new TypeError(
+      `${scope}: the server has a tools/call handler the guard cannot reach; pass it as { toolHandlers: { call } } instead of setting it`,
+    );
+  }
+  const { call, list } = handlers as unknown as McpToolHandlersV2;
+  if (list === undefined && deps.hideBlocked && hasHandler(low, 'tools/list')) {
+    optionError(scope, 'toolHandlers', 'pass the tools/list handler as toolHandlers.list (or hideBlocked: false)');
+  }
+  serve(low, 'tools/call', async (request: unknown, ctx: unknown) => {
+    const req = request as Request;
+    const params = isObject(req) && isObject(req.params) ? req.params : {};
+    const name = typeof params.name === 'string' ? params.name : 'unknown';
+    const args = params.arguments ?? {};
+    const forward = (a: unknown) => call({ ...req, params: { ...params, arguments: a } }, ctx);
+    try {
+      if (typeof params.name !== 'string') return failedClosed(pep, name, 'invalid_request', 'no tool name');
+      if (verifier !== undefined) {
+        return (await permitRefusal(pep, verifier, name, args, params._meta)) ?? (await forward(args));
+      }
+      if (!isObject(args)) return failedClosed(pep, name, 'invalid_request', 'arguments are not an object');
+      const session = requestSession(deps.session, 'tools/call', params, ctx);
+      if (session === undefined)
+        return failedClosed(pep, name, 'invalid_request', 'the request names no policy session');
+      const signal = isObject(ctx) && isObject(ctx.mcpReq) ? ctx.mcpReq.signal : undefined;
+      const opts = signal instanceof AbortSignal ? { session, signal } : { session };
+      return asToolResult(await pep.guardTool(name, forward)(args as Record<string, unknown>, opts));
+    } catch (err) {
+      if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
+      throw err;
+    }
+  });
+  if (list !== undefined) serve(low, 'tools/list', listing(deps, list));
+}
