@@ -102,20 +102,21 @@ export function parseCorpus(text: string): Corpus {
 
 /**
  * Reads a JSON Lines file as UTF-8 text.
+ * @param file - what the file is called in the error (`corpus`, `session`); default `corpus`
  * @throws CorpusError when the file cannot be read or is not UTF-8
  */
-export async function readJsonLines(path: string | URL): Promise<string> {
+export async function readJsonLines(path: string | URL, file = 'corpus'): Promise<string> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
   } catch (cause) {
     const code = (cause as { code?: string }).code ?? 'error';
-    throw new CorpusError(`cannot read the corpus file ${String(path)} (${code})`, { cause });
+    throw new CorpusError(`cannot read the ${file} file ${String(path)} (${code})`, { cause });
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (cause) {
-    throw new CorpusError(`the corpus file ${String(path)} is not UTF-8 text`, { cause });
+    throw new CorpusError(`the ${file} file ${String(path)} is not UTF-8 text`, { cause });
   }
 }
 
@@ -166,9 +167,9 @@ export async function loadJsonLines<T extends { id: string }>(
   problem: (value: unknown) => string | undefined,
   what: string,
 ): Promise<{ items: T[]; malformed: MalformedLine[] }> {
-  const parsed = parseJsonLines<T>(await readJsonLines(path), problem);
+  const file = what === 'case' ? 'corpus' : what;
+  const parsed = parseJsonLines<T>(await readJsonLines(path, file), problem);
   if (parsed.items.length === 0) {
-    const file = what === 'case' ? 'corpus' : what;
     throw new CorpusError(
       `the ${file} file ${String(path)} holds no usable ${what} (${parsed.malformed.length} malformed lines)`,
     );

@@ -22,7 +22,9 @@ import { type HeldForReview, holdForReview, MAX_HELD } from './review.js';
 import { DEFAULT_SESSION_FILES, runSessions, type SessionSplit } from './session-replay.js';
 import { headlineText, sessionSummaryText, sessionTableHeader, sessionTableRow } from './session-report.js';
 
-export const USAGE = `usage: npm run demo -- [--verbose | --quiet | --json] [--policy FILE] [--corpus FILE] [--sessions FILE]
+export const USAGE = `usage: npm run demo -- [--verbose | --quiet | --json] [--policy FILE] [--corpus FILE] [--sessions FILE]...
+       [--split fit|held-out] [--concurrency N] [--sample N] [--without-wording] [--review]
+       [--progress | --no-progress] [--help]
 
   With neither --corpus nor --sessions, replays demo/agent-traffic.jsonl (405 single steps),
   demo/agent-sessions.jsonl (147 whole agent sessions) and demo/agentdyn-sessions.jsonl (30 sessions

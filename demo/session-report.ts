@@ -51,7 +51,7 @@ export function sessionSummaryText(result: SessionReplayResult & { rows: readonl
     '',
     `  ${pad('attack sessions stopped', 30)}${pad(`${attack.stopped}/${attack.total}`, 8)}${pad(pct(summary.percent.attackStopped), 8)}` +
       `at the first attack step ${attack.stoppedAtFirstAttackStep}, every attack tool call ${attack.everyAttackCallStopped}; ` +
-      `attack tool calls run ${attack.attackCallsRun}/${attack.attackCalls}`,
+      `attack tool calls let run ${attack.attackCallsRun}/${attack.attackCalls} (the recording replays on after a stop)`,
     `  ${pad('benign sessions with a BLOCK', 30)}${pad(`${benign.blocked}/${benign.total}`, 8)}${pct(summary.percent.benignBlocked)}`,
     `  ${pad('benign sessions held', 30)}${pad(`${benign.held}/${benign.total}`, 8)}${pad(pct(summary.percent.benignHeld), 8)}` +
       'some step ESCALATE: held for a person, not lost',
