@@ -103,8 +103,9 @@ export interface DevPdpOptions {
   /** A session expires this many seconds after its last non-simulated step (1 to 2592000). @defaultValue 3600 */
   sessionTtlSec?: number;
   /**
-   * How long one decision may wait for the session store (the decisions of its session queued before
-   * it included), in milliseconds; then it is answered 503 `session_store_unavailable`. @defaultValue 1000
+   * How long one decision may wait for the session store, in milliseconds, at each wait: for the
+   * decisions of its session queued before it and its lease or read, then for its commit (the time it
+   * spends deciding is not counted); then it is answered 503 `session_store_unavailable`. @defaultValue 1000
    */
   sessionStoreTimeoutMs?: number;
   /**

@@ -126,7 +126,9 @@ export class SessionKeeper {
       const current = lease;
       let planned: SessionPlan<T>;
       try {
-        planned = await plan(current.view, () => confirmedBy(current, deadline));
+        // each wait on the store has its own deadline: the time spent planning (policy evaluation of a
+        // long text on a loaded machine) is not time waiting for the store
+        planned = await plan(current.view, () => confirmedBy(current, deadlineIn(this.#timeoutMs)));
       } catch (error) {
         if (error instanceof StaleView) {
           lease = error.lease;
@@ -139,7 +141,7 @@ export class SessionKeeper {
         current.release();
         return planned.finish();
       }
-      const newer = await by(current.commit(planned.update), deadline);
+      const newer = await by(current.commit(planned.update), deadlineIn(this.#timeoutMs));
       if (newer === undefined) return planned.finish();
       lease = newer;
     }

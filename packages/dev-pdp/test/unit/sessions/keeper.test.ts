@@ -54,6 +54,17 @@ describe('SessionKeeper', () => {
     await expect(keeper.run('k', false, plan)).resolves.toBe('decided');
   });
 
+  test('the time a decision takes to plan (a long text, a loaded machine) is not time waiting for the store: its commit is not refused 503', async () => {
+    const store = createMemorySessionStore(limits);
+    const keeper = new SessionKeeper(store, 50);
+    const slow = async () => {
+      await new Promise((r) => setTimeout(r, 120));
+      return { update: { labels: ['seen'], step: stepOf('t') }, finish: async () => 'decided' };
+    };
+    await expect(keeper.run('k', false, slow)).resolves.toBe('decided');
+    expect((await store.read('k')).labels.has('seen')).toBe(true);
+  });
+
   test('a failed commit is a 503 and nothing of the decision is finished', async () => {
     const memory = createMemorySessionStore(limits);
     const store: SessionStore = {
