@@ -20,6 +20,7 @@ export * from './internal/deadline.js';
 export * from './internal/json.js';
 export * from './internal/json-position.js';
 export * from './internal/option-kit.js';
+export * from './internal/sha256.js';
 export * from './internal/tool-name.js';
 export * from './permit/claims.js';
 export * from './permit/hash.js';

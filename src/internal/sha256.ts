@@ -7,7 +7,7 @@
  */
 import { base64url } from './base64url.js';
 
-const K = new Uint32Array([
+const K = new Int32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
   0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
   0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
@@ -33,63 +33,74 @@ function padded(bytes: Uint8Array): Uint8Array {
   return out;
 }
 
-/** Runs the compression function over every block of `msg` (section 6.2.2), updating `h`. */
-function compress(h: Uint32Array, msg: Uint8Array): void {
-  const w = new Uint32Array(64);
-  const view = new DataView(msg.buffer, msg.byteOffset, msg.byteLength);
-  for (let off = 0; off < msg.length; off += 64) {
-    for (let t = 0; t < 16; t++) w[t] = view.getUint32(off + t * 4);
-    for (let t = 16; t < 64; t++) {
-      const a = w[t - 15] as number;
-      const b = w[t - 2] as number;
-      const s0 = ((a >>> 7) | (a << 25)) ^ ((a >>> 18) | (a << 14)) ^ (a >>> 3);
-      const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
-      w[t] = ((w[t - 16] as number) + s0 + (w[t - 7] as number) + s1) >>> 0;
-    }
-    let a = h[0] as number;
-    let b = h[1] as number;
-    let c = h[2] as number;
-    let d = h[3] as number;
-    let e = h[4] as number;
-    let f = h[5] as number;
-    let g = h[6] as number;
-    let hh = h[7] as number;
-    for (let t = 0; t < 64; t++) {
-      const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-      const ch = (e & f) ^ (~e & g);
-      const t1 = (hh + S1 + ch + (K[t] as number) + (w[t] as number)) >>> 0;
-      const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
-      const maj = (a & b) ^ (a & c) ^ (b & c);
-      const t2 = (S0 + maj) >>> 0;
-      hh = g;
-      g = f;
-      f = e;
-      e = (d + t1) >>> 0;
-      d = c;
-      c = b;
-      b = a;
-      a = (t1 + t2) >>> 0;
-    }
-    h[0] = ((h[0] as number) + a) >>> 0;
-    h[1] = ((h[1] as number) + b) >>> 0;
-    h[2] = ((h[2] as number) + c) >>> 0;
-    h[3] = ((h[3] as number) + d) >>> 0;
-    h[4] = ((h[4] as number) + e) >>> 0;
-    h[5] = ((h[5] as number) + f) >>> 0;
-    h[6] = ((h[6] as number) + g) >>> 0;
-    h[7] = ((h[7] as number) + hh) >>> 0;
+const rotr = (x: number, n: number): number => (x >>> n) | (x << (32 - n));
+
+/** SHA-256's initial state (section 5.3.3), to copy (`SHA256_IV.slice()`) before compressing into it. */
+export const SHA256_IV: Readonly<Int32Array> = new Int32Array([
+  0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+]);
+
+/**
+ * One SHA-256 compression (section 6.2.2) of the 64 bytes of `block` at `at` into `state` (8 words);
+ * `w` is a 64-word scratch array the caller may reuse. The one compression of the SDK's SHA-256 and
+ * of the dev PDP's keyed hashes (`agent-pep/internal`), which precompute a key's blocks with it.
+ */
+export function sha256Compress(state: Int32Array, block: Uint8Array, at: number, w: Int32Array): void {
+  for (let i = 0; i < 16; i++) {
+    const j = at + i * 4;
+    w[i] =
+      ((block[j] as number) << 24) |
+      ((block[j + 1] as number) << 16) |
+      ((block[j + 2] as number) << 8) |
+      (block[j + 3] as number);
   }
+  for (let i = 16; i < 64; i++) {
+    const a = w[i - 15] as number;
+    const b = w[i - 2] as number;
+    const s0 = rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3);
+    const s1 = rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10);
+    w[i] = ((w[i - 16] as number) + s0 + (w[i - 7] as number) + s1) | 0;
+  }
+  let a = state[0] as number;
+  let b = state[1] as number;
+  let c = state[2] as number;
+  let d = state[3] as number;
+  let e = state[4] as number;
+  let f = state[5] as number;
+  let g = state[6] as number;
+  let h = state[7] as number;
+  for (let i = 0; i < 64; i++) {
+    const t1 =
+      (h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + (K[i] as number) + (w[i] as number)) | 0;
+    const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+    h = g;
+    g = f;
+    f = e;
+    e = (d + t1) | 0;
+    d = c;
+    c = b;
+    b = a;
+    a = (t1 + t2) | 0;
+  }
+  state[0] = ((state[0] as number) + a) | 0;
+  state[1] = ((state[1] as number) + b) | 0;
+  state[2] = ((state[2] as number) + c) | 0;
+  state[3] = ((state[3] as number) + d) | 0;
+  state[4] = ((state[4] as number) + e) | 0;
+  state[5] = ((state[5] as number) + f) | 0;
+  state[6] = ((state[6] as number) + g) | 0;
+  state[7] = ((state[7] as number) + h) | 0;
 }
 
 /** SHA-256 of `bytes`: 32 bytes. */
 export function sha256(bytes: Uint8Array): Uint8Array {
-  const h = new Uint32Array([
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-  ]);
-  compress(h, padded(bytes));
+  const state = SHA256_IV.slice();
+  const msg = padded(bytes);
+  const w = new Int32Array(64);
+  for (let off = 0; off < msg.length; off += 64) sha256Compress(state, msg, off, w);
   const out = new Uint8Array(32);
   const view = new DataView(out.buffer);
-  for (let i = 0; i < 8; i++) view.setUint32(i * 4, h[i] as number);
+  for (let i = 0; i < 8; i++) view.setInt32(i * 4, state[i] as number);
   return out;
 }
 
