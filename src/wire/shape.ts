@@ -56,12 +56,16 @@ export function arrayOf(item?: Check): Check {
  * read (`z.looseObject`).
  */
 export function looseObject(members: Readonly<Record<string, Check>>): Check {
-  const entries = Object.entries(members);
+  // Two flat arrays walked by index: no iterator and no destructured pair per member (a batch's answer
+  // checks about ten members an item).
+  const names = Object.keys(members);
+  const checks = names.map((name) => members[name] as Check);
+  const n = names.length;
   return (v) => {
     if (!isRecord(v)) return HERE;
-    for (const [name, check] of entries) {
-      const at = check(v[name]);
-      if (at !== undefined) return [name, ...at];
+    for (let i = 0; i < n; i++) {
+      const at = (checks[i] as Check)(v[names[i] as string]);
+      if (at !== undefined) return [names[i] as string, ...at];
     }
     return undefined;
   };
