@@ -106,7 +106,18 @@ function evaluationJson(call: PreparedCall): string {
   if (req.visibilityBatch !== undefined) tail += `,"visibilityBatch":${JSON.stringify(req.visibilityBatch)}`;
   if (req.sessionStep !== undefined) tail += `,"sessionStep":${req.sessionStep}`;
   if (req.toolPin !== undefined) tail += `,"toolPin":${JSON.stringify(req.toolPin)}`;
-  return `${actionPrefix(req.agentId)}${toolNameJson(sent.tool as string)},"properties":{"args":${sent.argsJson}}},"context":{"session":${JSON.stringify(req.session)},"requestId":${JSON.stringify(req.requestId)}${tail}}}`;
+  return `${actionPrefix(req.agentId)}${toolNameJson(sent.tool as string)},"properties":{"args":${sent.argsJson}}},"context":{"session":${stringJson(req.session)},"requestId":${stringJson(req.requestId)}${tail}}}`;
+}
+
+/** Printable ASCII but a quote and a backslash: a string of these is its own JSON text between quotes. */
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * `JSON.stringify` of a string, the same text: a request id (a UUID) or a session id is most often
+ * plain ASCII, written between quotes without `JSON.stringify` (about 40 ns less a string).
+ */
+function stringJson(s: string): string {
+  return PLAIN_ASCII.test(s) ? `"${s}"` : JSON.stringify(s);
 }
 
 /** The text of an action evaluation up to the tool name, for the last agent id seen (one per client, as a rule). */

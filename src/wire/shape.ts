@@ -33,9 +33,14 @@ export function oneOf(values: readonly string[]): Check {
 /** A JSON object (not an array, not null; `isRecord` of internal/guards.ts) as a check. */
 export const jsonObject: Check = (v) => (isRecord(v) ? undefined : HERE);
 
+/** The check inside each {@link optional}, for {@link looseObject} to call without the wrapper. */
+const OPTIONAL_OF = new WeakMap<Check, Check>();
+
 /** Absent (`undefined`) or passing `check`. */
 export function optional(check: Check): Check {
-  return (v) => (v === undefined ? undefined : check(v));
+  const wrapped: Check = (v) => (v === undefined ? undefined : check(v));
+  OPTIONAL_OF.set(wrapped, check);
+  return wrapped;
 }
 
 /** An array, each item passing `item` when given (the first failing item is named by its index). */
@@ -56,12 +61,21 @@ export function arrayOf(item?: Check): Check {
  * read (`z.looseObject`).
  */
 export function looseObject(members: Readonly<Record<string, Check>>): Check {
-  const entries = Object.entries(members);
+  // Two flat arrays walked by index: no iterator and no destructured pair per member (a batch's answer
+  // checks about ten members an item).
+  // An optional member's own check is called only when the member is there: the same verdict as the
+  // wrapper's, one closure call fewer a member (most of an answer's members are optional).
+  const names = Object.keys(members);
+  const checks = names.map((name) => OPTIONAL_OF.get(members[name] as Check) ?? (members[name] as Check));
+  const optionals = names.map((name) => OPTIONAL_OF.has(members[name] as Check));
+  const n = names.length;
   return (v) => {
     if (!isRecord(v)) return HERE;
-    for (const [name, check] of entries) {
-      const at = check(v[name]);
-      if (at !== undefined) return [name, ...at];
+    for (let i = 0; i < n; i++) {
+      const x = v[names[i] as string];
+      if (x === undefined && optionals[i] === true) continue;
+      const at = (checks[i] as Check)(x);
+      if (at !== undefined) return [names[i] as string, ...at];
     }
     return undefined;
   };

@@ -110,6 +110,29 @@ describe('encodeEvaluation: an action item as JSON.stringify writes toEvaluation
       }
     }
   });
+
+  it('the same text for a session or request id at every edge of plain ASCII (written without JSON.stringify)', () => {
+    const ids = [
+      '',
+      ' ',
+      '!#[]~',
+      '0b7f0f4e-6c1f-4f1a-9c7e-3c1a3c5a9e11',
+      'a"b',
+      'a\\b',
+      '\u001f',
+      '\u007f',
+      '\t',
+      '\u0080',
+      '\u2028',
+      '\ud800',
+      '\ud83d\ude00',
+    ];
+    for (const id of ids) {
+      const c = call({ session: id, requestId: id, tool: 'T', args: {} }, 't');
+      c.sent.argsJson = '{}';
+      expect(encodeEvaluation(c)).toBe(JSON.stringify(toEvaluation(c)));
+    }
+  });
 });
 
 describe('mapAnswer', () => {
