@@ -232,7 +232,10 @@ describe('demo --sessions', () => {
 
   it('exits 2 for a session file or a flag it cannot use', async () => {
     for (const [args, message] of [
-      [['--sessions', join(dir, 'missing.jsonl')], /^demo: cannot read the session file .*missing\.jsonl \(ENOENT\)\n$/],
+      [
+        ['--sessions', join(dir, 'missing.jsonl')],
+        /^demo: cannot read the session file .*missing\.jsonl \(ENOENT\)\n$/,
+      ],
       [['--split', 'half'], /^demo: --split needs fit, held-out or all/],
       [['--concurrency', '0'], /^demo: --concurrency needs a whole number from 1 to 64/],
     ] as const) {
