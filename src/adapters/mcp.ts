@@ -19,6 +19,6 @@ export { guardMcpClient } from './mcp/client.js';
 export { PERMIT_META_KEY, SESSION_META_KEY } from './mcp/common.js';
 export type { McpHttpHandlerLike } from './mcp/handler.js';
 export type { McpPinSet } from './mcp/pins.js';
-export type { GuardMcpServerOptions, McpServerV2Like } from './mcp/server.js';
+export type { GuardMcpServerOptions, McpServerV1Like, McpServerV2Like } from './mcp/server.js';
 export { guardMcpServer } from './mcp/server.js';
 export type { McpToolHandlersV2, McpToolHandleV2 } from './mcp/server-v2.js';
