@@ -30,10 +30,14 @@ it('agent-pep/mcp loads without any MCP SDK; guarding a 1.x McpServer then is a 
       const pep = createPep({ pdpUrl: 'http://127.0.0.1:9', agentId: 'support-ai', session: 'sess_1', permits: false });
       let out;
       try { mcp.guardMcpServer(pep, server); out = 'guarded'; } catch (e) { out = e.constructor.name + ': ' + e.message; }
-      console.log(JSON.stringify({ exports: typeof mcp.guardMcpServer + ',' + typeof mcp.guardMcpClient, out }));`;
+      // require() of the ESM entry (Node 22+) works only without top-level await.
+      const { createRequire } = await import('node:module');
+      const required = typeof createRequire(import.meta.url)('./dist/adapters/mcp.js').guardMcpServer;
+      console.log(JSON.stringify({ exports: typeof mcp.guardMcpServer + ',' + typeof mcp.guardMcpClient, required, out }));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8' });
-    const got = JSON.parse(out) as { exports: string; out: string };
+    const got = JSON.parse(out) as { exports: string; required: string; out: string };
     expect(got.exports).toBe('function,function');
+    expect(got.required).toBe('function');
     expect(got.out).toMatch(/^TypeError: .*@modelcontextprotocol\/sdk/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
