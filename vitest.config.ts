@@ -59,6 +59,8 @@ export const E2E = [
   'test/integration/telemetry/loading.test.ts',
   'test/integration/adapters/ai-peer.test.ts',
   'test/integration/adapters/mcp-peer.test.ts',
+  // npm install of the packed package with the MCP 2.x packages only, then tsc and Node on it.
+  'test/integration/adapters/mcp-v2-only.test.ts',
   'test/unit/scripts/prepare.test.ts',
   // The Claude Code binary the Claude Agent SDK ships, run offline.
   'test/integration/adapters/claude-agent-sdk.test.ts',

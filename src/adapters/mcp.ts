@@ -1,6 +1,8 @@
 /**
- * `agent-pep/mcp`: the Model Context Protocol adapter for `@modelcontextprotocol/sdk` 1.x
- * (docs/adapters.md). The MCP SDK is imported only by the files of this adapter (`mcp/`).
+ * `agent-pep/mcp`: the Model Context Protocol adapter for `@modelcontextprotocol/sdk` 1.x and the 2.x
+ * packages `@modelcontextprotocol/server` / `client` (docs/adapters.md, docs/mcp.md). Both are optional
+ * peers: this entry loads with either alone, and the 1.x SDK is loaded (by `mcp/sdk-v1.ts`) only when a
+ * 1.x object is guarded.
  *
  * - {@link guardMcpServer}: every tool of an `McpServer` runs its callback only after an ALLOW or WARN
  *   (`pep.guardTool`), or, with `{ verifier }`, only after the permit the client sent in
@@ -19,6 +21,6 @@ export { guardMcpClient } from './mcp/client.js';
 export { PERMIT_META_KEY, SESSION_META_KEY } from './mcp/common.js';
 export type { McpHttpHandlerLike } from './mcp/handler.js';
 export type { McpPinSet } from './mcp/pins.js';
-export type { GuardMcpServerOptions, McpServerV2Like } from './mcp/server.js';
+export type { GuardMcpServerOptions, McpServerV1Like, McpServerV2Like } from './mcp/server.js';
 export { guardMcpServer } from './mcp/server.js';
 export type { McpToolHandlersV2, McpToolHandleV2 } from './mcp/server-v2.js';

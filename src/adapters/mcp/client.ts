@@ -3,7 +3,6 @@
  * its permit in `_meta`, and its result is checked at `context_egress`.
  * @internal
  */
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { isSessionId } from '../../internal/guards.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
@@ -16,6 +15,8 @@ import {
   asToolResult,
   failedClosed,
   isObject,
+  JSONRPC_ERROR,
+  McpProtocolError,
   PERMIT_META_KEY,
   refusal,
   SESSION_META_KEY,
@@ -106,7 +107,7 @@ type Send = (params: Record<string, unknown>) => Promise<unknown>;
  * is a hold the model is told about (MCP 1.x has no approval flow for `tools/call`). On a WARN of the
  * result, its text items are replaced by the PDP's text and `structuredContent` is dropped (it would
  * carry what the PDP redacted); images and other non-text items are not checked. Task-augmented
- * `tools/call` requests (experimental) are refused with an `McpError`, since their results would
+ * `tools/call` requests (experimental) are refused with an error whose `code` is JSON-RPC's invalid request (-32600), since their results would
  * escape the check. Errors of the transport or the server are thrown as the SDK throws them.
  * @example
  * ```ts
@@ -151,7 +152,7 @@ export function guardMcpClient<C extends McpClientLike>(
     target,
     checkResult,
     session,
-    surface: makeToolSurface({ scope, pep, client: target, request: sdkRequest, session, ...surfaceOpts }),
+    surface: makeToolSurface({ scope, pep, client: target, request: sdkRequest, session, stack, ...surfaceOpts }),
     authorized: new WeakSet<object>(),
   };
   fix(
@@ -265,7 +266,10 @@ async function guardedCall(guard: ClientGuard, given: unknown, options: unknown,
     return failedClosed(guard.pep, 'unknown', 'invalid_request', 'tools/call params without a tool name');
   }
   if (isObject(params.task) || (isObject(options) && isObject(options.task))) {
-    throw new McpError(ErrorCode.InvalidRequest, `agent-pep/mcp: task-augmented tools/call is not supported`);
+    throw new McpProtocolError(
+      JSONRPC_ERROR.invalidRequest,
+      `agent-pep/mcp: task-augmented tools/call is not supported`,
+    );
   }
   const changed = await guard.surface.refuseCall(name, options);
   if (changed !== undefined) return changed;

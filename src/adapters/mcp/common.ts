@@ -99,3 +99,20 @@ export function assertPep(pep: unknown, scope: string): asserts pep is Pep {
     throw new TypeError(`${scope}: pep must be a Pep made by createPep`);
   }
 }
+
+/** JSON-RPC 2.0 error codes MCP uses (protocol constants: `ErrorCode` of both SDKs). */
+export const JSONRPC_ERROR = { invalidRequest: -32600, methodNotFound: -32601 } as const;
+
+/**
+ * A JSON-RPC error (`code`, `message`), the SDK's `McpError` without needing the SDK: both stacks send a
+ * thrown error's integer `code` and `message` as the JSON-RPC error of the response.
+ */
+export class McpProtocolError extends Error {
+  /** The JSON-RPC error code ({@link JSONRPC_ERROR}). */
+  readonly code: number;
+  constructor(code: number, message: string) {
+    super(`MCP error ${code}: ${message}`);
+    this.name = 'McpError';
+    this.code = code;
+  }
+}

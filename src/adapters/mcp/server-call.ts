@@ -4,8 +4,6 @@
  * @internal
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { normalizeObjectSchema, safeParseAsync } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { isPlainObject } from '../../internal/guards.js';
 import { withoutUndefinedMembers } from '../../internal/json.js';
@@ -22,6 +20,7 @@ import {
   type SessionOfRequest,
   type ToolResult,
 } from './common.js';
+import { sdkV1 } from './sdk-v1.js';
 
 /** What a `tools/call` request carried, as the server received it. */
 export interface Received {
@@ -34,6 +33,14 @@ export type Callback = (...args: unknown[]) => unknown;
 
 /** Thrown inside the guarded execute when the args to run do not fit the tool's input schema. */
 class SchemaRefusal extends Error {}
+
+/**
+ * A registered tool as the guard reads it: a 1.x `RegisteredTool` or a 2.x handle (structurally, so
+ * that neither SDK's types are needed).
+ */
+export interface RegisteredTool {
+  readonly inputSchema?: unknown;
+}
 
 /**
  * Whether `parsed` (an input schema's output, its `undefined` members left out) is `sent` with at most
@@ -67,7 +74,9 @@ function onlyDropsMembers(sent: unknown, parsed: unknown): boolean {
  */
 async function parseInput(tool: RegisteredTool, args: unknown): Promise<unknown> {
   if (!tool.inputSchema) return undefined;
-  const schema = normalizeObjectSchema(tool.inputSchema) ?? tool.inputSchema;
+  const { normalizeObjectSchema, safeParseAsync } = sdkV1();
+  const given = tool.inputSchema as NonNullable<Parameters<typeof normalizeObjectSchema>[0]>;
+  const schema = normalizeObjectSchema(given) ?? (given as Parameters<typeof safeParseAsync>[0]);
   const parsed = await safeParseAsync(schema, args ?? {});
   if (!parsed.success) throw new SchemaRefusal();
   return parsed.data;

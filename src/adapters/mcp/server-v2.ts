@@ -7,7 +7,7 @@
  * Internal to `agent-pep/mcp`.
  * @internal
  */
-import type { RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+
 import type { VisibleToolsOptions } from '../../core/visibility.js';
 import { PolicyEnforcementError } from '../../errors.js';
 import { normalizeToolName } from '../../internal/tool-name.js';
@@ -24,6 +24,7 @@ import {
   type SessionOfRequest,
 } from './common.js';
 import { pinOf } from './pins.js';
+import type { RegisteredTool } from './server-call.js';
 import { type Callback, makeRunner, permitRefusal, type Received } from './server-call.js';
 
 /** A tool handle `registerTool` of a 2.x `McpServer` returns (structurally: the public fields the guard reads). */

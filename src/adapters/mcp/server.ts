@@ -8,15 +8,8 @@
  * guard are decided on the server's transport (`transport.ts`).
  * @internal
  */
+// Types only, for the 1.x route's internals: never in the emitted declarations (a 2.x-only project type-checks).
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  getLiteralValue,
-  getParseErrorMessage,
-  normalizeObjectSchema,
-  safeParseAsync,
-} from '@modelcontextprotocol/sdk/server/zod-compat.js';
-import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { VisibleToolsOptions } from '../../core/visibility.js';
 import { normalizeToolName } from '../../internal/tool-name.js';
 import { optionError, refuseUnknownKeys } from '../../options/kit.js';
@@ -26,6 +19,8 @@ import {
   assertGuardable,
   assertPep,
   isObject,
+  JSONRPC_ERROR,
+  McpProtocolError,
   refusals,
   requestSession,
   type SessionOfRequest,
@@ -33,6 +28,7 @@ import {
 } from './common.js';
 import { guardHandler, type McpHttpHandlerLike } from './handler.js';
 import { requestStates } from './request-state.js';
+import { sdkV1 } from './sdk-v1.js';
 import { type Callback, makeRunner, type Received } from './server-call.js';
 import {
   guardLowLevelV2,
@@ -50,6 +46,16 @@ import { guardTransport, type TransportLike } from './transport.js';
 export type McpServerV2Like =
   | { readonly server: { projectCallToolResult(...args: never[]): unknown } }
   | { projectCallToolResult(...args: never[]): unknown; setRequestHandler(...args: never[]): unknown };
+
+/**
+ * A 1.x `McpServer` of `@modelcontextprotocol/sdk` (structurally, so that a project with only the 2.x
+ * packages type-checks; `tool` is 1.x only).
+ */
+export interface McpServerV1Like {
+  registerTool(...args: never[]): unknown;
+  tool(...args: never[]): unknown;
+  readonly server: object;
+}
 
 /** Options of {@link guardMcpServer}. */
 export interface GuardMcpServerOptions {
@@ -135,19 +141,23 @@ const V1_STACK: ToolStack = {
   serve(low, method, handler) {
     const l = low as { removeRequestHandler(m: string): void; setRequestHandler(schema: unknown, h: Callback): void };
     l.removeRequestHandler(method);
+    const { CallToolRequestSchema, ListToolsRequestSchema } = sdkV1();
     l.setRequestHandler(method === 'tools/call' ? CallToolRequestSchema : ListToolsRequestSchema, handler);
   },
   async parse(schema, value) {
+    const { normalizeObjectSchema, safeParseAsync, getParseErrorMessage } = sdkV1();
     const s = schema as Parameters<typeof normalizeObjectSchema>[0];
     const parsed = await safeParseAsync((normalizeObjectSchema(s) ?? s) as never, value);
     if (!parsed.success) throw new Error(getParseErrorMessage('error' in parsed ? parsed.error : 'Unknown error'));
     return parsed.data;
   },
   inputJson(t) {
+    const { normalizeObjectSchema, toJsonSchemaCompat } = sdkV1();
     const obj = normalizeObjectSchema(t.inputSchema as never);
     return obj ? toJsonSchemaCompat(obj, { strictUnions: true, pipeStrategy: 'input' }) : EMPTY_OBJECT_JSON_SCHEMA;
   },
   outputJson(t) {
+    const { normalizeObjectSchema, toJsonSchemaCompat } = sdkV1();
     const obj = t.outputSchema ? normalizeObjectSchema(t.outputSchema as never) : undefined;
     return obj ? toJsonSchemaCompat(obj, { strictUnions: true, pipeStrategy: 'output' }) : undefined;
   },
@@ -168,6 +178,7 @@ function isMcpServerV1(server: unknown): server is Record<string, unknown> {
 
 /** The method a request schema is for (`tools/call`, ...), or undefined. */
 function methodOf(schema: unknown): unknown {
+  const { CallToolRequestSchema, ListToolsRequestSchema, getLiteralValue } = sdkV1();
   if (schema === CallToolRequestSchema) return 'tools/call';
   if (schema === ListToolsRequestSchema) return 'tools/list';
   try {
@@ -293,7 +304,7 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
  * @param server - an `McpServer` of `@modelcontextprotocol/sdk` 1.x, before or after `connect`, with or without tools
  * @param opts - `{ verifier?, hideBlocked?, session? }` (see {@link GuardMcpServerOptions})
  * @returns the same server
- * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x,
+ * @throws TypeError when `pep` is not a Pep or cannot guard tools, `server` is not an `McpServer` 1.x, `@modelcontextprotocol/sdk` 1.x cannot be loaded,
  *   the server is already guarded, its low-level `server.server` has a `tools/call` handler of its own
  *   (without the SDK's `tools/list` beside it), its transport's `onmessage` or `send` cannot be
  *   redefined (also at a later `connect`, rejected), or `opts` has an unknown or bad key (`err.option`
@@ -318,7 +329,7 @@ function checkArguments(pep: Pep, server: McpServer, opts: GuardMcpServerOptions
  *   async ({ orderId, amount }) => ({ content: [{ type: 'text', text: `refunded ${amount} on ${orderId}` }] }));
  * ```
  */
-export function guardMcpServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer;
+export function guardMcpServer<S extends McpServerV1Like>(pep: Pep, server: S, opts?: GuardMcpServerOptions): S;
 /**
  * Guards the Web-standard handler of `@modelcontextprotocol/server` 2.x (`createMcpHandler(...)`, protocol
  * 2026-07-28 and its stateless fallback): returns a new handler to serve instead, whose `fetch` decides each
@@ -404,10 +415,12 @@ export function guardMcpServer(pep: Pep, target: unknown, opts?: GuardMcpServerO
 /** `guardMcpServer` for an `McpServer` 1.x. */
 function guardServer(pep: Pep, server: McpServer, opts?: GuardMcpServerOptions): McpServer {
   const { scope, verifier, hideBlocked, low, preexisting, session } = checkArguments(pep, server, opts);
+  // The 1.x SDK's values, loaded now (not at this module's load): a 1.x server needs the 1.x SDK.
+  sdkV1();
   /** Each guarded tool and the name it is registered under now. */
   const names = new Map<RegisteredTool, string>();
   const received = new WeakMap<object, Received>();
-  const run = makeRunner({ pep, verifier, received, session, nameOf: (tool) => names.get(tool) });
+  const run = makeRunner({ pep, verifier, received, session, nameOf: (tool) => names.get(tool as RegisteredTool) });
 
   /** Refuses `name` when another guarded tool's name normalizes alike: a permit could not tell them apart. */
   function refuseLookalike(name: unknown, self: RegisteredTool | undefined): void {
@@ -611,7 +624,7 @@ function guardLowLevel(
         wrapped = (request: unknown, extra: unknown) => {
           const method = isObject(request) ? request.method : undefined;
           if (method === 'tools/call' || method === 'tools/list') {
-            return Promise.reject(new McpError(ErrorCode.MethodNotFound, 'Method not found'));
+            return Promise.reject(new McpProtocolError(JSONRPC_ERROR.methodNotFound, 'Method not found'));
           }
           return inner(request, extra);
         };

@@ -4,7 +4,6 @@
  * is hidden), and the pin check of each `tools/call` (a `tool_changed` refusal). Internal to `agent-pep/mcp`.
  * @internal
  */
-import { ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { VisibleToolsOptions } from '../../core/visibility.js';
 import { synthesizeBlock } from '../../decision.js';
 import { kernelOf } from '../../enforce/registry.js';
@@ -12,6 +11,7 @@ import { toolMessage } from '../../errors.js';
 import type { Pep } from '../../pep.js';
 import { isObject, refusal, type ToolResult } from './common.js';
 import { type McpPinSet, PinBook, toolChangedMessage } from './pins.js';
+import { sdkV1 } from './sdk-v1.js';
 
 type Request = (req: unknown, resultSchema?: unknown, options?: unknown) => Promise<unknown>;
 
@@ -48,6 +48,8 @@ export interface SurfaceDeps {
   allowNew: boolean;
   /** The guard's session, else undefined (the Pep's). */
   session: string | undefined;
+  /** Which SDK made the client: 1.x takes result and notification schemas (its own, loaded then). */
+  stack: 'v1' | 'v2';
 }
 
 /** A `tool_changed` refusal, observed by the Pep's `onDecision` and telemetry like any synthesized BLOCK. */
@@ -107,7 +109,7 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
   const serverOf = () => serverVersionOf(client);
   if (book) {
     book.checkServer(scope, serverOf());
-    watchListChanged(client, () => {
+    watchListChanged(client, deps.stack, () => {
       book.invalidate();
       // The re-check now; a call before it ends waits for its own (refresh is shared).
       refresh(undefined).catch(() => undefined);
@@ -126,7 +128,8 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
         let cursor: unknown;
         for (let page = 0; page < MAX_PAGES; page++) {
           const params = typeof cursor === 'string' ? { cursor } : undefined;
-          const result = await request.call(client, { method: 'tools/list', params }, ListToolsResultSchema, options);
+          const schema = deps.stack === 'v1' ? sdkV1().ListToolsResultSchema : undefined;
+          const result = await request.call(client, { method: 'tools/list', params }, schema, options);
           checkPage(result, page > 0);
           remember(result);
           cursor = isObject(result) ? result.nextCursor : undefined;
@@ -187,9 +190,10 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
  * Calls `onChange` on every `notifications/tools/list_changed`, beside any handler the host (or the
  * SDK's `listChanged` option) sets for it later, through the client's public `setNotificationHandler`.
  */
-function watchListChanged(client: Record<string, unknown>, onChange: () => void): void {
+function watchListChanged(client: Record<string, unknown>, stack: 'v1' | 'v2', onChange: () => void): void {
   const set = client.setNotificationHandler as (schema: unknown, handler: (...a: unknown[]) => unknown) => void;
-  if (typeof set !== 'function') return;
+  if (typeof set !== 'function' || stack !== 'v1') return;
+  const { ToolListChangedNotificationSchema } = sdkV1();
   const isListChanged = (schema: unknown): boolean => {
     if (schema === ToolListChangedNotificationSchema) return true;
     const method = (schema as { shape?: { method?: { value?: unknown } } } | undefined)?.shape?.method?.value;

@@ -112,6 +112,30 @@ describe('guardMcpServer on a 1.x McpServer with { tools } (no patched SDK membe
     expect(listed.tools[0]).toMatchObject({ title: 'Lookup', inputSchema: { type: 'object' } });
   });
 
+  it('tools/list shows each input and output schema exactly as the unguarded SDK lists it (descriptions too)', async () => {
+    // The guard loads the 1.x SDK's schema helpers on demand (its CommonJS copy): what it lists must not differ.
+    const make = () => {
+      const server = new McpServer({ name: 'orders', version: '1.0.0' }, { capabilities: { tools: {} } });
+      const lookup = server.registerTool(
+        'lookup_order',
+        {
+          description: 'Look an order up',
+          inputSchema: { id: z.string().describe('the order id'), copies: z.number().min(1).default(5) },
+          outputSchema: { status: z.enum(['open', 'shipped']).describe('where it is') },
+        },
+        async () => ({ content: [], structuredContent: { status: 'open' as const } }),
+      );
+      return { server, handles: { lookup_order: lookup } };
+    };
+    const plain = make();
+    const guarded = make();
+    guardMcpServer(dev.clients.client(), guarded.server, { tools: guarded.handles });
+    const expected = await (await connect(plain.server)).client.listTools();
+    const listed = await (await connect(guarded.server)).client.listTools({ _meta });
+    expect(listed.tools).toEqual(expected.tools);
+    expect(JSON.stringify(listed.tools)).toContain('the order id');
+  });
+
   it('a callback swapped in with update({ callback }) after guarding is decided too', async () => {
     const ran: unknown[] = [];
     const { server, handles } = build(ran);

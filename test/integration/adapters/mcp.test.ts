@@ -475,6 +475,8 @@ describe('guardMcpServer: failing closed', () => {
       )
       .catch((err: unknown) => err);
     expect(r).toBeInstanceOf(Error);
+    // JSON-RPC "method not found", as the SDK answers a method nobody serves.
+    expect((r as { code?: unknown }).code).toBe(-32601);
     expect(fallbackRuns).toBe(0);
   });
 
@@ -540,6 +542,21 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     ran = [];
     client = await connect(makeServer(ran));
     guardMcpClient(makePep(), client);
+  });
+
+  it('a task-augmented tools/call is refused before it leaves, as a JSON-RPC invalid request (-32600)', async () => {
+    const err = await client
+      .request(
+        {
+          method: 'tools/call',
+          params: { name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 }, task: { ttl: 60_000 } },
+        },
+        CallToolResultSchema,
+      )
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as { code?: unknown }).code).toBe(-32600);
+    expect(ran).toHaveLength(0);
   });
 
   it('sends an allowed call with its permit in params._meta, and returns the result', async () => {
