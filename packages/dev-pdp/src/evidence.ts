@@ -5,7 +5,8 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { type FileHandle, open, readFile, unlink } from 'node:fs/promises';
-import { type EvidenceRecord, evidenceRecordHash, type UnsignedEvidenceRecord } from 'agent-pep/internal';
+import type { EvidenceRecord, UnsignedEvidenceRecord } from 'agent-pep/internal';
+import { recordHash } from './evidence-hash.js';
 import { randomId, type SigningKey, signText } from './signing.js';
 
 /** What the server tells the log about one decision. @internal */
@@ -147,7 +148,7 @@ export class EvidenceLog {
   #chain(body: Omit<UnsignedEvidenceRecord, 'seq' | 'ts' | 'prevHash'>): Promise<EvidenceRecord> {
     const unsigned = { seq: this.#seq + 1, ts: new Date().toISOString(), ...body, prevHash: this.#lastHash };
     // Hash first: a record that cannot be hashed must not leave a gap in seq or the chain.
-    const hash = evidenceRecordHash(unsigned as unknown as Record<string, unknown>);
+    const hash = recordHash(unsigned as unknown as Record<string, unknown>);
     this.#seq = unsigned.seq;
     this.#lastHash = hash;
     const run = this.#tail.then(async () => {
