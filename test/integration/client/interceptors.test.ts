@@ -72,9 +72,27 @@ describe('registration order and the running value', () => {
   it('runs before interceptors in registration order, each seeing the value the previous one proceeded with', async () => {
     const seen: unknown[] = [];
     const pep = client([
-      { name: 'a', before: (s) => (seen.push(['a', s.args]), { action: 'proceedWith', args: { ...s.args, a: 1 } }) },
-      { name: 'b', before: (s) => (seen.push(['b', s.args]), { action: 'proceedWith', args: { ...s.args, b: 2 } }) },
-      { name: 'c', before: (s) => (seen.push(['c', s.args]), { action: 'proceed' }) },
+      {
+        name: 'a',
+        before: (s) => {
+          seen.push(['a', s.args]);
+          return { action: 'proceedWith', args: { ...s.args, a: 1 } };
+        },
+      },
+      {
+        name: 'b',
+        before: (s) => {
+          seen.push(['b', s.args]);
+          return { action: 'proceedWith', args: { ...s.args, b: 2 } };
+        },
+      },
+      {
+        name: 'c',
+        before: (s) => {
+          seen.push(['c', s.args]);
+          return { action: 'proceed' };
+        },
+      },
     ]);
     mintingPdp('ALLOW');
     const d = await pep.authorizeAction('lookup_order', { orderId: 'o1' });
@@ -175,7 +193,13 @@ describe('registration order and the running value', () => {
     const seen: (string | undefined)[] = [];
     const pep = client([
       { name: 'upper', before: (s) => ({ action: 'proceedWith', content: String(s.content).toUpperCase() }) },
-      { name: 'look', before: (s) => (seen.push(s.content), { action: 'proceed' }) },
+      {
+        name: 'look',
+        before: (s) => {
+          seen.push(s.content);
+          return { action: 'proceed' };
+        },
+      },
     ]);
     const d = await pep.checkInput('hello');
     expect(d.verdict).toBe('ALLOW');
@@ -186,7 +210,14 @@ describe('registration order and the running value', () => {
   it('runs an interceptor only on its stages', async () => {
     const seen: string[] = [];
     const pep = client([
-      { name: 'actions-only', stages: ['action'], before: () => (seen.push('x'), { action: 'proceed' }) },
+      {
+        name: 'actions-only',
+        stages: ['action'],
+        before: () => {
+          seen.push('x');
+          return { action: 'proceed' };
+        },
+      },
     ]);
     await pep.checkInput('hi');
     await pep.checkOutput('hi');
