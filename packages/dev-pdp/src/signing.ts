@@ -2,7 +2,7 @@
  * The dev PDP's Ed25519 signing key, its JWKS, permits (docs/permits.md) and evidence signatures.
  * @packageDocumentation
  */
-import { hkdfSync, KeyObject, randomBytes, sign } from 'node:crypto';
+import { createPrivateKey, hkdfSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { decodeJsonBody, optionTypeError, referenceActionHash } from 'agent-pep/internal';
 import {
@@ -100,6 +100,12 @@ export async function createSigningKey(source?: DevPdpKeySource): Promise<Signin
   } catch (cause) {
     throw keyError('the Ed25519 key cannot be imported', cause);
   }
+  // node:crypto signs with a KeyObject made from the JWK here: KeyObject.from() of the non-extractable
+  // CryptoKey is deprecated (DEP0204, Node 24) and would print a warning on the first signature
+  keyObjects.set(
+    privateKey,
+    createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: jwk.d, x: jwk.x }, format: 'jwk' }),
+  );
   const publicJwk: JWK = { kty: 'OKP', crv: 'Ed25519', x: jwk.x };
   const kid = await calculateJwkThumbprint(publicJwk);
   const published: JWK = Object.freeze({ ...publicJwk, kid, alg: 'EdDSA', use: 'sig' });
@@ -156,11 +162,9 @@ export function randomId(prefix = ''): string {
 const keyObjects = new WeakMap<CryptoKey, KeyObject>();
 
 function keyObjectOf(key: SigningKey): KeyObject {
-  let object = keyObjects.get(key.privateKey);
-  if (object === undefined) {
-    object = KeyObject.from(key.privateKey);
-    keyObjects.set(key.privateKey, object);
-  }
+  const object = keyObjects.get(key.privateKey);
+  // every SigningKey is made by createSigningKey, which sets it
+  if (object === undefined) throw new TypeError('not a signing key of createSigningKey');
   return object;
 }
 
