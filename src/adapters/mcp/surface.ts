@@ -102,6 +102,28 @@ async function visibleOnly(
   return tools.filter((t) => visible.has(t.name as string));
 }
 
+/**
+ * Reads the whole tool list, page by page (at most `MAX_PAGES`), through the SDK's own request, giving
+ * each page to `onPage` (`continuing`: a page after the first); true when the list ended, false when
+ * it had more pages than that.
+ */
+async function readPages(
+  deps: SurfaceDeps,
+  options: unknown,
+  onPage: (result: unknown, continuing: boolean) => void,
+): Promise<boolean> {
+  let cursor: unknown;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const params = typeof cursor === 'string' ? { cursor } : undefined;
+    const schema = deps.stack === 'v1' ? sdkV1().ListToolsResultSchema : undefined;
+    const result = await deps.request.call(deps.client, { method: 'tools/list', params }, schema, options);
+    onPage(result, page > 0);
+    cursor = isObject(result) ? result.nextCursor : undefined;
+    if (typeof cursor !== 'string') return true;
+  }
+  return false;
+}
+
 /** Makes the tool surface of a guarded client; installs the `list_changed` re-check when pinning. */
 export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
   const { scope, pep, client, request, hideBlocked, allowNew } = deps;
@@ -125,20 +147,12 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
   function refresh(options: unknown): Promise<void> {
     refreshing ??= (async () => {
       try {
-        let cursor: unknown;
-        for (let page = 0; page < MAX_PAGES; page++) {
-          const params = typeof cursor === 'string' ? { cursor } : undefined;
-          const schema = deps.stack === 'v1' ? sdkV1().ListToolsResultSchema : undefined;
-          const result = await request.call(client, { method: 'tools/list', params }, schema, options);
-          checkPage(result, page > 0);
+        const whole = await readPages(deps, options, (result, continuing) => {
+          checkPage(result, continuing);
           remember(result);
-          cursor = isObject(result) ? result.nextCursor : undefined;
-          if (typeof cursor !== 'string') {
-            listedWhole = true;
-            return;
-          }
-        }
-        book?.invalidate();
+        });
+        if (whole) listedWhole = true;
+        else book?.invalidate();
       } finally {
         refreshing = undefined;
       }
