@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, PERMIT_META_KEY, SESSION_META_KEY } from '../../../src/adapters/mcp.js';
 import { createPermitVerifier, type DecisionEvent } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
+import { memberShape } from '../../support/members.js';
 
 const policy = {
   agents: ['support-ai'],
@@ -58,21 +59,6 @@ async function connect(server: McpServer) {
   const client = new Client({ name: 'agent', version: '1.0.0' });
   await client.connect(clientSide);
   return { client, serverSide };
-}
-
-/** Every own and inherited method and accessor of `o` (up to Object.prototype): its name and descriptor. */
-function shape(o: object): Map<string, unknown[]> {
-  const out = new Map<string, unknown[]>();
-  let depth = 0;
-  for (let p: object | null = o; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p), depth++) {
-    for (const key of Reflect.ownKeys(p)) {
-      const d = Object.getOwnPropertyDescriptor(p, key) as PropertyDescriptor;
-      // State (data that is not a function) comes and goes as the server runs; a patch replaces a member.
-      const member = typeof d.value === 'function' || d.get !== undefined || d.set !== undefined;
-      if (member) out.set(`${depth}:${String(key)}`, [d.value, d.get, d.set, d.writable, d.configurable]);
-    }
-  }
-  return out;
 }
 
 describe('guardMcpServer on a 1.x McpServer with { tools } (no patched SDK member)', () => {
@@ -172,12 +158,12 @@ describe('guardMcpServer on a 1.x McpServer with { tools } (no patched SDK membe
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const objects = () => [server, server.server, serverSide, ...Object.values(handles)];
-    const before = objects().map(shape);
+    const before = objects().map(memberShape);
     guardMcpServer(dev.clients.client(), server, { tools: handles });
     const client = new Client({ name: 'agent', version: '1.0.0' });
     await client.connect(clientSide);
     expect((await client.callTool({ name: 'ping', arguments: {}, _meta })).isError).toBeFalsy();
-    expect(objects().map(shape)).toEqual(before);
+    expect(objects().map(memberShape)).toEqual(before);
   });
 
   it('with a verifier: a permit naming the pin of the definition served runs; one decided against another definition is refused', async () => {
@@ -237,8 +223,8 @@ describe('guardMcpServer on a 1.x McpServer with { tools } (no patched SDK membe
 
   it('the route without { tools } does replace SDK members (the test above can tell)', () => {
     const { server } = build([]);
-    const before = shape(server);
+    const before = memberShape(server);
     guardMcpServer(dev.clients.client(), server);
-    expect(shape(server)).not.toEqual(before);
+    expect(memberShape(server)).not.toEqual(before);
   });
 });

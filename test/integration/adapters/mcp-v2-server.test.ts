@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, SESSION_META_KEY } from '../../../src/adapters/mcp.js';
 import { createPermitVerifier, type DecisionEvent } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
+import { memberShape } from '../../support/members.js';
 
 const policy = {
   agents: ['support-ai'],
@@ -56,21 +57,6 @@ async function connect(server: { connect(t: never): Promise<void> }, guardClient
   if (guardClient) guardMcpClient(dev.clients.client({ permits: false }), client, { session: 'sess_app' });
   await client.connect(clientSide);
   return client;
-}
-
-/** Every own and inherited method and accessor of `o` (up to Object.prototype): its name and descriptor. */
-function shape(o: object): Map<string, unknown[]> {
-  const out = new Map<string, unknown[]>();
-  let depth = 0;
-  for (let p: object | null = o; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p), depth++) {
-    for (const key of Reflect.ownKeys(p)) {
-      const d = Object.getOwnPropertyDescriptor(p, key) as PropertyDescriptor;
-      // State (data that is not a function) comes and goes as the server runs; a patch replaces a member.
-      const member = typeof d.value === 'function' || d.get !== undefined || d.set !== undefined;
-      if (member) out.set(`${depth}:${String(key)}`, [d.value, d.get, d.set, d.writable, d.configurable]);
-    }
-  }
-  return out;
 }
 
 describe('guardMcpServer on a 2.x McpServer given directly', () => {
@@ -192,12 +178,22 @@ describe('guardMcpServer on a 2.x McpServer given directly', () => {
     const { server, handles } = build([]);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
-    const before = [shape(server), shape(server.server), shape(serverSide), ...Object.values(handles).map(shape)];
+    const before = [
+      memberShape(server),
+      memberShape(server.server),
+      memberShape(serverSide),
+      ...Object.values(handles).map(memberShape),
+    ];
     guardMcpServer(dev.clients.client(), server, { tools: handles });
     const client = new Client({ name: 'agent', version: '1.0.0' });
     await client.connect(clientSide);
     await client.callTool({ name: 'ping', arguments: {}, _meta: { [SESSION_META_KEY]: 's' } });
-    const after = [shape(server), shape(server.server), shape(serverSide), ...Object.values(handles).map(shape)];
+    const after = [
+      memberShape(server),
+      memberShape(server.server),
+      memberShape(serverSide),
+      ...Object.values(handles).map(memberShape),
+    ];
     expect(after).toEqual(before);
   });
 });
@@ -224,9 +220,9 @@ describe('guardMcpServer on a 2.x low-level Server given directly', () => {
     const ran: unknown[] = [];
     const events: DecisionEvent[] = [];
     const { server, toolHandlers } = low(ran);
-    const before = shape(server);
+    const before = memberShape(server);
     guardMcpServer(dev.clients.client({ onDecision: (e: DecisionEvent) => events.push(e) }), server, { toolHandlers });
-    expect(shape(server)).toEqual(before);
+    expect(memberShape(server)).toEqual(before);
     const client = await connect(server, false);
     const _meta = { [SESSION_META_KEY]: 'sess_app' };
     expect((await client.callTool({ name: 'bank_transfer', arguments: { to: 'm' }, _meta })).isError).toBe(true);
