@@ -42,6 +42,30 @@ export function failedClosed(pep: Pep, tool: string, code: FailClosedCode, messa
   return refusal(enforcementOf(pep, 'agent-pep/mcp').refuse({ stage: 'action', tool }, code, message).toolMessage);
 }
 
+/**
+ * What a guarded server answers a `tools/call` it decides without a policy session (CONTRACT section 16):
+ * how to send one, for a caller that has no agent-pep of its own (a bare MCP client). The same text is the
+ * synthesized decision's message and follows the refusal text the caller sees; it names no args.
+ * @param second - the name of the `session` option's second parameter on this route (`extra`, `httpRequest`)
+ */
+export function noSessionMessage(second: string): string {
+  return (
+    `the request names no policy session: send it in params._meta['${SESSION_META_KEY}'] ` +
+    '(a client guarded with guardMcpClient does), or give the server guard the option ' +
+    `{ session: (request, ${second}) => string }`
+  );
+}
+
+/**
+ * The refusal of a `tools/call` without a policy session: a synthesized BLOCK `invalid_request` observed
+ * like any other, whose tool-error text says how to send a session ({@link noSessionMessage}).
+ */
+export function noSession(pep: Pep, tool: string, second: string): ToolResult {
+  const message = noSessionMessage(second);
+  const refused = enforcementOf(pep, 'agent-pep/mcp').refuse({ stage: 'action', tool }, 'invalid_request', message);
+  return refusal(`${refused.toolMessage}: ${message}`);
+}
+
 /** How a guarded server learns the session of a request (`guardMcpServer`'s `session` option). */
 export type SessionOfRequest = (
   request: { method: string; params: Record<string, unknown> },

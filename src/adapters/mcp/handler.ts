@@ -10,7 +10,7 @@ import { PolicyEnforcementError } from '../../errors.js';
 import type { Pep } from '../../pep.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { argsBySchema, enforcementOf } from '../kit.js';
-import { asToolResult, failedClosed, isObject, refusal, requestSession } from './common.js';
+import { asToolResult, failedClosed, isObject, noSession, refusal, requestSession } from './common.js';
 import { argsHashOf, type RequestStates, type StateClaims } from './request-state.js';
 import { permitRefusal } from './server-call.js';
 
@@ -183,7 +183,7 @@ async function decideCall(c: Call): Promise<Response> {
   }
   if (!isObject(args)) return refuse('arguments are not an object');
   const session = sessionOfCall(c);
-  if (session === undefined) return refuse('the request names no policy session');
+  if (session === undefined) return guardAnswer(c, noSession(pep, name, 'httpRequest'));
   let planned: ReturnType<typeof argsBySchema>;
   try {
     planned = argsBySchema(await listedSchema(c, name), args as Record<string, unknown>);

@@ -157,6 +157,25 @@ describe('guardMcpServer on a createMcpHandler handler (@modelcontextprotocol/se
     await client.close();
   });
 
+  it('a refusal for a missing session says how to send one (the _meta key, or the session option), to the caller and in the decision, naming no args', async () => {
+    const ran: unknown[][] = [];
+    const events: DecisionEvent[] = [];
+    const pep = dev.clients.client({ onDecision: (e: DecisionEvent) => events.push(e) });
+    // A bare 2.x client: no agent-pep on the client, so nothing puts a session in _meta.
+    const client = await clientOf(guardMcpServer(pep, handlerOf(ran)));
+    const r = await client.callTool({ name: 'lookup_order', arguments: { id: 'order-secret-4711' } });
+    await client.close();
+    const shown = JSON.stringify(r.content);
+    const decided = events[0]?.decision;
+    expect([r.isError, ran, events.length, decided?.synthesized?.code]).toEqual([true, [], 1, 'invalid_request']);
+    for (const text of [shown, decided?.synthesized?.message ?? '']) {
+      expect(text).toContain("_meta['agent-pep/session']");
+      expect(text).toContain('guardMcpClient');
+      expect(text).toContain('session: (request, httpRequest) => string');
+      expect(text).not.toContain('order-secret-4711');
+    }
+  });
+
   it("the server's session function names the session (from the HTTP request it is given)", async () => {
     const ran: unknown[][] = [];
     const handler = guardMcpServer(dev.clients.client(), handlerOf(ran), {
