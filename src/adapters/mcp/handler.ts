@@ -71,6 +71,20 @@ function isModern(c: Call): boolean {
   return version >= '2026-07-28';
 }
 
+/** The `_meta` key in which revision 2026-07-28 carries the client's capabilities on every request. */
+const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
+
+/**
+ * Whether the request's client declared form elicitation (`elicitation: {}` or `{ form }`), so that an
+ * `InputRequiredResult` asking for one can be answered: a client that declared none would fail the call
+ * (the 2.x SDK's `CAPABILITY_NOT_SUPPORTED`), so it gets the hold text instead.
+ */
+function elicits(c: Call): boolean {
+  const capabilities = isObject(c.params._meta) ? c.params._meta[CLIENT_CAPABILITIES_META] : undefined;
+  const elicitation = isObject(capabilities) ? capabilities.elicitation : undefined;
+  return isObject(elicitation) && (Object.keys(elicitation).length === 0 || 'form' in elicitation);
+}
+
 /** A JSON-RPC result the guard makes itself, as a JSON response (`resultType: "complete"` where due). */
 function guardAnswer(c: Call, result: unknown, status = 200): Response {
   const complete = isModern(c) && isObject(result) && !('resultType' in result);
@@ -221,12 +235,13 @@ async function decideCall(c: Call): Promise<Response> {
 
 /**
  * The answer to a refused call: at revision 2026-07-28 an ESCALATE the PDP opened is an `InputRequiredResult`
- * (an elicitation with the held text, and a signed `requestState` bound to the call and the escalation); the
- * client's retry is decided by the PDP again. Anything else is the tool-error result with the refusal text.
+ * (an elicitation with the held text, and a signed `requestState` bound to the call and the escalation) for a
+ * client that declared elicitation; the client's retry is decided by the PDP again. Anything else (a client
+ * without elicitation included) is the tool-error result with the refusal text.
  */
 function heldOrRefused(c: Call, err: PolicyEnforcementError, bound: Omit<StateClaims, 'escalationId'>): unknown {
   const escalationId = err.decision.escalationId;
-  if (err.decision.verdict !== 'ESCALATE' || escalationId === undefined || !isModern(c)) {
+  if (err.decision.verdict !== 'ESCALATE' || escalationId === undefined || !isModern(c) || !elicits(c)) {
     return refusal(err.toolMessage);
   }
   const message = err.toolMessage;
