@@ -255,4 +255,63 @@ describe('ESCALATE from a guarded createMcpHandler, to a bare @modelcontextproto
     expect([asked, g.ran.length]).toEqual([10, 0]);
     expect(verdicts(g.events)).toEqual(Array(11).fill('ESCALATE'));
   });
+  it('to stop waiting, the elicitation handler throws: the call rejects with that error, no retry is sent, nothing runs', async () => {
+    const g = guarded();
+    const { client, connected } = await bareClient(g.fetch, {
+      versionNegotiation: { mode: 'auto' },
+      capabilities: { elicitation: {} },
+    });
+    const stop = new Error('the user stopped waiting');
+    client.setRequestHandler('elicitation/create', async () => {
+      throw stop;
+    });
+    await connected;
+    const failed = await client.callTool(call('sess_stop')).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await client.close();
+    expect(failed).toBe(stop);
+    expect([g.legs.length, g.ran.length]).toEqual([1, 0]);
+    expect(verdicts(g.events)).toEqual(['ESCALATE']);
+  });
+
+  describe('the manual route of docs/mcp.md ("A bare 2.x client"): the application retries once the review is decided', () => {
+    /** The docs' snippet, as written there, with `reviewDecided` the application's wait. */
+    async function snippet(client: Client, reviewDecided: () => Promise<void>) {
+      const call = {
+        name: 'refund_payment',
+        arguments: { orderId: 'o1', amount: 900 },
+        _meta: { 'agent-pep/session': 'sess_42' },
+      };
+      let result = await client.callTool(call, { allowInputRequired: true });
+      while (isInputRequiredResult(result)) {
+        await reviewDecided();
+        const approval = { 'agent-pep/approval': { action: 'accept' as const, content: {} } };
+        const retry = { ...call, requestState: result.requestState, inputResponses: approval };
+        result = await client.callTool(retry, { allowInputRequired: true });
+      }
+      return result;
+    }
+
+    for (const [resolution, outcome] of [
+      ['approve', { runs: 1, isError: false, verdicts: ['ESCALATE', 'ALLOW'] }],
+      ['deny', { runs: 0, isError: true, verdicts: ['ESCALATE', 'BLOCK'] }],
+    ] as const) {
+      it(`reviewer ${resolution}s at the PDP: the retry with the requestState is decided again and ends the loop`, async () => {
+        const g = guarded();
+        const { client, connected } = await bareClient(g.fetch, {
+          versionNegotiation: { mode: 'auto' },
+          capabilities: { elicitation: {} },
+          inputRequired: { autoFulfill: false },
+        });
+        await connected;
+        const result = await snippet(client, () => dev.pdp.resolveEscalation(g.escalationId() as string, resolution));
+        await client.close();
+        expect([g.ran.length, result.isError ?? false]).toEqual([outcome.runs, outcome.isError]);
+        expect(verdicts(g.events)).toEqual(outcome.verdicts);
+        expect(typeof g.legs[1]?.sent).toBe('string');
+      });
+    }
+  });
 });
