@@ -231,30 +231,33 @@ describe('ESCALATE from a guarded createMcpHandler, to a bare @modelcontextproto
     expect(verdicts(g.events)).toEqual(['ESCALATE', 'ALLOW']);
   });
 
-  it('the SDK stops after inputRequired.maxRounds (10) while nobody approved: SdkError INPUT_REQUIRED_ROUNDS_EXCEEDED with the last requestState, nothing ran', async () => {
-    const g = guarded();
-    let asked = 0;
-    const { client, connected } = await bareClient(g.fetch, {
-      versionNegotiation: { mode: 'auto' },
-      capabilities: { elicitation: {} },
-    });
-    client.setRequestHandler('elicitation/create', async () => {
-      asked++;
-      return { action: 'accept', content: {} };
-    });
-    await connected;
-    const failed = await client.callTool(call('sess_rounds')).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    await client.close();
-    expect(failed).toBeInstanceOf(SdkError);
-    expect((failed as SdkError).code).toBe(SdkErrorCode.InputRequiredRoundsExceeded);
-    const last = ((failed as SdkError).data as { lastResult: { requestState?: unknown } }).lastResult;
-    expect(last.requestState).toBe(g.legs.at(-1)?.answered);
-    expect([asked, g.ran.length]).toEqual([10, 0]);
-    expect(verdicts(g.events)).toEqual(Array(11).fill('ESCALATE'));
-  });
+  it.each(['accept', 'decline'] as const)(
+    'the SDK stops after inputRequired.maxRounds (10) while nobody approved (the human answers %s): SdkError INPUT_REQUIRED_ROUNDS_EXCEEDED with the last requestState, nothing ran',
+    async (action) => {
+      const g = guarded();
+      let asked = 0;
+      const { client, connected } = await bareClient(g.fetch, {
+        versionNegotiation: { mode: 'auto' },
+        capabilities: { elicitation: {} },
+      });
+      client.setRequestHandler('elicitation/create', async () => {
+        asked++;
+        return action === 'accept' ? { action, content: {} } : { action };
+      });
+      await connected;
+      const failed = await client.callTool(call('sess_rounds')).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      await client.close();
+      expect(failed).toBeInstanceOf(SdkError);
+      expect((failed as SdkError).code).toBe(SdkErrorCode.InputRequiredRoundsExceeded);
+      const last = ((failed as SdkError).data as { lastResult: { requestState?: unknown } }).lastResult;
+      expect(last.requestState).toBe(g.legs.at(-1)?.answered);
+      expect([asked, g.ran.length]).toEqual([10, 0]);
+      expect(verdicts(g.events)).toEqual(Array(11).fill('ESCALATE'));
+    },
+  );
   it('to stop waiting, the elicitation handler throws: the call rejects with that error, no retry is sent, nothing runs', async () => {
     const g = guarded();
     const { client, connected } = await bareClient(g.fetch, {
