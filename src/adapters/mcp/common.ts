@@ -63,7 +63,7 @@ export function noSessionMessage(second: string): string {
 export function noSession(pep: Pep, tool: string, second: string): ToolResult {
   const message = noSessionMessage(second);
   const refused = enforcementOf(pep, 'agent-pep/mcp').refuse({ stage: 'action', tool }, 'invalid_request', message);
-  return refusal(`${refused.toolMessage}: ${message}`);
+  return refusal(`${refused.toolMessage}. ${message.charAt(0).toUpperCase()}${message.slice(1)}`);
 }
 
 /** How a guarded server learns the session of a request (`guardMcpServer`'s `session` option). */
