@@ -50,8 +50,9 @@ export interface GuardMcpServerOptions {
    */
   verifier?: PermitVerifier | undefined;
   /**
-   * Answer `tools/list` with the tools `pep.visibleTools` shows for the session (the MCP session id, else
-   * the Pep's): a tool the policy blocks outright is never offered (docs/visibility.md). A hidden tool
+   * Answer `tools/list` with the tools (of those in `tools`) `pep.visibleTools` shows for the request's
+   * policy session (its `_meta` or the `session` option, else the Pep's; never the transport's
+   * `Mcp-Session-Id`): a tool the policy blocks outright is never offered (docs/visibility.md). A hidden tool
    * called anyway is still decided per call. @defaultValue true
    */
   hideBlocked?: boolean | undefined;
