@@ -341,7 +341,8 @@ export function guardMcpServerV2(
   });
   const call: Callback = async (request: unknown, ctx: unknown) => {
     const params = isObject(request) && isObject(request.params) ? request.params : {};
-    const name = typeof params.name === 'string' ? params.name : 'unknown';
+    if (typeof params.name !== 'string') return failedClosed(pep, 'unknown', 'invalid_request', 'no tool name');
+    const name = params.name;
     const { handles, refused } = current();
     const tool = Object.hasOwn(record, name) ? handles.get(name) : undefined;
     if (tool === undefined) {
