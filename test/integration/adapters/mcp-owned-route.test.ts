@@ -1,6 +1,6 @@
 /**
- * guardMcpServer on a 1.x `McpServer` with the handles of its tools (`{ tools }`): the route with no patched
- * SDK member (CONTRACT section 16). The guard serves `tools/call` and `tools/list` through the low-level
+ * guardMcpServer on a 1.x `McpServer` with the handles of its tools (`{ tools }`, required): the one route,
+ * with no patched SDK member (CONTRACT section 16). The guard serves `tools/call` and `tools/list` through the low-level
  * server's public `removeRequestHandler` / `setRequestHandler`, reaches each tool through its handle, and
  * decides on the args the tool runs with; every refusal reaches onDecision. The real 1.x SDK over its
  * `InMemoryTransport`, the dev PDP deciding.
