@@ -1,8 +1,9 @@
 // The official MCP conformance suite (@modelcontextprotocol/conformance): its server scenarios against a small
 // server, and its client scenarios against scripts/mcp-conformance-client.js, each bare and
 // guarded by agent-pep (a policy that allows everything), over Streamable HTTP: every check must come out
-// the same (CONTRACT section 16; docs/mcp.md lists the results). The guarded server declares
-// `capabilities: { tools }` and has tools registered before guarding as well as after.
+// the same (CONTRACT section 16; docs/mcp.md lists the results). The guarded 1.x servers declare
+// `capabilities: { tools }` and are guarded with their tools' handles: one has tools registered before
+// guarding as well as after (their handles added to the record), the other every tool registered before.
 //
 // Usage: node scripts/mcp-conformance.js <conformance CLI (dist/index.js)> <node 22 binary> [spec version]
 // Exit code 0 when bare and guarded agree on every check, 1 otherwise (the checks that differ are printed).
@@ -74,23 +75,20 @@ function register(server, tools) {
 }
 
 /**
- * A server: `capabilities: { tools }`, tools before guarding, the guard (or none), tools after; `owned`:
- * every tool registered, then guarded with their handles (`{ tools }`, no SDK member replaced).
+ * A 1.x server declared with `capabilities: { tools }`, guarded (or not) with the handles of its tools
+ * (`{ tools }`, no SDK member replaced). `how` 'after': some tools registered before guarding, the others
+ * after it, their handles added to the record the guard reads at each request; 'before': every tool
+ * registered, then guarded.
  */
-function makeServer(pep, how) {
+function makeServer(pep, how = 'after') {
   const server = new McpServer({ name: 'agent-pep-conformance', version: '1.0.0' }, { capabilities: { tools: {} } });
-  if (how === 'owned') {
-    const tools = { ...register(server, BEFORE), ...register(server, AFTER) };
-    guardMcpServer(pep, server, { tools, session: () => 'conformance-owned' });
-    return server;
-  }
-  register(server, BEFORE);
+  const tools = register(server, BEFORE);
+  if (how === 'before') Object.assign(tools, register(server, AFTER));
   // The conformance client names no policy session: the server takes it from what it knows of its caller.
-  if (pep) guardMcpServer(pep, server, { session: () => 'conformance' });
-  register(server, AFTER);
+  if (pep) guardMcpServer(pep, server, { tools, session: () => `conformance-${how}` });
+  if (how === 'after') Object.assign(tools, register(server, AFTER));
   return server;
 }
-
 /**
  * A stateless 2.x server (revision 2026-07-28): `createMcpHandler`, one `McpServer` per request, served by
  * Node's http; guarded (`how: 'handler'`), the handler `guardMcpServer` returns is served; guarded directly
@@ -236,7 +234,7 @@ const pep = createPep({
 });
 const bare = await serve(undefined);
 const guarded = await serve(pep);
-const owned = await serve(pep, 'owned');
+const before = await serve(pep, 'before');
 const bareV2 = await serveV2(undefined);
 const guardedV2 = await serveV2(pep);
 const directV2 = await serveV2(pep, 'direct');
@@ -259,19 +257,27 @@ function compare(title, a, b, version = specVersion) {
 }
 
 try {
-  const [bareRun, guardedRun, ownedRun] = await Promise.all([
+  const [bareRun, guardedRun, beforeRun] = await Promise.all([
     runServerSuite(bare.url),
     runServerSuite(guarded.url),
-    runServerSuite(owned.url),
+    runServerSuite(before.url),
   ]);
-  const serverSame = compare('server scenarios over Streamable HTTP', bareRun, guardedRun);
-  const ownedSame = compare('server scenarios, 1.x McpServer guarded with { tools }', bareRun, ownedRun);
+  const serverSame = compare(
+    'server scenarios, 1.x McpServer, tools registered before and after guarding',
+    bareRun,
+    guardedRun,
+  );
+  const beforeSame = compare(
+    'server scenarios, 1.x McpServer, every tool registered before guarding',
+    bareRun,
+    beforeRun,
+  );
   // The guard decided: each tools/call to a guarded server asked the PDP (none would mean it was bypassed).
   const calls = (session) =>
     pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined && r.session === session).length;
-  const decided = calls('conformance');
-  const decidedOwned = calls('conformance-owned');
-  console.log(`  tools/call decisions at the PDP: guarded server ${decided}, guarded with { tools } ${decidedOwned}`);
+  const decided = calls('conformance-after');
+  const decidedBefore = calls('conformance-before');
+  console.log(`  tools/call decisions at the PDP: tools before and after ${decided}, tools before ${decidedBefore}`);
   const actions = () => pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
   const beforeV2 = actions();
   const [bareV2Run, guardedV2Run] = await Promise.all([
@@ -296,12 +302,12 @@ try {
   const clientSame = compare('client scenarios over Streamable HTTP', bareClient, guardedClient);
   const clientV2Same = compare('client scenarios, 2.x Client', bareClientV2, guardedClientV2, '2026-07-28');
   const v2Ok = v2Same && decidedV2 > 0 && directSame && decidedDirect > 0 && clientV2Same;
-  const v1Ok = serverSame && decided > 0 && ownedSame && decidedOwned > 0;
+  const v1Ok = serverSame && decided > 0 && beforeSame && decidedBefore > 0;
   process.exitCode = v1Ok && v2Ok && clientSame ? 0 : 1;
 } finally {
   await bare.close();
   await guarded.close();
-  await owned.close();
+  await before.close();
   await bareV2.close();
   await guardedV2.close();
   await directV2.close();

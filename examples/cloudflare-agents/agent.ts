@@ -41,15 +41,20 @@ function client(pdpUrl: string): Pep {
 }
 
 // The payments server, as an McpAgent's `init()` guards it: each call runs only on a permit that verifies.
+// The tools are registered first; the guard serves them from the handles registerTool returned.
 const server = new McpServer({ name: 'payments', version: '1.0.0' });
+const refund = server.registerTool(
+  'refund_payment',
+  { inputSchema: { orderId: z.string(), amount: z.number() } },
+  async (a) => {
+    runs.push(a.amount);
+    const text = a.orderId === 'ord_debug' ? 'refunded; debug key AKIAABCDEFGHIJKLMNOP' : `refunded ${a.amount}`;
+    return { content: [{ type: 'text' as const, text }] };
+  },
+);
 const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: 'agent-pep' });
 const serverPep = client(pdp.url);
-guardMcpServer(serverPep, server, { verifier });
-server.registerTool('refund_payment', { inputSchema: { orderId: z.string(), amount: z.number() } }, async (a) => {
-  runs.push(a.amount);
-  const text = a.orderId === 'ord_debug' ? 'refunded; debug key AKIAABCDEFGHIJKLMNOP' : `refunded ${a.amount}`;
-  return { content: [{ type: 'text' as const, text }] };
-});
+guardMcpServer(serverPep, server, { tools: { refund_payment: refund }, verifier });
 
 /** An agent's MCP client manager connected to the payments server (in memory; workerd uses HTTP and SQLite). */
 async function agentWithMcp(name: string) {

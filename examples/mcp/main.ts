@@ -11,7 +11,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createPep, createPermitVerifier } from 'agent-pep';
 import { startDevPdp } from 'agent-pep/dev-pdp';
 import { guardMcpClient, guardMcpServer } from 'agent-pep/mcp';
@@ -41,23 +41,36 @@ const pep = createPep({
 let refunds = 0;
 
 // #region mcp-adapter
-// The server runs a tool only with a permit for this exact call, verified and used up once.
+// The server runs a tool only with a permit for this exact call, verified and used up once. Register the
+// tools, then guard with their handles: the guard serves tools/call and tools/list from them.
 const server = new McpServer({ name: 'payments', version: '1.0.0' });
+const served = {
+  refund_payment: server.registerTool(
+    'refund_payment',
+    { inputSchema: { orderId: z.string(), amount: z.number() } },
+    async (args) => {
+      refunds++;
+      return { content: [{ type: 'text', text: `refunded ${args.amount}` }] };
+    },
+  ),
+} as Record<string, RegisteredTool>;
 guardMcpServer(pep, server, {
+  tools: served,
   verifier: createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: 'payments-mcp' }),
-});
-server.registerTool('refund_payment', { inputSchema: { orderId: z.string(), amount: z.number() } }, async (args) => {
-  refunds++;
-  return { content: [{ type: 'text', text: `refunded ${args.amount}` }] };
 });
 
 // The agent's client asks the PDP before each tools/call leaves; the permit travels in params._meta.
 const client = guardMcpClient(pep, new Client({ name: 'support-agent', version: '1.0.0' }));
 // #endregion mcp-adapter
-// A tool the policy blocks outright: never offered to the model (see the end).
-server.registerTool('delete_account', { inputSchema: { customerId: z.string() } }, async () => ({
-  content: [{ type: 'text', text: 'deleted' }],
-}));
+// A tool registered after guarding is served once its handle is in the record. This one the policy blocks
+// outright: never offered to the model (see the end).
+served.delete_account = server.registerTool(
+  'delete_account',
+  { inputSchema: { customerId: z.string() } },
+  async () => ({
+    content: [{ type: 'text', text: 'deleted' }],
+  }),
+);
 
 /** The text the model would see for one tool result. */
 const textOf = (result: unknown): string => {

@@ -9,8 +9,8 @@
  *   the request leaves, carries its permit in `_meta['agent-pep/permit']`, and its result is checked at
  *   `context_egress`.
  * - MCP servers (`McpAgent`): guard `this.server` with `agent-pep/mcp`'s `guardMcpServer` in `init()`,
- *   before the tools are registered (with `{ verifier }` to verify the permits the agents' guarded
- *   clients send).
+ *   after the tools are registered, with their handles (`{ tools }`; with `{ verifier }` to verify the
+ *   permits the agents' guarded clients send).
  *
  * Only types are read from `agents` (its `Agent` runs in workerd only); this module checks at load that
  * it is installed.

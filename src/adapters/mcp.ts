@@ -4,9 +4,10 @@
  * peers: this entry loads with either alone, and the 1.x SDK is loaded (by `mcp/sdk-v1.ts`) only when a
  * 1.x object is guarded.
  *
- * - {@link guardMcpServer}: every tool of an `McpServer` runs its callback only after an ALLOW or WARN
- *   (`pep.guardTool`), or, with `{ verifier }`, only after the permit the client sent in
- *   `params._meta['agent-pep/permit']` verified (the PDP is not asked again).
+ * - {@link guardMcpServer}: every tool of an `McpServer` (served from the handles given in `{ tools }`) runs
+ *   its callback only after an ALLOW or WARN (`pep.guardTool`), or, with `{ verifier }`, only after the permit
+ *   the client sent in `params._meta['agent-pep/permit']` verified (the PDP is not asked again); no member of
+ *   an SDK object is replaced.
  * - {@link guardMcpClient}: every `tools/call` a `Client` sends is authorized before it leaves, carries
  *   its permit in `_meta`, and its result is checked at `context_egress` before the caller sees it.
  *

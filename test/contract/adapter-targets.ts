@@ -9,7 +9,7 @@ import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Agent, tool as oaTool, RunState, run } from '@openai/agents';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents/testing';
 import * as ai6 from 'ai';
@@ -303,22 +303,38 @@ interface McpResult {
   content: { type: string; text?: string }[];
 }
 
-/** A server with the one tool and a client on an in-memory pair; `guard` runs before the tool is registered (as guardMcpServer requires). */
-async function mcpPair(setup: CallSetup, ran: Record<string, unknown>[], guard?: (server: McpServer) => void) {
-  const server = new McpServer({ name: 'payments', version: '1.0.0' });
-  guard?.(server);
-  server.registerTool(TOOL, { inputSchema: zodShape(setup.schema) }, async (a: Record<string, unknown>) => {
-    ran.push(a);
-    return { content: [{ type: 'text' as const, text: asText((setup.result ?? defaultResult)(a)) }] };
-  });
+/**
+ * A server with the one tool and a client on an in-memory pair. `guard` runs before the tool is registered
+ * (the server declares the tools capability, and the tool's handle goes into the record the guard serves):
+ * every case below holds for a tool registered after guarding.
+ */
+async function mcpPair(
+  setup: CallSetup,
+  ran: Record<string, unknown>[],
+  guard?: (server: McpServer, tools: Record<string, RegisteredTool>) => void,
+) {
+  const server = new McpServer({ name: 'payments', version: '1.0.0' }, guard ? { capabilities: { tools: {} } } : {});
+  const tools: Record<string, RegisteredTool> = {};
+  guard?.(server, tools);
+  tools[TOOL] = server.registerTool(
+    TOOL,
+    { inputSchema: zodShape(setup.schema) },
+    async (a: Record<string, unknown>) => {
+      ran.push(a);
+      return { content: [{ type: 'text' as const, text: asText((setup.result ?? defaultResult)(a)) }] };
+    },
+  );
   const client = new Client({ name: 'agent', version: '1.0.0' });
   const [c, s] = InMemoryTransport.createLinkedPair();
   return { server, client, connect: () => Promise.all([server.connect(s), client.connect(c)]) };
 }
 
 /** The server side guards its server before any tool is registered; the client side guards after connecting. */
-function serverGuard(side: 'server' | 'client', pep: Pep): ((server: McpServer) => void) | undefined {
-  return side === 'server' ? (server) => guardMcpServer(pep, server) : undefined;
+function serverGuard(
+  side: 'server' | 'client',
+  pep: Pep,
+): ((server: McpServer, tools: Record<string, RegisteredTool>) => void) | undefined {
+  return side === 'server' ? (server, tools) => guardMcpServer(pep, server, { tools }) : undefined;
 }
 
 /** The policy session an agent's request names (CONTRACT section 16): a guarded server decides in it. */

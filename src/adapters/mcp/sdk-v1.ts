@@ -19,7 +19,6 @@ export interface SdkV1 {
   ListToolsRequestSchema: Types['ListToolsRequestSchema'];
   ListToolsResultSchema: Types['ListToolsResultSchema'];
   ToolListChangedNotificationSchema: Types['ToolListChangedNotificationSchema'];
-  getLiteralValue: ZodCompat['getLiteralValue'];
   getParseErrorMessage: ZodCompat['getParseErrorMessage'];
   normalizeObjectSchema: ZodCompat['normalizeObjectSchema'];
   safeParseAsync: ZodCompat['safeParseAsync'];
@@ -50,7 +49,6 @@ export function sdkV1(): SdkV1 {
     ListToolsRequestSchema: types.ListToolsRequestSchema,
     ListToolsResultSchema: types.ListToolsResultSchema,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
-    getLiteralValue: zod.getLiteralValue,
     getParseErrorMessage: zod.getParseErrorMessage,
     normalizeObjectSchema: zod.normalizeObjectSchema,
     safeParseAsync: zod.safeParseAsync,

@@ -20,7 +20,6 @@ import {
   type SessionOfRequest,
   type ToolResult,
 } from './common.js';
-import { sdkV1 } from './sdk-v1.js';
 
 /** What a `tools/call` request carried, as the server received it. */
 export interface Received {
@@ -65,21 +64,6 @@ function onlyDropsMembers(sent: unknown, parsed: unknown): boolean {
     return true;
   }
   return isDeepStrictEqual(sent, parsed);
-}
-
-/**
- * The arguments as the tool's input schema parses them, as the SDK's own `tools/call` does
- * (`normalizeObjectSchema` and `safeParseAsync`, exported by `@modelcontextprotocol/sdk/server/zod-compat.js`).
- * @throws SchemaRefusal when they do not fit
- */
-async function parseInput(tool: RegisteredTool, args: unknown): Promise<unknown> {
-  if (!tool.inputSchema) return undefined;
-  const { normalizeObjectSchema, safeParseAsync } = sdkV1();
-  const given = tool.inputSchema as NonNullable<Parameters<typeof normalizeObjectSchema>[0]>;
-  const schema = normalizeObjectSchema(given) ?? (given as Parameters<typeof safeParseAsync>[0]);
-  const parsed = await safeParseAsync(schema, args ?? {});
-  if (!parsed.success) throw new SchemaRefusal();
-  return parsed.data;
 }
 
 /** A call on a server with a verifier: what it carried, and what the callback would get. */
@@ -157,66 +141,64 @@ export async function permitRefusal(
 export interface RunnerDeps {
   pep: Pep;
   verifier: PermitVerifier | undefined;
-  /** The name `tool` is registered under now, or undefined once removed. */
-  nameOf(tool: RegisteredTool): string | undefined;
-  /** What each tools/call carried, by the `extra` object the SDK hands to the callback. */
-  received: WeakMap<object, Received>;
   /** The server's `session` option, else undefined (`params._meta['agent-pep/session']`). */
   session: SessionOfRequest | undefined;
   /** The pin of a tool's definition as the server lists it now (checked against a permit's `tool_pin`). */
-  pinOf?: ((tool: RegisteredTool) => string | undefined) | undefined;
-  /**
-   * The args as the tool's input schema parses them, throwing when they do not fit.
-   * @defaultValue the 1.x SDK's own parse (`normalizeObjectSchema`, `safeParseAsync`)
-   */
-  parse?: ((tool: RegisteredTool, args: unknown) => Promise<unknown>) | undefined;
+  pinOf?: ((tool: RegisteredTool, name: string) => string | undefined) | undefined;
+  /** The args as the tool's input schema parses them (the SDK's own parse), throwing when they do not fit. */
+  parse(tool: RegisteredTool, args: unknown): Promise<unknown>;
+}
+
+/** One `tools/call` the guard serves: the tool, the name it was called by, and what the request carried. */
+export interface ToolCall {
+  tool: RegisteredTool;
+  /** The tool's name as called (the key of the `tools` record it was found under). */
+  name: string;
+  /** The tool's callback (`handler`), called as the SDK calls it. */
+  callback: Callback;
+  /** The args as the input schema parsed them (undefined without a schema). */
+  parsed: unknown;
+  /** The SDK's `extra` / `ctx` of the request, handed to the callback. */
+  extra: unknown;
+  /** What the request carried. */
+  received: Received;
 }
 
 /** Makes the guarded call of a server's tools. */
-export function makeRunner(
-  deps: RunnerDeps,
-): (tool: RegisteredTool, callback: Callback, callArgs: unknown[]) => Promise<unknown> {
-  const { pep, verifier, nameOf, received } = deps;
-  const parse = deps.parse ?? parseInput;
-  /** One guarded call of `callback` (the tool's callback or a task handler's `createTask`). */
-  return async function run(tool: RegisteredTool, callback: Callback, callArgs: unknown[]): Promise<unknown> {
+export function makeRunner(deps: RunnerDeps): (call: ToolCall) => Promise<unknown> {
+  const { pep, verifier, parse } = deps;
+  /** One guarded call of the tool's callback. */
+  return async function run(call: ToolCall): Promise<unknown> {
+    const { tool, name, callback, parsed, extra, received } = call;
     const hasSchema = Boolean(tool.inputSchema);
-    // The SDK calls `callback(parsedArgs, extra)` with an input schema, `callback(extra)` without one.
-    const parsed = hasSchema ? callArgs[0] : undefined;
-    const extra = hasSchema ? callArgs[1] : callArgs[0];
-    const name = nameOf(tool);
-    if (name === undefined) return failedClosed(pep, 'unknown', 'invalid_request', 'the tool is no longer registered');
     let bodyRan = false;
     try {
-      const got = isObject(extra) ? received.get(extra) : undefined;
-      if (got !== undefined && got.name !== name) {
-        return failedClosed(pep, name, 'invalid_request', 'the request names another tool');
-      }
-      // The arguments as received (what the client's PDP decided on); a direct call: what the callback got.
-      const wire = got !== undefined ? (got.arguments ?? {}) : (parsed ?? {});
+      // The arguments as received (what the client's PDP decided on).
+      const wire = received.arguments ?? {};
+      const meta = received._meta;
+      // The SDK calls `callback(parsedArgs, extra)` with an input schema, `callback(extra)` without one.
       const invoke = (args: unknown): unknown => {
         bodyRan = true;
         return hasSchema ? callback(args, extra) : callback(extra);
       };
 
       if (verifier !== undefined) {
-        const meta = got !== undefined ? got._meta : isObject(extra) ? extra._meta : undefined;
-        const pin = deps.pinOf?.(tool);
+        const pin = deps.pinOf?.(tool, name);
         return await runVerified({ pep, verifier, name, meta, wire, parsed, hasSchema, pin }, () => invoke(parsed));
       }
 
       // The application's session (CONTRACT section 16): from the request, never the transport's id.
-      const meta = got !== undefined ? got._meta : isObject(extra) ? extra._meta : undefined;
       const session = requestSession(deps.session, 'tools/call', { name, arguments: wire, _meta: meta }, extra);
       if (session === undefined) {
         return failedClosed(pep, name, 'invalid_request', 'the request names no policy session');
       }
       const callOpts: CallOptions = { session };
-      if (isObject(extra) && extra.signal instanceof AbortSignal) callOpts.signal = extra.signal;
+      const signal = signalOf(extra);
+      if (signal !== undefined) callOpts.signal = signal;
       // The PDP decides on the args the callback would get: as the input schema parsed them (its
       // coercions and defaults applied, its `undefined` members left out as JSON does), not as sent.
       // A schema that makes something other than an object of the arguments: nothing a permit can bind.
-      if (hasSchema && got !== undefined && !(isObject(parsed) && isPlainObject(parsed))) {
+      if (hasSchema && !(isObject(parsed) && isPlainObject(parsed))) {
         return failedClosed(pep, name, 'invalid_request', 'the input schema does not make an object of the arguments');
       }
       const decided = hasSchema && isObject(parsed) ? withoutUndefinedMembers(parsed) : wire;
@@ -250,4 +232,11 @@ export function makeRunner(
       return failedClosed(pep, name, 'invalid_request', 'the adapter failed');
     }
   };
+}
+
+/** The abort signal of a request's `extra` (1.x `extra.signal`, 2.x `ctx.mcpReq.signal`), else undefined. */
+function signalOf(extra: unknown): AbortSignal | undefined {
+  if (!isObject(extra)) return undefined;
+  const signal = isObject(extra.mcpReq) ? extra.mcpReq.signal : extra.signal;
+  return signal instanceof AbortSignal ? signal : undefined;
 }

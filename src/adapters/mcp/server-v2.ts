@@ -24,8 +24,7 @@ import {
   type SessionOfRequest,
 } from './common.js';
 import { pinOf } from './pins.js';
-import type { RegisteredTool } from './server-call.js';
-import { type Callback, makeRunner, permitRefusal, type Received } from './server-call.js';
+import { type Callback, makeRunner, permitRefusal, type Received, type RegisteredTool } from './server-call.js';
 
 /** A tool handle `registerTool` of a 2.x `McpServer` returns (structurally: the public fields the guard reads). */
 export interface McpToolHandleV2 {
@@ -142,31 +141,74 @@ function normalized(name: string): string | undefined {
   }
 }
 
-/** The tool handles given, checked. @throws TypeError with `err.option` `'tools'` */
-function readHandles(scope: string, tools: unknown): Map<string, McpToolHandleV2> {
-  if (!isObject(tools) || Array.isArray(tools)) {
-    optionError(scope, 'tools', 'a 2.x McpServer needs the handles registerTool returned: { tools: { name: handle } }');
-  }
-  const handles = new Map<string, McpToolHandleV2>();
-  const seen = new Map<string, string>();
-  for (const [name, handle] of Object.entries(tools)) {
-    if (!isObject(handle) || typeof handle.update !== 'function' || !('handler' in handle)) {
-      optionError(scope, 'tools', `${JSON.stringify(name.slice(0, 64))} is not a handle registerTool returned`);
+/** Whether `value` is a tool handle `registerTool` returned (its public `update` and `handler`). */
+function isHandle(value: unknown): value is McpToolHandleV2 {
+  return isObject(value) && typeof value.update === 'function' && 'handler' in value;
+}
+
+/**
+ * The guard's reading of the `tools` record at one time: the handles it serves, and the names it refuses
+ * (not a handle, or a name that normalizes like another's: a permit could not tell them apart), each with
+ * the reason. Made again only when the record's keys or values changed.
+ */
+interface ToolView {
+  keys: string[];
+  values: unknown[];
+  handles: Map<string, McpToolHandleV2>;
+  refused: Map<string, string>;
+}
+
+/** Reads the `tools` record (its own enumerable keys), checking each entry; `prev` when nothing changed. */
+function viewOf(tools: Record<string, unknown>, prev: ToolView | undefined): ToolView {
+  const keys = Object.keys(tools);
+  if (prev !== undefined && keys.length === prev.keys.length) {
+    let same = true;
+    for (let i = 0; same && i < keys.length; i++) {
+      same = keys[i] === prev.keys[i] && tools[keys[i] as string] === prev.values[i];
     }
+    if (same) return prev;
+  }
+  const values = keys.map((k) => tools[k]);
+  const handles = new Map<string, McpToolHandleV2>();
+  const refused = new Map<string, string>();
+  const byNorm = new Map<string, string[]>();
+  keys.forEach((name, i) => {
+    const value = values[i];
+    if (!isHandle(value)) {
+      refused.set(name, 'not a handle registerTool returned');
+      return;
+    }
+    handles.set(name, value);
     const norm = normalized(name);
-    const other = norm === undefined ? undefined : seen.get(norm);
-    if (other !== undefined) {
-      optionError(
-        scope,
-        'tools',
-        `tools ${JSON.stringify(other)} and ${JSON.stringify(name)} have the same normalized name`,
+    if (norm !== undefined) byNorm.set(norm, [...(byNorm.get(norm) ?? []), name]);
+  });
+  for (const group of byNorm.values()) {
+    if (group.length < 2) continue;
+    for (const name of group) {
+      handles.delete(name);
+      refused.set(
+        name,
+        `the same normalized name as ${JSON.stringify((group[0] === name ? group[1] : group[0]) ?? '')}`,
       );
     }
-    if (norm !== undefined) seen.set(norm, name);
-    handles.set(name, handle as unknown as McpToolHandleV2);
   }
-  if (handles.size === 0) optionError(scope, 'tools', 'expected at least one tool handle');
-  return handles;
+  return { keys, values, handles, refused };
+}
+
+/** The `tools` record given at guarding, checked. @throws TypeError with `err.option` `'tools'` */
+function readTools(scope: string, tools: unknown): ToolView {
+  if (!isObject(tools) || Array.isArray(tools)) {
+    optionError(
+      scope,
+      'tools',
+      'an McpServer needs the handles registerTool returned: register the tools first, then guard with { tools: { refund_payment: handle } } (docs/mcp.md, Migrating)',
+    );
+  }
+  const view = viewOf(tools, undefined);
+  for (const [name, why] of view.refused) {
+    optionError(scope, 'tools', `${JSON.stringify(name.slice(0, 64))}: ${why}`);
+  }
+  return view;
 }
 
 /** A Standard Schema's parse of `value`: its output, or a thrown Error naming the issues. */
@@ -259,19 +301,22 @@ function pinOfListed(name: string, t: McpToolHandleV2, stack: ToolStack): string
   }
 }
 
-/** The listing of the tools whose handles were given (as the SDK lists them), enabled ones only. */
-function definitions(handles: Map<string, McpToolHandleV2>, stack: ToolStack): { tools: Record<string, unknown>[] } {
+/** The listing of the tools the guard serves (as the SDK lists them), enabled ones only. */
+function definitions(view: ToolView, stack: ToolStack): { tools: Record<string, unknown>[] } {
   const tools: Record<string, unknown>[] = [];
-  for (const [name, t] of handles) if (t.enabled) tools.push(definition(name, t, stack));
+  for (const [name, t] of view.handles) if (t.enabled) tools.push(definition(name, t, stack));
   return { tools };
 }
 
 /**
- * Guards an `McpServer` whose tools were registered before, through their handles (2.x, or 1.x with its
- * `stack`): the guard serves `tools/call` (a tool whose handle was not given is refused, observed) and
- * `tools/list` (the given tools only). A tool registered after guarding is neither listed nor callable (on a
- * server that had no tool before, the SDK's `registerTool` throws: the handlers are set).
- * @throws TypeError when `tools` is missing or bad (`err.option` `'tools'`), or two names normalize alike
+ * Guards an `McpServer` through the handles of its tools (2.x, or 1.x with its `stack`): the guard serves
+ * `tools/call` and `tools/list` from the `tools` record, read again at each request (a handle added to it
+ * after guarding is served like the others; a tool registered without its handle added is neither listed nor
+ * callable, its calls refused and observed). Names that normalize alike are refused (checked when the record's
+ * keys or values changed). A server with no tool registered yet must declare `capabilities: { tools }`
+ * (the SDK then sets its tool handlers at construction, and a later `registerTool` leaves the guard's alone).
+ * @throws TypeError when `tools` is missing or bad (`err.option` `'tools'`), two names normalize alike, or
+ *   the server does not serve tools yet (no tool registered, no tools capability declared)
  */
 export function guardMcpServerV2(
   server: Record<string, unknown>,
@@ -279,68 +324,81 @@ export function guardMcpServerV2(
   deps: V2Deps,
   stack: ToolStack = V2_STACK,
 ): void {
-  const { scope, pep } = deps;
+  const { pep } = deps;
   const low = server.server as LowLevelV2;
-  const handles = readHandles(scope, tools);
-  const names = new Map<RegisteredTool, string>();
-  for (const [name, handle] of handles) names.set(handle as unknown as RegisteredTool, name);
-  const received = new WeakMap<object, Received>();
+  let view = readTools(deps.scope, tools);
+  const record = tools as Record<string, unknown>;
+  const current = (): ToolView => {
+    view = viewOf(record, view);
+    return view;
+  };
   const run = makeRunner({
     pep,
     verifier: deps.verifier,
-    received,
     session: deps.session,
-    nameOf: (tool) => names.get(tool),
     parse: (tool, args) => stack.parse(tool.inputSchema, args ?? {}),
-    pinOf: (tool) => {
-      const name = names.get(tool);
-      const handle = name === undefined ? undefined : handles.get(name);
-      return handle === undefined ? undefined : pinOfListed(name as string, handle, stack);
-    },
+    pinOf: (tool, name) => pinOfListed(name, tool as McpToolHandleV2, stack),
   });
   const call: Callback = async (request: unknown, ctx: unknown) => {
     const params = isObject(request) && isObject(request.params) ? request.params : {};
-    const name = typeof params.name === 'string' ? params.name : 'unknown';
-    const tool = handles.get(name);
+    if (typeof params.name !== 'string') return failedClosed(pep, 'unknown', 'invalid_request', 'no tool name');
+    const name = params.name;
+    const { handles, refused } = current();
+    const tool = Object.hasOwn(record, name) ? handles.get(name) : undefined;
     if (tool === undefined) {
-      return failedClosed(pep, name, 'invalid_request', 'the tool is not one the guard was given');
+      const why = refused.get(name) ?? 'the tool is not one the guard was given';
+      return failedClosed(pep, name, 'invalid_request', why);
     }
     if (!tool.enabled) throw invalidParams(`Tool ${name} disabled`);
     const meta = isObject(ctx) && isObject(ctx.mcpReq) ? (ctx.mcpReq._meta ?? params._meta) : params._meta;
-    if (isObject(ctx)) received.set(ctx, { name, arguments: params.arguments, _meta: meta });
-    return await runTool({ low, stack, run }, tool, name, params.arguments, ctx);
+    const received: Received = { name, arguments: params.arguments, _meta: meta };
+    return await runTool({ low, stack, run }, { tool, name, received, ctx });
   };
-  stack.serve(low, 'tools/call', call);
+  try {
+    stack.serve(low, 'tools/call', call);
+  } catch {
+    // The SDK refuses a tools handler on a server without the tools capability (no tool, none declared).
+    optionError(
+      deps.scope,
+      'tools',
+      'the server does not serve tools yet: register a tool before guarding, or declare capabilities: { tools: {} }',
+    );
+  }
   stack.serve(
     low,
     'tools/list',
-    listing(deps, () => definitions(handles, stack)),
+    listing(deps, () => definitions(current(), stack)),
   );
 }
 
-/** One call of a given tool, as the SDK's own `tools/call` runs it, through the guard's runner. */
+/** One call of a served tool, as the SDK's own `tools/call` runs it, through the guard's runner. */
 async function runTool(
   on: { low: LowLevelV2; stack: ToolStack; run: ReturnType<typeof makeRunner> },
-  tool: McpToolHandleV2,
-  name: string,
-  args: unknown,
-  ctx: unknown,
+  c: { tool: McpToolHandleV2; name: string; received: Received; ctx: unknown },
 ): Promise<unknown> {
   const { low, stack, run } = on;
+  const { tool, name, ctx } = c;
   let result: unknown;
   try {
     const handler = tool.handler as Callback;
+    // A task tool's handler is an object (`createTask`): not served on this route, a tool error as the SDK's.
     if (typeof handler !== 'function') throw new Error(`Tool ${name} has no handler`);
     let parsed: unknown;
     if (tool.inputSchema) {
       try {
-        parsed = await stack.parse(tool.inputSchema, args ?? {});
+        parsed = await stack.parse(tool.inputSchema, c.received.arguments ?? {});
       } catch (err) {
         throw new Error(`Input validation error: Invalid arguments for tool ${name}: ${(err as Error).message}`);
       }
     }
-    const callArgs = tool.inputSchema ? [parsed, ctx] : [ctx];
-    result = await run(tool as unknown as RegisteredTool, handler, callArgs);
+    result = await run({
+      tool: tool as RegisteredTool,
+      name,
+      callback: handler,
+      parsed,
+      extra: ctx,
+      received: c.received,
+    });
     if (isObject(result) && refusals.has(result)) return result;
     if (isObject(result) && result.resultType === 'input_required') return result;
     if (tool.outputSchema && isObject(result) && 'content' in result && result.isError !== true) {

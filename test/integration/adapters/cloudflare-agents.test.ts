@@ -4,7 +4,7 @@
  * v2 MCP `Client` it uses, talking to an MCP server in memory; the AI SDK tools an agent runs; the real
  * dev PDP. The agent is its instance name (`{ name }`), which is what the adapter reads.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { type DevPdp, startDevPdp } from 'agent-pep/dev-pdp';
 import { tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,12 +70,15 @@ interface Ran {
   session: unknown;
 }
 
+/** A payments server (tools capability declared) and the record of its tools' handles, which a server guard serves. */
 function payments(ran: Ran[], result?: string) {
-  const server = new McpServer({ name: 'payments', version: '1.0.0' });
+  const server = new McpServer({ name: 'payments', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const tools: Record<string, RegisteredTool> = {};
   return {
     server,
+    tools,
     register() {
-      server.registerTool(
+      tools.refund_payment = server.registerTool(
         'refund_payment',
         { inputSchema: { orderId: z.string(), amount: z.number() } },
         async (a: Record<string, unknown>, extra: { _meta?: Record<string, unknown> }) => {
@@ -111,7 +114,7 @@ describe('guardAgentMcp (agent.mcp, the SDK MCPClientManager)', () => {
   it("a server guard that decides itself decides in the agent's session, sent in _meta['agent-pep/session']", async () => {
     const ran: Ran[] = [];
     const p = payments(ran);
-    guardMcpServer(client(), p.server);
+    guardMcpServer(client(), p.server, { tools: p.tools });
     p.register();
     const { mcp, close } = await managerWith(p.server);
     guardAgentMcp(client(), { name: 'support-44', mcp });
@@ -128,7 +131,7 @@ describe('guardAgentMcp (agent.mcp, the SDK MCPClientManager)', () => {
     const ran: Ran[] = [];
     const p = payments(ran);
     const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience });
-    guardMcpServer(client(), p.server, { verifier });
+    guardMcpServer(client(), p.server, { tools: p.tools, verifier });
     p.register();
     const { mcp, close } = await managerWith(p.server);
     guardAgentMcp(client(), { name: 'support-43', mcp });
@@ -148,7 +151,7 @@ describe('guardAgentMcp (agent.mcp, the SDK MCPClientManager)', () => {
     const ran: Ran[] = [];
     const p = payments(ran);
     const verifier = createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: pdp.audience });
-    guardMcpServer(client(), p.server, { verifier });
+    guardMcpServer(client(), p.server, { tools: p.tools, verifier });
     p.register();
     const { mcp, close } = await managerWith(p.server);
     const r = await callAsModel(mcp, { orderId: 'o3', amount: 3 });

@@ -1,6 +1,6 @@
 /**
- * guardMcpServer on a 1.x `McpServer` with the handles of its tools (`{ tools }`): the route with no patched
- * SDK member (CONTRACT section 16). The guard serves `tools/call` and `tools/list` through the low-level
+ * guardMcpServer on a 1.x `McpServer` with the handles of its tools (`{ tools }`, required): the one route,
+ * with no patched SDK member (CONTRACT section 16). The guard serves `tools/call` and `tools/list` through the low-level
  * server's public `removeRequestHandler` / `setRequestHandler`, reaches each tool through its handle, and
  * decides on the args the tool runs with; every refusal reaches onDecision. The real 1.x SDK over its
  * `InMemoryTransport`, the dev PDP deciding.
@@ -221,10 +221,17 @@ describe('guardMcpServer on a 1.x McpServer with { tools } (no patched SDK membe
     expect(decided.map((e) => [e.tool, e.decision.synthesized?.code])).toEqual([['lookup_order', 'permit_invalid']]);
   });
 
-  it('the route without { tools } does replace SDK members (the test above can tell)', () => {
+  it('without { tools } a 1.x McpServer is a TypeError naming tools, and nothing of it changes', () => {
     const { server } = build([]);
-    const before = memberShape(server);
-    guardMcpServer(dev.clients.client(), server);
-    expect(memberShape(server)).not.toEqual(before);
+    const before = [memberShape(server), memberShape(server.server)];
+    let err: unknown;
+    try {
+      guardMcpServer(dev.clients.client(), server, {});
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as { option?: string }).option).toBe('tools');
+    expect([memberShape(server), memberShape(server.server)]).toEqual(before);
   });
 });

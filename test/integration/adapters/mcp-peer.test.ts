@@ -29,7 +29,7 @@ it('agent-pep/mcp loads without any MCP SDK; guarding a 1.x McpServer then is a 
       const { createPep } = await import('./dist/index.js');
       const pep = createPep({ pdpUrl: 'http://127.0.0.1:9', agentId: 'support-ai', session: 'sess_1', permits: false });
       let out;
-      try { mcp.guardMcpServer(pep, server); out = 'guarded'; } catch (e) { out = e.constructor.name + ': ' + e.message; }
+      try { mcp.guardMcpServer(pep, server, { tools: {} }); out = 'guarded'; } catch (e) { out = e.constructor.name + ': ' + e.message; }
       // require() of the ESM entry (Node 22+) works only without top-level await.
       const { createRequire } = await import('node:module');
       const required = typeof createRequire(import.meta.url)('./dist/adapters/mcp.js').guardMcpServer;

@@ -14,7 +14,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, PERMIT_META_KEY, SESSION_META_KEY } from '../../../src/adapters/mcp.js';
@@ -209,12 +209,16 @@ describe('guardMcpClient: the session is the application, never the server', () 
 });
 
 describe('guardMcpServer: the session comes from the request', () => {
+  const handles = new WeakMap<McpServer, Record<string, RegisteredTool>>();
+  /** The handles of `server`'s tools, which the guard serves. */
+  const toolsOf = (server: McpServer): Record<string, RegisteredTool> => handles.get(server) ?? {};
   function payments(ran: string[]): McpServer {
     const server = new McpServer({ name: 'payments', version: '1.0.0' });
-    server.registerTool('send_money', { inputSchema: { to: z.string() } }, async ({ to }) => {
+    const sendMoney = server.registerTool('send_money', { inputSchema: { to: z.string() } }, async ({ to }) => {
       ran.push(to);
       return { content: [{ type: 'text', text: `sent to ${to}` }] };
     });
+    handles.set(server, { send_money: sendMoney });
     return server;
   }
 
@@ -233,7 +237,7 @@ describe('guardMcpServer: the session comes from the request', () => {
   it("decides in params._meta['agent-pep/session'], never in the transport's session id", async () => {
     const ran: string[] = [];
     const server = payments(ran);
-    guardMcpServer(dev.clients.client(), server);
+    guardMcpServer(dev.clients.client(), server, { tools: toolsOf(server) });
     const client = await connect(server, { client: 'transport-c', server: 'transport-s' });
     const before = dev.pdp.evidence().length;
     const r = await client.callTool({
@@ -249,7 +253,7 @@ describe('guardMcpServer: the session comes from the request', () => {
   it('a guarded client and a guarded server decide in the same session, the application one', async () => {
     const ran: string[] = [];
     const server = payments(ran);
-    guardMcpServer(dev.clients.client(), server);
+    guardMcpServer(dev.clients.client(), server, { tools: toolsOf(server) });
     const client = await connect(server, { client: 'transport-c', server: 'transport-s' });
     guardMcpClient(dev.clients.client().withSession('sess_shared'), client);
     const before = dev.pdp.evidence().length;
@@ -267,6 +271,7 @@ describe('guardMcpServer: the session comes from the request', () => {
     const server = payments(ran);
     let answer: unknown = 'sess_from_auth';
     guardMcpServer(dev.clients.client(), server, {
+      tools: toolsOf(server),
       session: (request) => {
         expect(request.method).toBe('tools/call');
         if (answer instanceof Error) throw answer;
@@ -289,7 +294,9 @@ describe('guardMcpServer: the session comes from the request', () => {
     const ran: string[] = [];
     const server = payments(ran);
     const seen: DecisionEvent[] = [];
-    guardMcpServer(dev.clients.client({ onDecision: (e: DecisionEvent) => seen.push(e) }), server);
+    guardMcpServer(dev.clients.client({ onDecision: (e: DecisionEvent) => seen.push(e) }), server, {
+      tools: toolsOf(server),
+    });
     const client = await connect(server, { client: 'transport-c', server: 'transport-s' });
     const before = dev.pdp.evidence().length;
     const r = await client.callTool({ name: 'send_money', arguments: { to: 'bob' } });
@@ -304,7 +311,8 @@ describe('guardMcpServer: the session comes from the request', () => {
   it('a non-function session option is a TypeError naming it', () => {
     let err: unknown;
     try {
-      guardMcpServer(dev.clients.client(), payments([]), { session: 'sess' as never });
+      const server = payments([]);
+      guardMcpServer(dev.clients.client(), server, { tools: toolsOf(server), session: 'sess' as never });
     } catch (e) {
       err = e;
     }

@@ -2,14 +2,15 @@
  * guardMcpServer behind the SDK's Node `StreamableHTTPServerTransport` (whose `onmessage` is an accessor
  * of its class that forwards to an inner Web-standard transport, where requests arrive): a guarded server
  * still answers `initialize`, `tools/list` and `tools/call`, stateless and stateful, for an `McpServer`
- * built with `capabilities: { tools }` and for one whose tools were registered before guarding. Real HTTP
+ * built with `capabilities: { tools }` (its tools registered before guarding, or after it) and for one whose
+ * tools were registered before guarding; the guard touches no transport member. Real HTTP
  * on 127.0.0.1 (port 0), the SDK's own client transport, the dev PDP.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -22,28 +23,44 @@ const policy = {
 };
 const dev = useDevPdp({ policy }, { session: 'sess_http', timeoutMs: 1000, retries: 0 });
 
-type Build = (ran: string[]) => McpServer;
+/** A server, the record of its tools' handles the guard serves, and what to register once it is guarded. */
+interface Built {
+  server: McpServer;
+  tools: Record<string, RegisteredTool>;
+  afterGuarding?: () => void;
+}
+type Build = (ran: string[]) => Built;
 
 /** Tools registered on a server declared with `capabilities: { tools }`, before the guard. */
 const declared: Build = (ran) => {
   const server = new McpServer({ name: 'payments', version: '1.0.0' }, { capabilities: { tools: {} } });
-  register(server, ran);
-  return server;
+  return { server, tools: register(server, ran) };
+};
+/** A server declared with `capabilities: { tools }`, its tools registered after the guard (handles added). */
+const declaredAfter: Build = (ran) => {
+  const server = new McpServer({ name: 'payments', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const tools: Record<string, RegisteredTool> = {};
+  return { server, tools, afterGuarding: () => Object.assign(tools, register(server, ran)) };
 };
 /** Tools registered before the guard, no declared capability. */
 const preRegistered: Build = (ran) => {
   const server = new McpServer({ name: 'payments', version: '1.0.0' });
-  register(server, ran);
-  return server;
+  return { server, tools: register(server, ran) };
 };
 
-function register(server: McpServer, ran: string[]): void {
+function register(server: McpServer, ran: string[]): Record<string, RegisteredTool> {
+  const tools: Record<string, RegisteredTool> = {};
   for (const name of ['bank_transfer', 'lookup_order']) {
-    server.registerTool(name, { inputSchema: { id: z.string(), copies: z.number().default(1) } }, async (args) => {
-      ran.push(`${name}:${args.id}:${args.copies}`);
-      return { content: [{ type: 'text', text: `${name} ${args.id}` }] };
-    });
+    tools[name] = server.registerTool(
+      name,
+      { inputSchema: { id: z.string(), copies: z.number().default(1) } },
+      async (args) => {
+        ran.push(`${name}:${args.id}:${args.copies}`);
+        return { content: [{ type: 'text', text: `${name} ${args.id}` }] };
+      },
+    );
   }
+  return tools;
 }
 
 interface Running {
@@ -59,8 +76,9 @@ interface Running {
 async function serve(build: Build, mode: 'stateless' | 'stateful'): Promise<Running> {
   const ran: string[] = [];
   const make = async () => {
-    const server = build(ran);
-    guardMcpServer(dev.clients.client(), server);
+    const { server, tools, afterGuarding } = build(ran);
+    guardMcpServer(dev.clients.client(), server, { tools });
+    afterGuarding?.();
     const transport = new StreamableHTTPServerTransport(
       mode === 'stateful' ? { sessionIdGenerator: () => crypto.randomUUID() } : {},
     );
@@ -100,6 +118,7 @@ describe('guardMcpServer over Streamable HTTP: a guarded server keeps answering'
 
   for (const [label, build] of [
     ['capabilities: { tools } and tools before guarding', declared],
+    ['capabilities: { tools } and tools registered after guarding', declaredAfter],
     ['tools registered before guarding', preRegistered],
   ] as const) {
     for (const mode of ['stateless', 'stateful'] as const) {

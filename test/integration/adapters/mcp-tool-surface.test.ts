@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { guardMcpClient, guardMcpServer, type McpPinSet } from '../../../src/adapters/mcp.js';
@@ -44,12 +44,25 @@ function renameNonconforming(tool: { update(u: { name: string }): void }, name: 
   }
 }
 
-function paymentsServer(guard?: (s: McpServer) => void, name = 'payments'): McpServer {
-  const server = new McpServer({ name, version: '1.0.0' });
-  guard?.(server);
-  server.registerTool('lookup_order', { description: 'Looks up an order.', inputSchema: { orderId: z.string() } }, ok);
-  server.registerTool('bank_transfer', { description: 'Moves money.', inputSchema: { to: z.string() } }, ok);
-  server.registerTool('refund_payment', { inputSchema: { amount: z.number() } }, ok);
+function paymentsServer(
+  guard?: (s: McpServer, tools: Record<string, RegisteredTool>) => void,
+  name = 'payments',
+): McpServer {
+  // A guarded one declares the tools capability: it is guarded before its tools are registered (handles added after).
+  const server = new McpServer({ name, version: '1.0.0' }, guard ? { capabilities: { tools: {} } } : undefined);
+  const tools: Record<string, RegisteredTool> = {};
+  guard?.(server, tools);
+  tools.lookup_order = server.registerTool(
+    'lookup_order',
+    { description: 'Looks up an order.', inputSchema: { orderId: z.string() } },
+    ok,
+  );
+  tools.bank_transfer = server.registerTool(
+    'bank_transfer',
+    { description: 'Moves money.', inputSchema: { to: z.string() } },
+    ok,
+  );
+  tools.refund_payment = server.registerTool('refund_payment', { inputSchema: { amount: z.number() } }, ok);
   return server;
 }
 
@@ -64,12 +77,12 @@ const namesOf = async (client: Client) => (await client.listTools()).tools.map((
 
 describe('guardMcpServer: tools/list answers the visible tools for the session', () => {
   it('hides a tool the policy blocks outright; a latch conditioned on args never hides one', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, inSession)));
+    const client = await connect(paymentsServer((s, tools) => guardMcpServer(makePep(), s, { ...inSession, tools })));
     expect(await namesOf(client)).toEqual(['lookup_order', 'refund_payment']);
   });
 
   it('one visibility batch per list: one evidence record naming the tools hidden', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, inSession)));
+    const client = await connect(paymentsServer((s, tools) => guardMcpServer(makePep(), s, { ...inSession, tools })));
     const before = dev.pdp.evidence().length;
     await client.listTools();
     const added = dev.pdp.evidence().slice(before);
@@ -79,13 +92,13 @@ describe('guardMcpServer: tools/list answers the visible tools for the session',
 
   it('{ hideBlocked: false } offers every tool', async () => {
     const client = await connect(
-      paymentsServer((s) => guardMcpServer(makePep(), s, { ...inSession, hideBlocked: false })),
+      paymentsServer((s, tools) => guardMcpServer(makePep(), s, { ...inSession, hideBlocked: false, tools })),
     );
     expect(await namesOf(client)).toEqual(['lookup_order', 'bank_transfer', 'refund_payment']);
   });
 
   it('a hidden tool called anyway is decided per call and refused by policy; its body never runs', async () => {
-    const client = await connect(paymentsServer((s) => guardMcpServer(makePep(), s, inSession)));
+    const client = await connect(paymentsServer((s, tools) => guardMcpServer(makePep(), s, { ...inSession, tools })));
     const r = await client.callTool({ name: 'bank_transfer', arguments: { to: 'x' } });
     expect(r.isError).toBe(true);
     expect(text(r)).toBe("ERROR: Tool 'bank_transfer' denied by policy: no money transfers");
@@ -93,7 +106,7 @@ describe('guardMcpServer: tools/list answers the visible tools for the session',
 
   it('a PDP that hangs during the visibility batch hides every tool, within the deadline', async () => {
     const client = await connect(
-      paymentsServer((s) => guardMcpServer(makePep({ timeoutMs: 300, retries: 0 }), s, inSession)),
+      paymentsServer((s, tools) => guardMcpServer(makePep({ timeoutMs: 300, retries: 0 }), s, { ...inSession, tools })),
     );
     dev.pdp.setFault({ kind: 'hang' });
     try {

@@ -6,11 +6,16 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { guardMcpClient, guardMcpServer, PERMIT_META_KEY } from '../../../src/adapters/mcp.js';
+import {
+  type GuardMcpServerOptions,
+  guardMcpClient,
+  guardMcpServer,
+  PERMIT_META_KEY,
+} from '../../../src/adapters/mcp.js';
 import { createPermitVerifier, type Interceptor, type Pep, type PepOptions } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
 import { closedPort } from '../../support/fake-pdp.js';
@@ -62,13 +67,23 @@ interface Ran {
   meta: unknown;
 }
 
+/** The handles `registerTool` returned for each server `makeServer` made, by tool name (what the guard serves). */
+const handlesOf = new WeakMap<McpServer, Record<string, RegisteredTool>>();
+/** The server guard's options for a server `makeServer` made: its tools' handles, and the session of a raw client's calls. */
+const served = (server: McpServer, extra: Omit<GuardMcpServerOptions, 'tools'> = inSession): GuardMcpServerOptions => ({
+  ...extra,
+  tools: handlesOf.get(server) ?? {},
+});
+
 /** A server with the test's tools; `ran` records every body that ran. */
 function makeServer(ran: Ran[]): McpServer {
   const server = new McpServer({ name: 'payments', version: '1.0.0' });
+  const handles: Record<string, RegisteredTool> = {};
+  handlesOf.set(server, handles);
   const record = (tool: string, args: unknown, extra: { _meta?: unknown }) => {
     ran.push({ tool, args, meta: extra._meta });
   };
-  server.registerTool(
+  handles.refund_payment = server.registerTool(
     'refund_payment',
     { inputSchema: { orderId: z.string(), amount: z.number() } },
     async (args, extra) => {
@@ -76,7 +91,7 @@ function makeServer(ran: Ran[]): McpServer {
       return { content: [{ type: 'text', text: `refunded ${args.amount}` }] };
     },
   );
-  server.registerTool(
+  handles.bank_transfer_funds = server.registerTool(
     'bank_transfer_funds',
     { inputSchema: { to: z.string(), amount: z.number() } },
     async (args, extra) => {
@@ -84,7 +99,7 @@ function makeServer(ran: Ran[]): McpServer {
       return { content: [{ type: 'text', text: 'transferred' }] };
     },
   );
-  server.registerTool(
+  handles.search_orders = server.registerTool(
     'search_orders',
     { inputSchema: { query: z.string(), limit: z.number().optional() } },
     async (args, extra) => {
@@ -92,11 +107,15 @@ function makeServer(ran: Ran[]): McpServer {
       return { content: [{ type: 'text', text: `found ${args.limit ?? 'all'}` }] };
     },
   );
-  server.registerTool('customer_contact', { inputSchema: { id: z.string() } }, async (args, extra) => {
-    record('customer_contact', args, extra);
-    const text = args.id === 'leak' ? 'token SECRET-42' : 'call 555-123-4567';
-    return { content: [{ type: 'text', text }], structuredContent: { text } };
-  });
+  handles.customer_contact = server.registerTool(
+    'customer_contact',
+    { inputSchema: { id: z.string() } },
+    async (args, extra) => {
+      record('customer_contact', args, extra);
+      const text = args.id === 'leak' ? 'token SECRET-42' : 'call 555-123-4567';
+      return { content: [{ type: 'text', text }], structuredContent: { text } };
+    },
+  );
   return server;
 }
 
@@ -120,7 +139,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
   beforeEach(async () => {
     ran = [];
     const server = makeServer(ran);
-    guardMcpServer(makePep(), server, inSession);
+    guardMcpServer(makePep(), server, served(server));
     client = await connect(server);
   });
 
@@ -135,14 +154,15 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   /**
    * A guarded server with one tool of `inputSchema`, and a client: `got` records each body run. Guarded
-   * before the tool is registered: the schema rules below hold for tools the guard sees registered (a tool
-   * registered before guarding is decided on the transport, on the args as received: docs/adapters.md).
+   * before the tool is registered (the server declares the tools capability; the handle is added to the
+   * record after): the schema rules below hold for a tool registered after guarding as for one before.
    */
   async function oneTool(name: string, inputSchema: z.ZodRawShape) {
-    const server = new McpServer({ name: 'one', version: '1.0.0' });
-    guardMcpServer(makePep(), server, inSession);
+    const server = new McpServer({ name: 'one', version: '1.0.0' }, { capabilities: { tools: {} } });
+    const tools: Record<string, RegisteredTool> = {};
+    guardMcpServer(makePep(), server, { ...inSession, tools });
     const got: unknown[] = [];
-    server.registerTool(name, { inputSchema }, async (a: unknown) => {
+    tools[name] = server.registerTool(name, { inputSchema }, async (a: unknown) => {
       got.push(a);
       return { content: [{ type: 'text' as const, text: 'done' }] };
     });
@@ -186,17 +206,17 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
 
   it('a schema that makes something other than an object of the args is refused, not decided as sent', async () => {
     const server = new McpServer({ name: 'payments', version: '1.0.0' });
-    guardMcpServer(makePep(), server, inSession);
     const got: unknown[] = [];
     const inputSchema = z
       .object({ orderId: z.string(), amount: z.coerce.number() })
       .transform((o) => [o.orderId, o.amount]);
     // An object schema with a top-level transform (the SDK's types want a plain object output).
     const register = server.registerTool.bind(server) as (...a: unknown[]) => unknown;
-    register('refund_payment', { inputSchema }, async (a: unknown) => {
+    const handle = register('refund_payment', { inputSchema }, async (a: unknown) => {
       got.push(a);
       return { content: [{ type: 'text', text: 'refunded' }] };
-    });
+    }) as RegisteredTool;
+    guardMcpServer(makePep(), server, { ...inSession, tools: { refund_payment: handle } });
     const c = await connect(server);
     const r = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'o1', amount: '900' } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
@@ -245,19 +265,20 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     expect(ran).toHaveLength(0);
   });
 
-  it('guards tools registered after guardMcpServer (registerTool and the tool() overloads)', async () => {
+  it('guards tools registered after guardMcpServer once their handles are in the record (registerTool and the tool() overloads)', async () => {
     const server = makeServer(ran);
-    guardMcpServer(makePep(), server, inSession);
+    const tools = served(server).tools as Record<string, RegisteredTool>;
+    guardMcpServer(makePep(), server, { ...inSession, tools });
     let later = 0;
-    server.registerTool('bank_wire', { inputSchema: { to: z.string() } }, async () => {
+    tools.bank_wire = server.registerTool('bank_wire', { inputSchema: { to: z.string() } }, async () => {
       later++;
       return { content: [{ type: 'text', text: 'wired' }] };
     });
-    server.tool('bank_sweep', 'moves everything', async () => {
+    tools.bank_sweep = server.tool('bank_sweep', 'moves everything', async () => {
       later++;
       return { content: [{ type: 'text', text: 'swept' }] };
     });
-    server.tool('lookup_order', { orderId: z.string() }, async ({ orderId }) => {
+    tools.lookup_order = server.tool('lookup_order', { orderId: z.string() }, async ({ orderId }) => {
       later++;
       return { content: [{ type: 'text', text: `order ${orderId}` }] };
     });
@@ -276,7 +297,7 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     const swapped: string[] = [];
     const transfer = server.registerTool('bank_transfer_funds', {}, async () => ({ content: [] }));
     const lookup = server.registerTool('lookup_order', {}, async () => ({ content: [] }));
-    guardMcpServer(makePep(), server, inSession);
+    guardMcpServer(makePep(), server, { ...inSession, tools: { bank_transfer_funds: transfer, lookup_order: lookup } });
     for (const [tool, name] of [
       [transfer, 'bank_transfer_funds'],
       [lookup, 'lookup_order'],
@@ -303,9 +324,11 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
       calls.push(String(extra.requestId));
       return { content: [{ type: 'text' as const, text: 'ran' }] };
     };
-    server.registerTool('lookup_order', {}, shared);
-    server.registerTool('bank_lookup', {}, shared);
-    guardMcpServer(makePep(), server, inSession);
+    const tools = {
+      lookup_order: server.registerTool('lookup_order', {}, shared),
+      bank_lookup: server.registerTool('bank_lookup', {}, shared),
+    };
+    guardMcpServer(makePep(), server, { ...inSession, tools });
     const c = await connect(server);
     const blocked = await c.callTool({ name: 'bank_lookup', arguments: {} });
     const allowed = await c.callTool({ name: 'lookup_order', arguments: {} });
@@ -316,32 +339,38 @@ describe('guardMcpServer: tools run only after ALLOW or WARN', () => {
     expect(calls).toHaveLength(1);
   });
 
-  it('a tool renamed with update({ name }) is decided under its new name', async () => {
+  it('a tool is decided under the name the record serves it by: renamed with update({ name }) and moved to its new key, it is decided under the new name', async () => {
     const server = new McpServer({ name: 's', version: '1' });
     let runs = 0;
     const tool = server.registerTool('lookup_order', {}, async () => {
       runs++;
       return { content: [] };
     });
-    guardMcpServer(makePep(), server, inSession);
+    const tools: Record<string, RegisteredTool> = { lookup_order: tool };
+    guardMcpServer(makePep(), server, { ...inSession, tools });
     tool.update({ name: 'bank_lookup' });
+    delete tools.lookup_order;
+    tools.bank_lookup = tool;
     const c = await connect(server);
     const r = await c.callTool({ name: 'bank_lookup', arguments: {} });
     expect(textOf(r)).toBe("ERROR: Tool 'bank_lookup' denied by policy: no money transfers");
+    // the old name is no longer served
+    const old = await c.callTool({ name: 'lookup_order', arguments: {} });
+    expect(textOf(old)).toBe("ERROR: Tool 'lookup_order' was not run: the policy check failed (invalid_request)");
     expect(runs).toBe(0);
   });
 });
 
 describe('guardMcpServer: experimental task tools', () => {
-  it('a task tool creates its task only after ALLOW; a blocked one answers the denial text', async () => {
+  it('a task tool is not served: its call answers a tool error, and no task is ever created', async () => {
     const server = new McpServer(
       { name: 's', version: '1' },
       { capabilities: { tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() },
     );
-    guardMcpServer(makePep(), server, inSession);
     const created: string[] = [];
+    const tools: Record<string, RegisteredTool> = {};
     for (const name of ['bank_batch', 'lookup_batch']) {
-      server.experimental.tasks.registerToolTask(
+      tools[name] = server.experimental.tasks.registerToolTask(
         name,
         { inputSchema: { n: z.number() }, execution: { taskSupport: 'optional' } },
         {
@@ -358,16 +387,14 @@ describe('guardMcpServer: experimental task tools', () => {
         },
       );
     }
+    guardMcpServer(makePep(), server, { ...inSession, tools });
     const client = await connect(server);
-    const blocked = await client.callTool({ name: 'bank_batch', arguments: { n: 1 } });
-    expect(blocked).toEqual({
-      isError: true,
-      content: [{ type: 'text', text: "ERROR: Tool 'bank_batch' denied by policy: no money transfers" }],
-    });
+    for (const name of ['bank_batch', 'lookup_batch']) {
+      const r = await client.callTool({ name, arguments: { n: 1 } });
+      expect(r.isError).toBe(true);
+      expect(textOf(r)).toBe(`Tool ${name} has no handler`);
+    }
     expect(created).toEqual([]);
-    const allowed = await client.callTool({ name: 'lookup_batch', arguments: { n: 2 } });
-    expect(textOf(allowed)).toBe('batch 2');
-    expect(created).toEqual(['lookup_batch']);
   });
 });
 
@@ -375,7 +402,7 @@ describe('guardMcpServer: failing closed', () => {
   it('fails closed when the PDP is down: pdp_unreachable, the body does not run', async () => {
     const ran: Ran[] = [];
     const server = makeServer(ran);
-    guardMcpServer(makePep({ pdpUrl: await closedPort() }), server, inSession);
+    guardMcpServer(makePep({ pdpUrl: await closedPort() }), server, served(server));
     const client = await connect(server);
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_unreachable)");
@@ -396,7 +423,7 @@ describe('guardMcpServer: failing closed', () => {
         };
       },
     };
-    guardMcpServer(broken, server, inSession);
+    guardMcpServer(broken, server, served(server));
     const client = await connect(server);
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(r.isError).toBe(true);
@@ -409,8 +436,9 @@ describe('guardMcpServer: failing closed', () => {
     let runs = 0;
     // the MCP SDK warns about such a name on the console: expected here, so asserted, not printed
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    let handle: RegisteredTool;
     try {
-      server.registerTool('---', {}, async () => {
+      handle = server.registerTool('---', {}, async () => {
         runs++;
         return { content: [] };
       });
@@ -418,7 +446,7 @@ describe('guardMcpServer: failing closed', () => {
     } finally {
       warn.mockRestore();
     }
-    guardMcpServer(makePep(), server, inSession);
+    guardMcpServer(makePep(), server, { ...inSession, tools: { '---': handle } });
     const client = await connect(server);
     const r = await client.callTool({ name: '---', arguments: {} });
     expect(r.isError).toBe(true);
@@ -426,66 +454,28 @@ describe('guardMcpServer: failing closed', () => {
     expect(runs).toBe(0);
   });
 
-  it('a tools/call handler set on the low-level server cannot bypass the guard: refused when set, or when found', async () => {
-    // After guarding: server.server.setRequestHandler(tools/call) would replace the guarded dispatch.
-    const guarded = makeServer([]);
-    guardMcpServer(makePep(), guarded, inSession);
-    let rawRuns = 0;
-    const raw = async () => {
-      rawRuns++;
-      return { content: [{ type: 'text' as const, text: 'raw side effect' }] };
-    };
-    expect(() => guarded.server.setRequestHandler(CallToolRequestSchema, raw)).toThrow(TypeError);
-    const client = await connect(guarded);
-    const r = await client.callTool({ name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } });
-    expect(textOf(r)).toBe("ERROR: Tool 'bank_transfer_funds' denied by policy: no money transfers");
-    // Before guarding, on a server whose McpServer has no tools: the raw handler is found and refused.
-    const early = new McpServer({ name: 's', version: '1' });
-    early.server.registerCapabilities({ tools: {} });
-    early.server.setRequestHandler(CallToolRequestSchema, raw);
-    expect(() => guardMcpServer(makePep(), early)).toThrow(TypeError);
-    expect(rawRuns).toBe(0);
-    // The SDK's own install of its handler (the first registerTool after guarding) still works.
-    const late = new McpServer({ name: 's', version: '1' });
-    guardMcpServer(makePep(), late, inSession);
-    let runs = 0;
-    late.registerTool('lookup_order', { inputSchema: { orderId: z.string() } }, async () => {
-      runs++;
-      return { content: [] };
-    });
-    const lateClient = await connect(late);
-    expect((await lateClient.callTool({ name: 'lookup_order', arguments: { orderId: 'o' } })).isError).toBeFalsy();
-    expect(runs).toBe(1);
-  });
-
-  it("the low-level server's fallback handler never answers tools/call, even before the first tool", async () => {
-    const server = new McpServer({ name: 's', version: '1' });
-    server.server.registerCapabilities({ tools: {} });
+  it("the low-level server's fallback handler never answers tools/call or tools/list: the guard serves both, even before the first tool", async () => {
+    const server = new McpServer({ name: 's', version: '1' }, { capabilities: { tools: {} } });
     let fallbackRuns = 0;
     server.server.fallbackRequestHandler = async (request) => {
-      if (request.method === 'tools/call') fallbackRuns++;
+      if (request.method === 'tools/call' || request.method === 'tools/list') fallbackRuns++;
       return { content: [{ type: 'text', text: 'dynamic tool ran' }] } as never;
     };
-    guardMcpServer(makePep(), server, inSession);
+    guardMcpServer(makePep(), server, { ...inSession, tools: {} });
     const client = await connect(server);
-    const r = await client
-      .request(
-        { method: 'tools/call', params: { name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } } },
-        CallToolResultSchema,
-      )
-      .catch((err: unknown) => err);
-    expect(r).toBeInstanceOf(Error);
-    // JSON-RPC "method not found", as the SDK answers a method nobody serves.
-    expect((r as { code?: unknown }).code).toBe(-32601);
+    const r = await client.callTool({ name: 'bank_transfer_funds', arguments: { to: 'x', amount: 5 } });
+    expect(textOf(r)).toBe("ERROR: Tool 'bank_transfer_funds' was not run: the policy check failed (invalid_request)");
+    expect((await client.listTools()).tools).toEqual([]);
     expect(fallbackRuns).toBe(0);
   });
 
   it('WARN args that do not fit the input schema are refused, not run', async () => {
-    const server = new McpServer({ name: 's', version: '1' });
-    guardMcpServer(makePep(), server, inSession);
+    const server = new McpServer({ name: 's', version: '1' }, { capabilities: { tools: {} } });
+    const tools: Record<string, RegisteredTool> = {};
+    guardMcpServer(makePep(), server, { ...inSession, tools });
     let runs = 0;
     // The PDP caps limit at 10; this tool's schema wants more than 10, so the capped call cannot run.
-    server.registerTool(
+    tools.search_orders = server.registerTool(
       'search_orders',
       { inputSchema: { query: z.string(), limit: z.number().min(11) } },
       async () => {
@@ -521,7 +511,7 @@ describe('guardMcpServer: interceptors apply through pep.guardTool', () => {
     ];
     const ran: Ran[] = [];
     const server = makeServer(ran);
-    guardMcpServer(makePep({ interceptors }), server, inSession);
+    guardMcpServer(makePep({ interceptors }), server, served(server));
     const client = await connect(server);
     const before = decisions('action');
     const sub = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'cached', amount: 1 } });
@@ -812,6 +802,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
   const PERMIT_INVALID = "ERROR: Tool 'refund_payment' was not run: the policy check failed (permit_invalid)";
   let ran: Ran[];
   let server: McpServer;
+  let tools: Record<string, RegisteredTool>;
   beforeEach(() => {
     ran = [];
     server = makeServer(ran);
@@ -820,48 +811,27 @@ describe('end to end: the server verifies the permit from _meta and never asks t
       issuer: dev.pdp.issuer,
       audience: dev.pdp.audience,
     });
-    guardMcpServer(makePep(), server, { verifier });
+    const options = served(server, { verifier });
+    tools = options.tools as Record<string, RegisteredTool>;
+    guardMcpServer(makePep(), server, options);
   });
 
-  it('two tools whose names normalize alike cannot both be registered: a permit could not tell them apart', async () => {
+  it('two tools whose names normalize alike are both refused once both are served: a permit could not tell them apart', async () => {
     // refundPayment normalizes to refund_payment: a permit minted for one would verify for the other.
-    // refund_payment was registered before guarding, out of the guard's sight on the public API: the
-    // look-alike registers, and a call to either of them is refused (found when called).
-    server.registerTool('refundPayment', { inputSchema: { orderId: z.string(), amount: z.number() } }, async () => {
-      ran.push({ tool: 'refundPayment', args: {}, meta: undefined });
-      return { content: [] };
-    });
-    const tool = server.registerTool('lookup_order', { inputSchema: { orderId: z.string() } }, async () => ({
-      content: [],
-    }));
-    expect(() => tool.update({ name: 'Refund-Payment' })).toThrow(TypeError);
-    // Registered before guarding (the guard cannot list them then, on the public API): found when called,
-    // and each of them refused.
-    const early = new McpServer({ name: 's', version: '1' });
-    let earlyRuns = 0;
-    const body = async () => {
-      earlyRuns++;
-      return { content: [] };
-    };
-    early.registerTool('bank.transfer', {}, body);
-    early.registerTool('bank_transfer', {}, body);
-    guardMcpServer(makePep(), early, {
-      verifier: createPermitVerifier({ keys: dev.pdp.jwksUrl, issuer: dev.pdp.issuer, audience: dev.pdp.audience }),
-    });
-    const earlyClient = await connect(early);
-    guardMcpClient(makePep({ agentId: 'support-ai' }), earlyClient);
-    for (const name of ['bank.transfer', 'bank_transfer']) {
-      const r = await earlyClient.callTool({ name, arguments: {} });
-      expect(r.isError).toBe(true);
-    }
-    expect(earlyRuns).toBe(0);
-    // The tool still registered under its own name is the one a permit reaches.
+    tools.refundPayment = server.registerTool(
+      'refundPayment',
+      { inputSchema: { orderId: z.string(), amount: z.number() } },
+      async () => {
+        ran.push({ tool: 'refundPayment', args: {}, meta: undefined });
+        return { content: [] };
+      },
+    );
     const client = await connect(server);
-    guardMcpClient(makePep(), client);
-    const r = await client.callTool({ name: 'refundPayment', arguments: { orderId: 'ord_1', amount: 5 } });
-    expect(r.isError).toBe(true);
-    const own = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 5 } });
-    expect(textOf(own)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
+    guardMcpClient(makePep(), client, { hideBlocked: false });
+    for (const name of ['refundPayment', 'refund_payment']) {
+      const r = await client.callTool({ name, arguments: { orderId: 'ord_1', amount: 5 } });
+      expect(textOf(r)).toBe(`ERROR: Tool '${name}' was not run: the policy check failed (invalid_request)`);
+    }
     expect(ran.map((x) => x.tool)).toEqual([]);
   });
 
@@ -877,7 +847,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
 
   it('a schema default the client did not send: the client fills it in from the listed inputSchema, so the PDP decides (and the permit binds) what runs', async () => {
     const got: unknown[] = [];
-    server.registerTool(
+    tools.list_orders = server.registerTool(
       'list_orders',
       { inputSchema: { query: z.string(), limit: z.number().default(5) } },
       async (args) => {
@@ -895,7 +865,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
 
   it('refuses a call whose schema turns a sent object into a Map with other values', async () => {
     const got: unknown[] = [];
-    server.registerTool(
+    tools.refund_many = server.registerTool(
       'refund_many',
       {
         inputSchema: {
@@ -917,7 +887,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
   });
 
   it('refuses a call whose arguments the input schema changes (a coercion): the permit is bound to others', async () => {
-    server.registerTool(
+    tools.refund_coerced = server.registerTool(
       'refund_coerced',
       { inputSchema: { orderId: z.string(), amount: z.coerce.number() } },
       async (args) => {

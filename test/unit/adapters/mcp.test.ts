@@ -4,8 +4,7 @@
  * the Peps here are never asked.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { describe, expect, it } from 'vitest';
 import { guardMcpClient, guardMcpServer, PERMIT_META_KEY } from '../../../src/adapters/mcp.js';
 import { createPep, createPermitVerifier, type Pep } from '../../../src/index.js';
@@ -13,7 +12,14 @@ import { createTestIssuer } from '../../support/permits.js';
 
 const base = { pdpUrl: 'http://127.0.0.1:9', agentId: 'support-ai', session: 's' };
 const withPermits = (): Pep => createPep({ ...base, permits: { keys: 'http://127.0.0.1:9/jwks', issuer: 'x' } });
-const server = (): McpServer => new McpServer({ name: 's', version: '1' });
+const handles = new WeakMap<McpServer, Record<string, RegisteredTool>>();
+/** A 1.x server with one tool; its handle is in `toolsOf(server)`. */
+const server = (): McpServer => {
+  const s = new McpServer({ name: 's', version: '1' });
+  handles.set(s, { lookup_order: s.registerTool('lookup_order', {}, async () => ({ content: [] })) });
+  return s;
+};
+const toolsOf = (s: McpServer): Record<string, RegisteredTool> => handles.get(s) ?? {};
 const client = (): Client => new Client({ name: 'c', version: '1' });
 
 /** The TypeError `fn` throws, for its `option`. */
@@ -33,70 +39,63 @@ describe('guardMcpServer refuses what it cannot guard', () => {
   });
 
   it('an unknown option is a TypeError naming it (a misspelt verifier must never fall back to the PDP silently)', () => {
-    expect(typeErrorOf(() => guardMcpServer(withPermits(), server(), { verifer: {} } as never)).option).toBe('verifer');
+    const s = server();
+    expect(
+      typeErrorOf(() => guardMcpServer(withPermits(), s, { tools: toolsOf(s), verifer: {} } as never)).option,
+    ).toBe('verifer');
   });
 
   it('a verifier that is not a PermitVerifier is a TypeError naming verifier', () => {
-    expect(typeErrorOf(() => guardMcpServer(withPermits(), server(), { verifier: {} as never })).option).toBe(
-      'verifier',
-    );
+    const s = server();
+    expect(
+      typeErrorOf(() => guardMcpServer(withPermits(), s, { tools: toolsOf(s), verifier: {} as never })).option,
+    ).toBe('verifier');
+  });
+
+  it('a 1.x McpServer without { tools } is a TypeError naming tools whose message says what to pass (the route that patched the SDK is gone)', () => {
+    const err = typeErrorOf(() => guardMcpServer(withPermits(), server(), {}));
+    expect(err.option).toBe('tools');
+    expect(err.message).toContain('{ tools: { refund_payment: handle } }');
+    expect(typeErrorOf(() => guardMcpServer(withPermits(), server(), undefined as never)).option).toBe('tools');
+    expect(typeErrorOf(() => guardMcpServer(withPermits(), server(), { tools: [] as never })).option).toBe('tools');
   });
 
   it('without a verifier, a Pep that cannot guard tools (no permits configured) is a TypeError', () => {
-    typeErrorOf(() => guardMcpServer(createPep(base), server()));
+    const s = server();
+    typeErrorOf(() => guardMcpServer(createPep(base), s, { tools: toolsOf(s) }));
   });
 
   it('with a verifier, the Pep needs no permits of its own', async () => {
     const issuer = await createTestIssuer();
     const verifier = createPermitVerifier({ keys: issuer.jwks, issuer: issuer.issuer, audience: 'payments-service' });
-    expect(guardMcpServer(createPep(base), server(), { verifier })).toBeInstanceOf(McpServer);
+    const s = server();
+    expect(guardMcpServer(createPep(base), s, { tools: toolsOf(s), verifier })).toBeInstanceOf(McpServer);
   });
 
-  it('something that is not an McpServer 1.x, or not a Pep, is a TypeError', () => {
-    typeErrorOf(() => guardMcpServer(withPermits(), {} as never));
-    typeErrorOf(() => guardMcpServer(withPermits(), client() as never));
-    typeErrorOf(() => guardMcpServer({} as never, server()));
+  it('something that is not an McpServer, or not a Pep, is a TypeError', () => {
+    typeErrorOf(() => guardMcpServer(withPermits(), {} as never, { tools: {} }));
+    typeErrorOf(() => guardMcpServer(withPermits(), client() as never, { tools: {} }));
+    const s = server();
+    typeErrorOf(() => guardMcpServer({} as never, s, { tools: toolsOf(s) }));
   });
 
   it('guarding the same server twice is a TypeError', () => {
     const s = server();
-    guardMcpServer(withPermits(), s);
-    typeErrorOf(() => guardMcpServer(withPermits(), s));
+    guardMcpServer(withPermits(), s, { tools: toolsOf(s) });
+    typeErrorOf(() => guardMcpServer(withPermits(), s, { tools: toolsOf(s) }));
   });
 
-  it('the guard cannot be undone by replacing a registration method, a tool handler accessor or update', () => {
+  it('toolHandlers is a TypeError naming it on an McpServer (it is for a 2.x low-level Server)', () => {
     const s = server();
-    guardMcpServer(withPermits(), s);
-    const tool = s.registerTool('lookup_order', {}, async () => ({ content: [] }));
-    expect(() => Object.defineProperty(tool, 'handler', { value: () => undefined })).toThrow(TypeError);
-    expect(() => Object.defineProperty(tool, 'update', { value: () => undefined })).toThrow(TypeError);
-    expect(() => Object.defineProperty(s, 'registerTool', { value: () => undefined })).toThrow(TypeError);
-    expect(() => Object.defineProperty(s.server, 'setRequestHandler', { value: () => undefined })).toThrow(TypeError);
-  });
-
-  it('a server that already has tools is guarded (on its transport); a raw low-level tools/call handler is a TypeError', () => {
-    const s = server();
-    s.registerTool('lookup_order', {}, async () => ({ content: [] }));
-    expect(guardMcpServer(withPermits(), s)).toBe(s);
-    const raw = server();
-    raw.server.registerCapabilities({ tools: {} });
-    raw.server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [] }));
-    expect(typeErrorOf(() => guardMcpServer(withPermits(), raw)).message).toMatch(/tools\/call handler of its own/);
-  });
-
-  it('a transport whose onmessage cannot be redefined is a TypeError naming why, at connect', async () => {
-    const s = server();
-    s.registerTool('lookup_order', {}, async () => ({ content: [] }));
-    guardMcpServer(withPermits(), s);
-    const fixed = { start: async () => undefined, send: async () => undefined, close: async () => undefined };
-    Object.defineProperty(fixed, 'onmessage', { value: undefined, writable: true, configurable: false });
-    await expect(s.connect(fixed)).rejects.toThrow(/transport cannot be guarded/);
+    const opts = { tools: toolsOf(s), toolHandlers: { call: () => undefined } };
+    expect(typeErrorOf(() => guardMcpServer(withPermits(), s, opts)).option).toBe('toolHandlers');
   });
 
   it('hideBlocked must be a boolean', () => {
-    expect(typeErrorOf(() => guardMcpServer(withPermits(), server(), { hideBlocked: 'no' as never })).option).toBe(
-      'hideBlocked',
-    );
+    const s = server();
+    expect(
+      typeErrorOf(() => guardMcpServer(withPermits(), s, { tools: toolsOf(s), hideBlocked: 'no' as never })).option,
+    ).toBe('hideBlocked');
   });
 
   it('a requestStateKey under 32 bytes, or a requestStateTtlMs that is not 1 to 86400000 ms, is a TypeError naming it', () => {
@@ -107,8 +106,10 @@ describe('guardMcpServer refuses what it cannot guard', () => {
       [{ requestStateTtlMs: 86_400_001 }, 'requestStateTtlMs'],
       [{ requestStateTtlMs: 1.5 }, 'requestStateTtlMs'],
     ] as const;
-    for (const [opts, option] of bad)
-      expect(typeErrorOf(() => guardMcpServer(withPermits(), server(), opts)).option).toBe(option);
+    for (const [opts, option] of bad) {
+      const s = server();
+      expect(typeErrorOf(() => guardMcpServer(withPermits(), s, { ...opts, tools: toolsOf(s) })).option).toBe(option);
+    }
   });
 });
 

@@ -1,11 +1,13 @@
 /**
- * guardMcpServer on a server whose tools were registered before it was called (docs/adapters.md): each
- * tools/call to them is decided on the server's transport before the server sees it, once, and tools/list
- * is filtered on the way out. The real MCP SDK over InMemoryTransport, against the dev PDP.
+ * guardMcpServer on a 1.x server whose tools were registered (and which may be connected) before it was
+ * called (docs/mcp.md): the guard serves tools/call and tools/list from the handles given, so each call to
+ * them is decided once, before the tool runs, whenever the transport delivered it, and tools/list is
+ * filtered. No transport member is touched (CONTRACT section 16). The real MCP SDK over InMemoryTransport,
+ * against the dev PDP.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardMcpServer } from '../../../src/adapters/mcp.js';
@@ -28,11 +30,17 @@ const decisions = (): number => dev.pdp.evidence().filter((r) => r.stage === 'ac
 const text = (r: unknown): string | undefined => (r as { content: { text?: string }[] }).content[0]?.text;
 const DENIED = "ERROR: Tool 'bank_transfer' denied by policy: no money transfers";
 
+const handles = new WeakMap<McpServer, Record<string, RegisteredTool>>();
+/** The handles of the tools `preRegistered` registered on `server` (the record the guard serves). */
+const toolsOf = (server: McpServer): Record<string, RegisteredTool> => handles.get(server) ?? {};
+
 /** A server with two tools registered before any guard; `ran` counts the bodies run. */
 function preRegistered(ran: string[]): McpServer {
   const server = new McpServer({ name: 's', version: '1' });
+  const tools: Record<string, RegisteredTool> = {};
+  handles.set(server, tools);
   for (const name of ['bank_transfer', 'lookup_order']) {
-    server.registerTool(name, { inputSchema: { id: z.string() } }, async ({ id }) => {
+    tools[name] = server.registerTool(name, { inputSchema: { id: z.string() } }, async ({ id }) => {
       ran.push(`${name}:${id}`);
       return { content: [{ type: 'text', text: `${name} ${id}` }] };
     });
@@ -48,12 +56,12 @@ async function clientOf(server: McpServer): Promise<Client> {
   return client;
 }
 
-describe('guardMcpServer: tools registered before it', () => {
-  it('a server already connected is guarded on its transport: decided once per call, tools/list filtered', async () => {
+describe('guardMcpServer: tools registered before it, on a server connected before or after', () => {
+  it('a server already connected is guarded: decided once per call, tools/list filtered', async () => {
     const ran: string[] = [];
     const server = preRegistered(ran);
     const client = await clientOf(server);
-    guardMcpServer(makePep(), server, inSession);
+    guardMcpServer(makePep(), server, { ...inSession, tools: toolsOf(server) });
     const before = decisions();
     expect(text(await client.callTool({ name: 'bank_transfer', arguments: { id: 'x' } }))).toBe(DENIED);
     expect(text(await client.callTool({ name: 'lookup_order', arguments: { id: 'o1' } }))).toBe('lookup_order o1');
@@ -62,15 +70,16 @@ describe('guardMcpServer: tools registered before it', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['lookup_order']);
   });
 
-  it('a tool registered after guarding on such a server is decided once, by its wrapped callback', async () => {
+  it('a tool registered after guarding on such a server is decided once, its handle added to the record', async () => {
     const ran: string[] = [];
     const server = preRegistered(ran);
-    guardMcpServer(makePep(), server, inSession);
-    server.registerTool('bank_wire', {}, async () => {
+    const tools = toolsOf(server);
+    guardMcpServer(makePep(), server, { ...inSession, tools });
+    tools.bank_wire = server.registerTool('bank_wire', {}, async () => {
       ran.push('bank_wire');
       return { content: [] };
     });
-    server.registerTool('lookup_customer', {}, async () => {
+    tools.lookup_customer = server.registerTool('lookup_customer', {}, async () => {
       ran.push('lookup_customer');
       return { content: [{ type: 'text', text: 'customer' }] };
     });
@@ -85,7 +94,7 @@ describe('guardMcpServer: tools registered before it', () => {
   it('a call the transport had queued before the server started is decided too', async () => {
     const ran: string[] = [];
     const server = preRegistered(ran);
-    guardMcpServer(makePep(), server, inSession);
+    guardMcpServer(makePep(), server, { ...inSession, tools: toolsOf(server) });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const answers: unknown[] = [];
     clientSide.onmessage = (m) => {
@@ -118,7 +127,7 @@ describe('guardMcpServer: tools registered before it', () => {
       issuer: dev.pdp.issuer,
       audience: dev.pdp.audience,
     });
-    guardMcpServer(makePep(), server, { verifier, hideBlocked: false });
+    guardMcpServer(makePep(), server, { verifier, hideBlocked: false, tools: toolsOf(server) });
     const before = dev.pdp.evidence().length;
     const r = await client.callTool({
       name: 'lookup_order',
@@ -138,7 +147,7 @@ describe('guardMcpServer: tools registered before it', () => {
     expect(ran).toEqual(['lookup_order:o1']);
   });
 
-  it('a call the client cancels while it is being decided never reaches the server', async () => {
+  it('a call the client cancels while it is being decided never runs its tool', async () => {
     const ran: string[] = [];
     const server = preRegistered(ran);
     let release = () => {};
@@ -160,7 +169,7 @@ describe('guardMcpServer: tools registered before it', () => {
         },
       },
     ];
-    guardMcpServer(makePep({ interceptors }), server, { ...inSession, hideBlocked: false });
+    guardMcpServer(makePep({ interceptors }), server, { ...inSession, hideBlocked: false, tools: toolsOf(server) });
     const client = await clientOf(server);
     const abort = new AbortController();
     const call = client
@@ -170,7 +179,7 @@ describe('guardMcpServer: tools registered before it', () => {
     abort.abort();
     expect(await call).toBeInstanceOf(Error);
     release();
-    // The decision goes on to its end; what it would forward is dropped. A later call still runs.
+    // The cancelled call never runs its tool (its decision is aborted with the request). A later call still runs.
     expect(text(await client.callTool({ name: 'lookup_order', arguments: { id: 'o2' } }))).toBe('lookup_order o2');
     expect(ran).toEqual(['lookup_order:o2']);
   });
