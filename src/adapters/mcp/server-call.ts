@@ -14,6 +14,7 @@ import {
   asToolResult,
   failedClosed,
   isObject,
+  noSession,
   PERMIT_META_KEY,
   refusal,
   requestSession,
@@ -190,7 +191,7 @@ export function makeRunner(deps: RunnerDeps): (call: ToolCall) => Promise<unknow
       // The application's session (CONTRACT section 16): from the request, never the transport's id.
       const session = requestSession(deps.session, 'tools/call', { name, arguments: wire, _meta: meta }, extra);
       if (session === undefined) {
-        return failedClosed(pep, name, 'invalid_request', 'the request names no policy session');
+        return noSession(pep, name, 'extra');
       }
       const callOpts: CallOptions = { session };
       const signal = signalOf(extra);

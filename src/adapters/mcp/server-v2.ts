@@ -18,6 +18,7 @@ import {
   asToolResult,
   failedClosed,
   isObject,
+  noSession,
   refusal,
   refusals,
   requestSession,
@@ -460,8 +461,7 @@ export function guardLowLevelV2(low: LowLevelV2, handlers: unknown, deps: V2Deps
       }
       if (!isObject(args)) return failedClosed(pep, name, 'invalid_request', 'arguments are not an object');
       const session = requestSession(deps.session, 'tools/call', params, ctx);
-      if (session === undefined)
-        return failedClosed(pep, name, 'invalid_request', 'the request names no policy session');
+      if (session === undefined) return noSession(pep, name, 'extra');
       const signal = isObject(ctx) && isObject(ctx.mcpReq) ? ctx.mcpReq.signal : undefined;
       const opts = signal instanceof AbortSignal ? { session, signal } : { session };
       return asToolResult(await pep.guardTool(name, forward)(args as Record<string, unknown>, opts));

@@ -290,7 +290,7 @@ describe('guardMcpServer: the session comes from the request', () => {
     expect([r2.isError, r3.isError]).toEqual([true, true]);
   });
 
-  it('a tools/call without a session is refused (invalid_request), observed by onDecision, and the tool never runs', async () => {
+  it('a tools/call without a session is refused (invalid_request), observed by onDecision, says how to send one, and the tool never runs', async () => {
     const ran: string[] = [];
     const server = payments(ran);
     const seen: DecisionEvent[] = [];
@@ -301,6 +301,8 @@ describe('guardMcpServer: the session comes from the request', () => {
     const before = dev.pdp.evidence().length;
     const r = await client.callTool({ name: 'send_money', arguments: { to: 'bob' } });
     expect(r.isError).toBe(true);
+    expect(JSON.stringify(r.content)).toContain(`params._meta['${SESSION_META_KEY}']`);
+    expect(JSON.stringify(r.content)).not.toContain('bob');
     expect(ran).toEqual([]);
     expect(sessionsSince(before)).toEqual([]);
     expect(seen.map((e) => [e.stage, e.tool, e.decision.verdict, e.decision.synthesized?.code])).toEqual([

@@ -140,7 +140,7 @@ describe('guardMcpServer on a 2.x McpServer given directly', () => {
     expect(ran).toEqual([]);
   });
 
-  it('every refusal of the guard reaches onDecision: no session, a tool whose handle was not given', async () => {
+  it('every refusal of the guard reaches onDecision: no session (saying how to send one), a tool whose handle was not given', async () => {
     const ran: unknown[] = [];
     const events: DecisionEvent[] = [];
     const { server, handles } = build(ran);
@@ -149,6 +149,7 @@ describe('guardMcpServer on a 2.x McpServer given directly', () => {
     const client = await connect(server, false);
     const noSession = await client.callTool({ name: 'lookup_order', arguments: { id: 'o', copies: 1 } });
     expect(noSession.isError).toBe(true);
+    expect(JSON.stringify(noSession.content)).toContain(`params._meta['${SESSION_META_KEY}']`);
     const notGiven = await client.callTool({
       name: 'ping',
       arguments: {},
@@ -160,6 +161,7 @@ describe('guardMcpServer on a 2.x McpServer given directly', () => {
       ['lookup_order', 'BLOCK', 'invalid_request'],
       ['ping', 'BLOCK', 'invalid_request'],
     ]);
+    expect(events[0]?.decision.synthesized?.message).toContain('{ session: (request, extra) => string }');
   });
 
   it('without the tool handles it is a TypeError naming tools (the SDK keeps its tools private)', () => {
