@@ -16,7 +16,13 @@
  * @packageDocumentation
  * @module adapters/mcp
  */
-export type { GuardedMcpClient, GuardMcpClientOptions, McpClientLike } from './mcp/client.js';
+export type {
+  GuardedMcpClient,
+  GuardedMcpTransport,
+  GuardMcpClientOptions,
+  McpClientLike,
+  McpTransportLike,
+} from './mcp/client.js';
 export { guardMcpClient } from './mcp/client.js';
 export { PERMIT_META_KEY, SESSION_META_KEY } from './mcp/common.js';
 export type { McpHttpHandlerLike } from './mcp/handler.js';
