@@ -300,12 +300,20 @@ class GuardedTransport implements GuardedMcpTransport {
   }
 
   #deliver(message: unknown, extra: unknown): void {
-    (this.onmessage as ((m: unknown, e?: unknown) => void) | undefined)?.(message, extra);
+    try {
+      (this.onmessage as ((m: unknown, e?: unknown) => void) | undefined)?.(message, extra);
+    } catch (err) {
+      // The Client's own handler threw (as it would on the inner transport's callback): reported, not lost.
+      this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
   /** A message from the server. */
   #receive(message: unknown, extra: unknown): void {
-    if (!isObject(message) || Array.isArray(message)) return this.#deliver(message, extra);
+    if (!isObject(message) || Array.isArray(message)) {
+      this.#deliver(message, extra);
+      return;
+    }
     if ('id' in message && !('method' in message)) {
       if (this.#response(message, extra)) return;
     } else if (message.method === 'notifications/tools/list_changed') this.#surface.listChanged();
@@ -340,7 +348,10 @@ class GuardedTransport implements GuardedMcpTransport {
 
   /** A `tools/list` answer the `Client` asked for, through the tool surface (pins, visibility). */
   async #filterList(message: Record<string, unknown>, continuing: boolean, extra: unknown): Promise<void> {
-    if (!('result' in message)) return this.#deliver(message, extra);
+    if (!('result' in message)) {
+      this.#deliver(message, extra);
+      return;
+    }
     try {
       const result = await this.#surface.filterList(message.result, continuing, {});
       this.#deliver({ ...message, result }, extra);
