@@ -45,15 +45,15 @@ export interface GuardedMcpTransport {
   /** Closes the inner transport; a decision still pending sends nothing. */
   close(): Promise<void>;
   /** Set by the `Client`. */
-  onmessage?: ((message: never, extra?: never) => void) | undefined;
+  onmessage?: ((message: unknown, extra?: unknown) => void) | undefined;
   /** Set by the `Client`. */
   onclose?: (() => void) | undefined;
   /** Set by the `Client`. */
   onerror?: ((error: Error) => void) | undefined;
   /** The inner transport's `sessionId` (a transport matter only: the policy session never comes from it). */
   readonly sessionId: string | undefined;
-  /** The inner transport's (2.x). */
-  readonly hasPerRequestStream: boolean | undefined;
+  /** Whether the inner transport opens one request per JSON-RPC request (2.x's `hasPerRequestStream` is `true`). */
+  readonly hasPerRequestStream?: boolean;
   /** Present when the inner transport has it: passes the version on. */
   setProtocolVersion?: ((version: string) => void) | undefined;
   /** Present when the inner transport has it (2.x): passes the versions on. */
@@ -112,7 +112,7 @@ export function guardClientTransport(
 
 /** The guarded transport. */
 class GuardedTransport implements GuardedMcpTransport {
-  onmessage?: ((message: never, extra?: never) => void) | undefined;
+  onmessage?: ((message: unknown, extra?: unknown) => void) | undefined;
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   setProtocolVersion?: ((version: string) => void) | undefined;
@@ -172,8 +172,8 @@ class GuardedTransport implements GuardedMcpTransport {
     return this.#inner.sessionId;
   }
 
-  get hasPerRequestStream(): boolean | undefined {
-    return this.#inner.hasPerRequestStream;
+  get hasPerRequestStream(): boolean {
+    return this.#inner.hasPerRequestStream === true;
   }
 
   pepPins(): McpPinSet | undefined {
@@ -301,7 +301,7 @@ class GuardedTransport implements GuardedMcpTransport {
 
   #deliver(message: unknown, extra: unknown): void {
     try {
-      (this.onmessage as ((m: unknown, e?: unknown) => void) | undefined)?.(message, extra);
+      this.onmessage?.(message, extra);
     } catch (err) {
       // The Client's own handler threw (as it would on the inner transport's callback): reported, not lost.
       this.onerror?.(err instanceof Error ? err : new Error(String(err)));
