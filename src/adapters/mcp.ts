@@ -7,8 +7,10 @@
  * - {@link guardMcpServer}: every tool of an `McpServer` runs its callback only after an ALLOW or WARN
  *   (`pep.guardTool`), or, with `{ verifier }`, only after the permit the client sent in
  *   `params._meta['agent-pep/permit']` verified (the PDP is not asked again).
- * - {@link guardMcpClient}: every `tools/call` a `Client` sends is authorized before it leaves, carries
- *   its permit in `_meta`, and its result is checked at `context_egress` before the caller sees it.
+ * - {@link guardMcpClient}: every `tools/call` a client sends is authorized before it leaves, carries
+ *   its permit and session in `_meta`, and its result is checked at `context_egress` before the caller
+ *   sees it. Given the client's `Transport` (recommended), it returns a new `Transport` to pass to
+ *   `client.connect` and patches nothing; given a `Client`, it wraps that client's methods.
  *
  * A blocked or held call answers `{ isError: true, content: [{ type: 'text', text: toolMessage }] }`, the
  * tool-error form MCP clients show to the model. MCP 1.x has no human-approval flow for `tools/call`, so
