@@ -43,8 +43,8 @@ export type { GuardedMcpTransport, McpTransportLike } from './client-transport.j
  * @returns a new {@link GuardedMcpTransport} (with `pepPins()`) to pass to `client.connect`
  * @throws TypeError when `pep` is not a Pep or cannot guard tools (configure `permits`, or `permits:
  *   false`); when `transport` is a `Client` (guard its transport instead) or not a `Transport`, or is
- *   already guarded (`err.option` undefined); or when `opts` has an unknown or bad key (`err.option` names it: `opts`, `checkResult`, `hideBlocked`, `pin`, `allowNew`,
- *   `session`)
+ *   already guarded (`err.option` undefined); or when `opts` has an unknown or bad key (`err.option`
+ *   names it: `opts`, `checkResult`, `hideBlocked`, `pin`, `allowNew`, `session`)
  * @remarks Fails closed: a blocked or held call is never sent; the `Client` receives for it the result
  * `{ isError: true, content: [{ type: 'text', text: toolMessage }] }` (with `resultType: 'complete'` on
  * 2026-07-28), the form the host shows to the model; so does a result the PDP blocks at `context_egress`
@@ -53,9 +53,10 @@ export type { GuardedMcpTransport, McpTransportLike } from './client-transport.j
  * the PDP's text and `structuredContent` is dropped (it would carry what the PDP redacted); for a tool that
  * lists an `outputSchema` the result is then marked `isError` (both SDKs' `callTool` refuse it otherwise).
  * Images and other non-text items are not checked. Task-augmented `tools/call` requests are refused with
- * JSON-RPC's invalid-request error (-32600), since their results would escape the check. An answer from the server to a request id it was never sent is dropped; a `notifications/cancelled` (or
- * the 2.x per-request signal) of a call still being decided, or `close()`, means it is never sent; errors
- * of the transport or the server reach the `Client` as they would unguarded.
+ * JSON-RPC's invalid-request error (-32600), since their results would escape the check. An answer from
+ * the server to a request id it was never sent is dropped; a `notifications/cancelled` (or the 2.x
+ * per-request signal) of a call still being decided, or `close()`, means it is never sent; errors of the
+ * transport or the server reach the `Client` as they would unguarded.
  * @example
  * ```ts
  * const client = new Client({ name: 'support-agent', version: '1.0.0' });
