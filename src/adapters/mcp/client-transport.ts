@@ -279,7 +279,12 @@ class GuardedTransport implements GuardedMcpTransport {
 
   /** A `notifications/cancelled` for a call in the guard's hands; true when it was never sent (the notification is dropped). */
   #cancelled(params: unknown): boolean {
-    const call = isObject(params) ? this.#calls.get(keyOf(params.requestId)) : undefined;
+    const key = isObject(params) ? keyOf(params.requestId) : undefined;
+    if (key === undefined) return false;
+    // A list or hello the client no longer waits for is forgotten (its answer, if any, passes as it is).
+    this.#lists.delete(key);
+    this.#hellos.delete(key);
+    const call = this.#calls.get(key);
     if (call === undefined) return false;
     this.#cancel(call);
     return call.state === 'deciding';
