@@ -1,8 +1,9 @@
 // The client the MCP conformance suite drives (`conformance client --command "node scripts/mcp-conformance-client.js
 // bare|guarded|bare-v2|guarded-v2"`, the server URL appended): connects with the 1.x SDK's Client (`-v2`: the
 // 2.x `@modelcontextprotocol/client` one, protocol 2026-07-28) over Streamable HTTP, lists the tools and calls
-// each with arguments made from its input schema. `guarded` guards the client with agent-pep (its own dev PDP
-// in this process, a policy that allows everything); `bare` does not. The scenario's name is in
+// each with arguments made from its input schema. `guarded` connects the client through the transport
+// `guardMcpClient(pep, transport)` returns (its own dev PDP in this process, a policy that allows
+// everything; every tools/call must reach the PDP, or the run fails); `bare` connects to the transport itself. The scenario's name is in
 // MCP_CONFORMANCE_SCENARIO. Needs `npm run build` first.
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -46,16 +47,23 @@ const pep = pdp
 const client = v2
   ? new Client({ name: `agent-pep-conformance-${mode}`, version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } })
   : new Client({ name: `agent-pep-conformance-${mode}`, version: '1.0.0' });
-if (pep) guardMcpClient(pep, client);
+let called = 0;
 try {
-  await client.connect(new Transport(new URL(url)));
+  const transport = new Transport(new URL(url));
+  await client.connect(pep ? guardMcpClient(pep, transport) : transport);
   // At 2026-07-28 a 2.x client may know no capabilities before its first request (no initialize): it lists.
   const caps = client.getServerCapabilities();
   if (v2 || caps?.tools) {
     const { tools } = await client.listTools();
-    for (const tool of tools) await client.callTool({ name: tool.name, arguments: argsFor(tool.inputSchema) });
+    for (const tool of tools) {
+      called += 1;
+      await client.callTool({ name: tool.name, arguments: argsFor(tool.inputSchema) });
+    }
   }
   await client.close();
+  // The guard decided: each tools/call the client made asked the PDP (fewer would mean it was bypassed).
+  const decided = pdp?.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
+  if (decided !== undefined && decided < called) throw new Error(`${called} tools/call, ${decided} decided`);
 } catch (err) {
   console.error(`${process.env.MCP_CONFORMANCE_SCENARIO ?? ''}: ${err instanceof Error ? err.message : String(err)}`);
   process.exitCode = 1;

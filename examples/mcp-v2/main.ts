@@ -1,7 +1,7 @@
 /**
  * MCP on the v2 SDK (protocol 2026-07-28, stateless) with permits checked end to end, offline: a stateless
  * Streamable HTTP server (`createMcpHandler`, served by Node's `http` on 127.0.0.1) and an agent's v2
- * `Client` guarded by `guardMcpClient`, against a local reference PDP this example starts itself:
+ * `Client` connected through the transport `guardMcpClient` guards, against a local reference PDP this example starts itself:
  *
  *   npm run build:examples && node build/examples/mcp-v2/main.js
  *
@@ -45,8 +45,8 @@ const pep = createPep({
   permits: { keys: pdp.jwksUrl, issuer: pdp.issuer },
 });
 const client = new Client({ name: 'support-agent', version: '1.0.0' });
-guardMcpClient(pep, client); // the same guard as for a 1.x Client: the object given tells the stack
-await client.connect(new StreamableHTTPClientTransport(http.url));
+// The same guard as for a 1.x client: on the transport, which it returns guarded (nothing is patched).
+await client.connect(guardMcpClient(pep, new StreamableHTTPClientTransport(http.url)));
 for (const amount of [129, 900]) {
   const result = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1842', amount } });
   console.log(`guarded v2 client, refund of ${amount}: ${textOf(result)}`);

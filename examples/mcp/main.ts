@@ -59,8 +59,11 @@ guardMcpServer(pep, server, {
   verifier: createPermitVerifier({ keys: pdp.jwksUrl, issuer: pdp.issuer, audience: 'payments-mcp' }),
 });
 
-// The agent's client asks the PDP before each tools/call leaves; the permit travels in params._meta.
-const client = guardMcpClient(pep, new Client({ name: 'support-agent', version: '1.0.0' }));
+// The agent's client connects through a guarded transport: the PDP decides each tools/call before it
+// leaves, and the permit travels in params._meta. Neither the Client nor the transport is changed.
+const client = new Client({ name: 'support-agent', version: '1.0.0' });
+const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+const guardedSide = guardMcpClient(pep, clientSide);
 // #endregion mcp-adapter
 // A tool registered after guarding is served once its handle is in the record. This one the policy blocks
 // outright: never offered to the model (see the end).
@@ -78,9 +81,8 @@ const textOf = (result: unknown): string => {
   return first?.text ?? '';
 };
 
-const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
 await server.connect(serverSide);
-await client.connect(clientSide);
+await client.connect(guardedSide);
 for (const amount of [129, 900]) {
   const result = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1842', amount } });
   console.log(`guarded client, refund of ${amount}: ${textOf(result)}`);
@@ -101,13 +103,14 @@ console.log(`refunds run: ${refunds}; action decisions at the PDP: ${actions}`);
 
 // #region mcp-visibility
 // What the model sees: only the tools the policy shows this session, each pinned at the first list.
-const agent = guardMcpClient(pep, new Client({ name: 'support-agent', version: '1.0.0' }), { pin: true });
+const agent = new Client({ name: 'support-agent', version: '1.0.0' });
 const [agentSide, serverSide3] = InMemoryTransport.createLinkedPair();
+const pinned = guardMcpClient(pep, agentSide, { pin: true });
 await server.connect(serverSide3);
-await agent.connect(agentSide);
+await agent.connect(pinned);
 const { tools } = await agent.listTools(); // delete_account is not offered: the policy blocks it outright
 console.log(`tools offered: ${tools.map((t) => t.name).join(', ')}`);
-console.log(`pinned: ${Object.keys(agent.pepPins()?.tools ?? {}).join(', ')}`);
+console.log(`pinned: ${Object.keys(pinned.pepPins()?.tools ?? {}).join(', ')}`);
 // #endregion mcp-visibility
 await agent.close();
 await pep.close();

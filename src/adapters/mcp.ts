@@ -8,8 +8,10 @@
  *   its callback only after an ALLOW or WARN (`pep.guardTool`), or, with `{ verifier }`, only after the permit
  *   the client sent in `params._meta['agent-pep/permit']` verified (the PDP is not asked again); no member of
  *   an SDK object is replaced.
- * - {@link guardMcpClient}: every `tools/call` a `Client` sends is authorized before it leaves, carries
- *   its permit in `_meta`, and its result is checked at `context_egress` before the caller sees it.
+ * - {@link guardMcpClient}: every `tools/call` a client sends is authorized before it leaves, carries
+ *   its permit and session in `_meta`, and its result is checked at `context_egress` before the caller
+ *   sees it. Given the client's `Transport`, it returns a new `Transport` to pass to `client.connect`,
+ *   and patches nothing.
  *
  * A blocked or held call answers `{ isError: true, content: [{ type: 'text', text: toolMessage }] }`, the
  * tool-error form MCP clients show to the model. MCP 1.x has no human-approval flow for `tools/call`, so
@@ -17,7 +19,7 @@
  * @packageDocumentation
  * @module adapters/mcp
  */
-export type { GuardedMcpClient, GuardMcpClientOptions, McpClientLike } from './mcp/client.js';
+export type { GuardedMcpTransport, GuardMcpClientOptions, McpTransportLike } from './mcp/client.js';
 export { guardMcpClient } from './mcp/client.js';
 export { PERMIT_META_KEY, SESSION_META_KEY } from './mcp/common.js';
 export type { McpHttpHandlerLike } from './mcp/handler.js';

@@ -1,6 +1,6 @@
 /**
  * `agent-pep pin mcp --server CMD [ARG...]`: starts an MCP server over stdio, reads its whole tool
- * list and prints the pin set `guardMcpClient(pep, client, { pin })` loads (docs/visibility.md and
+ * list and prints the pin set `guardMcpClient(pep, transport, { pin })` loads (docs/visibility.md and
  * docs/cli.md), so that a team can commit it and review its diff. Exit codes: 0 printed, 1 the
  * server could not be started or listed, 2 usage error.
  * @internal
@@ -14,7 +14,7 @@ Starts the MCP server CMD (with its arguments: everything after --server) over s
 whole tool list, and prints the pin set on stdout: { "version": 1, "server": { "name", "version" },
 "tools": { "<name>": "<sha256>" } }, each tool's base64url SHA-256 over the RFC 8785 canonical
 { name, title?, description, inputSchema, outputSchema?, annotations? }. Load it with
-guardMcpClient(pep, client, { pin: JSON.parse(readFileSync('tools.pin.json', 'utf8')) }).
+guardMcpClient(pep, transport, { pin: JSON.parse(readFileSync('tools.pin.json', 'utf8')) }).
 
   agent-pep pin mcp --server node build/server.js > tools.pin.json
 

@@ -326,10 +326,13 @@ async function mcpPair(
   );
   const client = new Client({ name: 'agent', version: '1.0.0' });
   const [c, s] = InMemoryTransport.createLinkedPair();
-  return { server, client, connect: () => Promise.all([server.connect(s), client.connect(c)]) };
+  // The client side connects through the transport guardMcpClient returns (`wrap`).
+  const connect = (wrap: (t: InMemoryTransport) => Parameters<Client['connect']>[0] = (t) => t) =>
+    Promise.all([server.connect(s), client.connect(wrap(c))]);
+  return { server, client, connect };
 }
 
-/** The server side guards its server before any tool is registered; the client side guards after connecting. */
+/** The server side guards its server before any tool is registered; the client side guards its transport. */
 function serverGuard(
   side: 'server' | 'client',
   pep: Pep,
@@ -348,8 +351,7 @@ function mcpTarget(side: 'server' | 'client'): Target {
     async action(pep, args, setup = {}) {
       const ran: Record<string, unknown>[] = [];
       const { client, connect } = await mcpPair(setup, ran, serverGuard(side, pep));
-      await connect();
-      if (side === 'client') guardMcpClient(pep, client);
+      await connect(side === 'client' ? (t) => guardMcpClient(pep, t) : undefined);
       try {
         const r = (await client.callTool({ name: TOOL, arguments: args, _meta: inSession })) as McpResult;
         return { ran, seen: r.content.map((p) => p.text ?? '').join('\n') };
@@ -361,8 +363,7 @@ function mcpTarget(side: 'server' | 'client'): Target {
       // MCP has no user text: the text stage it checks is a tool's result (client guard, context_egress).
       const ran: Record<string, unknown>[] = [];
       const { client, connect } = await mcpPair({ result: () => text }, ran, serverGuard(side, pep));
-      await connect();
-      if (side === 'client') guardMcpClient(pep, client);
+      await connect(side === 'client' ? (t) => guardMcpClient(pep, t) : undefined);
       try {
         const r = (await client.callTool({
           name: TOOL,

@@ -1,5 +1,5 @@
 /**
- * Tool pins for `guardMcpClient(pep, client, { pin })` (docs/visibility.md): the SHA-256 of each tool's
+ * Tool pins for `guardMcpClient(pep, transport, { pin })` (docs/visibility.md): the SHA-256 of each tool's
  * RFC 8785 canonical `{ name, title?, description, inputSchema, outputSchema?, annotations? }`, the pin set as plain JSON,
  * and what a later list says of each tool (unchanged, changed and which field, not pinned). Names are
  * compared after `normalizeToolName` (NFKC, case and separators), never by look-alike glyphs.

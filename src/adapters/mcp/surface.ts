@@ -11,17 +11,18 @@ import { toolMessage } from '../../errors.js';
 import type { Pep } from '../../pep.js';
 import { isObject, refusal, type ToolResult } from './common.js';
 import { type McpPinSet, PinBook, toolChangedMessage } from './pins.js';
-import { sdkV1 } from './sdk-v1.js';
-
-type Request = (req: unknown, resultSchema?: unknown, options?: unknown) => Promise<unknown>;
 
 /** Most pages one re-check reads (a server that pages forever is refused). */
 const MAX_PAGES = 100;
 
 /** The tool surface of one guarded client. */
 export interface ToolSurface {
-  /** A `tools/list` request: sent, then filtered (pins, then visibility). */
-  list(req: Record<string, unknown>, resultSchema: unknown, options: unknown): Promise<unknown>;
+  /**
+   * A `tools/list` result the host asked for, filtered (pins, then visibility); `continuing` when the host
+   * asked for a page after the first (a `cursor`). A filtered list of protocol 2026-07-28 (one that has a
+   * `cacheScope`) is marked `cacheScope: "private"`: it is what this session may see (CONTRACT section 16).
+   */
+  filterList(result: unknown, continuing: boolean, options: unknown): Promise<unknown>;
   /** A `tool_changed` refusal for a call the pins refuse, else undefined (the call goes on to the PDP). */
   refuseCall(name: string, options: unknown): Promise<ToolResult | undefined>;
   /** The pin set (`pepPins()`), or undefined without `pin`. */
@@ -34,22 +35,28 @@ export interface ToolSurface {
    * @throws what the SDK throws when the list cannot be read
    */
   inputSchemaOf(name: string, options: unknown): Promise<unknown>;
+  /** Whether the last list seen gives `name` an `outputSchema` (the SDK then needs `structuredContent` or `isError`). */
+  hasOutputSchema(name: string): boolean;
+  /** A `notifications/tools/list_changed` arrived: the pins are checked again (a no-op without `pin`). */
+  listChanged(): void;
 }
 
-/** What the surface needs of the guarded client. */
+/** What the surface needs of the route that guards (the client's methods, or its transport). */
 export interface SurfaceDeps {
   scope: string;
   pep: Pep;
-  client: Record<string, unknown>;
-  /** The SDK's own `request` (unguarded). */
-  request: Request;
+  /**
+   * Reads one page of the server's tool list, unfiltered: `{ cursor }` for a page after the first.
+   * @throws what the SDK or the server answers when the list cannot be read
+   */
+  readPage(params: { cursor: string } | undefined, options: unknown): Promise<unknown>;
+  /** The server's `{ name, version }` as its `initialize` (or `server/discover`) answer gave it, else undefined. */
+  server(): { name?: unknown; version?: unknown } | undefined;
   hideBlocked: boolean;
   pin: McpPinSet | true | undefined;
   allowNew: boolean;
   /** The guard's session, else undefined (the Pep's). */
   session: string | undefined;
-  /** Which SDK made the client: 1.x takes result and notification schemas (its own, loaded then). */
-  stack: 'v1' | 'v2';
 }
 
 /** A `tool_changed` refusal, observed by the Pep's `onDecision` and telemetry like any synthesized BLOCK. */
@@ -76,17 +83,13 @@ function toolsOf(result: unknown): Record<string, unknown>[] | undefined {
   return result.tools.filter((t): t is Record<string, unknown> => isObject(t) && typeof t.name === 'string');
 }
 
-/** The server's `{ name, version }` as the client read it at `initialize`, else undefined. */
-function serverVersionOf(client: Record<string, unknown>): { name?: unknown; version?: unknown } | undefined {
-  const get = client.getServerVersion;
-  return typeof get === 'function'
-    ? (get as () => { name?: unknown; version?: unknown } | undefined).call(client)
-    : undefined;
-}
-
-/** Records each listed tool's `inputSchema` of a `tools/list` result. */
-function rememberSchemas(schemas: Map<string, unknown>, result: unknown): void {
-  for (const t of toolsOf(result) ?? []) schemas.set(t.name as string, t.inputSchema);
+/** Records each listed tool's `inputSchema` of a `tools/list` result, and whether it has an `outputSchema`. */
+function rememberSchemas(schemas: Map<string, unknown>, outputs: Set<string>, result: unknown): void {
+  for (const t of toolsOf(result) ?? []) {
+    schemas.set(t.name as string, t.inputSchema);
+    if (t.outputSchema !== undefined) outputs.add(t.name as string);
+    else outputs.delete(t.name as string);
+  }
 }
 
 /** The tools `pep.visibleTools` shows for the client's session (docs/visibility.md). */
@@ -114,9 +117,7 @@ async function readPages(
 ): Promise<boolean> {
   let cursor: unknown;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const params = typeof cursor === 'string' ? { cursor } : undefined;
-    const schema = deps.stack === 'v1' ? sdkV1().ListToolsResultSchema : undefined;
-    const result = await deps.request.call(deps.client, { method: 'tools/list', params }, schema, options);
+    const result = await deps.readPage(typeof cursor === 'string' ? { cursor } : undefined, options);
     onPage(result, page > 0);
     cursor = isObject(result) ? result.nextCursor : undefined;
     if (typeof cursor !== 'string') return true;
@@ -124,24 +125,18 @@ async function readPages(
   return false;
 }
 
-/** Makes the tool surface of a guarded client; installs the `list_changed` re-check when pinning. */
+/** Makes the tool surface of a guarded client. */
 export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
-  const { scope, pep, client, request, hideBlocked, allowNew } = deps;
+  const { scope, pep, hideBlocked, allowNew } = deps;
   const book = deps.pin === undefined ? undefined : new PinBook(deps.pin === true ? undefined : deps.pin, allowNew);
-  const serverOf = () => serverVersionOf(client);
-  if (book) {
-    book.checkServer(scope, serverOf());
-    watchListChanged(client, deps.stack, () => {
-      book.invalidate();
-      // The re-check now; a call before it ends waits for its own (refresh is shared).
-      refresh(undefined).catch(() => undefined);
-    });
-  }
+  const serverOf = () => deps.server();
+  if (book) book.checkServer(scope, serverOf());
 
   /** Each listed tool's `inputSchema` from every list read (the host's and our own); whether a whole list was read. */
   const schemas = new Map<string, unknown>();
+  const outputs = new Set<string>();
   let listedWhole = false;
-  const remember = (result: unknown): void => rememberSchemas(schemas, result);
+  const remember = (result: unknown): void => rememberSchemas(schemas, outputs, result);
   let refreshing: Promise<void> | undefined;
   /** Reads the whole list (every page) through the SDK's own request and checks it against the pins. */
   function refresh(options: unknown): Promise<void> {
@@ -164,18 +159,19 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
     book?.checkServer(scope, serverOf()) ?? book?.check(toolsOf(result) ?? [], continuing);
 
   return {
-    async list(req, resultSchema, options) {
-      const result = await request.call(client, req, resultSchema, options);
+    async filterList(result, continuing, options) {
       remember(result);
       let tools = toolsOf(result);
       if (tools === undefined || !isObject(result)) return result;
       if (book) {
-        const params = isObject(req.params) ? req.params : {};
-        checkPage(result, typeof params.cursor === 'string');
+        checkPage(result, continuing);
         tools = tools.filter((t) => book.statusOf(t.name as string).kind === 'ok');
       }
       if (hideBlocked) tools = await visibleOnly(pep, deps.session, tools, options);
-      return { ...result, tools };
+      const out: Record<string, unknown> = { ...result, tools };
+      // What this session may see is not what another may: a 2026-07-28 client must not share it.
+      if ((book || hideBlocked) && 'cacheScope' in result) out.cacheScope = 'private';
+      return out;
     },
     async refuseCall(name, options) {
       if (!book) return undefined;
@@ -192,38 +188,17 @@ export function makeToolSurface(deps: SurfaceDeps): ToolSurface {
     },
 
     pins: () => book?.toJSON(),
+    hasOutputSchema: (name) => outputs.has(name),
+    listChanged() {
+      if (!book) return;
+      book.invalidate();
+      // The re-check now; a call before it ends waits for its own (refresh is shared).
+      refresh(undefined).catch(() => undefined);
+    },
     pinOf: (name) => book?.shaOf(name),
     async inputSchemaOf(name, options) {
       if (!schemas.has(name) && !listedWhole) await refresh(options);
       return schemas.get(name);
     },
   };
-}
-
-/**
- * Calls `onChange` on every `notifications/tools/list_changed`, beside any handler the host (or the
- * SDK's `listChanged` option) sets for it later, through the client's public `setNotificationHandler`.
- */
-function watchListChanged(client: Record<string, unknown>, stack: 'v1' | 'v2', onChange: () => void): void {
-  const set = client.setNotificationHandler as (schema: unknown, handler: (...a: unknown[]) => unknown) => void;
-  if (typeof set !== 'function' || stack !== 'v1') return;
-  const { ToolListChangedNotificationSchema } = sdkV1();
-  const isListChanged = (schema: unknown): boolean => {
-    if (schema === ToolListChangedNotificationSchema) return true;
-    const method = (schema as { shape?: { method?: { value?: unknown } } } | undefined)?.shape?.method?.value;
-    return method === 'notifications/tools/list_changed';
-  };
-  const compose =
-    (handler: ((...a: unknown[]) => unknown) | undefined) =>
-    (...args: unknown[]): unknown => {
-      onChange();
-      return handler?.(...args);
-    };
-  set.call(client, ToolListChangedNotificationSchema, compose(undefined));
-  Object.defineProperty(client, 'setNotificationHandler', {
-    value: (schema: unknown, handler: (...a: unknown[]) => unknown) =>
-      set.call(client, schema, isListChanged(schema) ? compose(handler) : handler),
-    writable: false,
-    configurable: false,
-  });
 }

@@ -182,8 +182,8 @@ describe('guardMcpServer on a 1.x McpServer with { tools } (no patched SDK membe
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     // a pinned guarded client: its permit names the pin it took from the server's own listing
-    const pinned = guardMcpClient(dev.clients.client(), new Client({ name: 'agent', version: '1' }), { pin: true });
-    await pinned.connect(clientSide);
+    const pinned = new Client({ name: 'agent', version: '1' });
+    await pinned.connect(guardMcpClient(dev.clients.client(), clientSide, { pin: true }));
     await pinned.listTools();
     const ok = await pinned.callTool({ name: 'lookup_order', arguments: { id: 'p', copies: 1 } });
     expect(ok.isError).toBeFalsy();

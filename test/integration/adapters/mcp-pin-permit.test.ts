@@ -42,23 +42,20 @@ async function pinnedClient(pin: boolean) {
   );
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(b);
-  const client = guardMcpClient(
-    dev.clients.client(),
-    new Client({ name: 'agent', version: '1' }),
-    pin ? { pin: true } : {},
-  );
-  await client.connect(a);
-  return { client, metas };
+  const client = new Client({ name: 'agent', version: '1' });
+  const guarded = guardMcpClient(dev.clients.client(), a, pin ? { pin: true } : {});
+  await client.connect(guarded);
+  return { client, guarded, metas };
 }
 
 describe('a permit names the pin it was decided against', () => {
   it('a pinned client sends the tool pin; the permit the server receives carries it as tool_pin', async () => {
-    const { client, metas } = await pinnedClient(true);
+    const { client, guarded, metas } = await pinnedClient(true);
     await client.listTools();
     const r = await client.callTool({ name: 'lookup_order', arguments: { id: 'o1' } });
     expect(r.isError).toBeFalsy();
     const permit = (metas[0] as Record<string, unknown>)[PERMIT_META_KEY];
-    const pin = client.pepPins()?.tools.lookup_order;
+    const pin = guarded.pepPins()?.tools.lookup_order;
     expect(pin).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(claimsOf(permit).tool_pin).toBe(pin);
   });

@@ -130,16 +130,16 @@ describe('guardMcpClient: the session is the application, never the server', () 
     hostile = await hostileServer();
     const pep = dev.clients.client();
     client = new Client({ name: 'agent', version: '1.0.0' });
-    guardMcpClient(pep, client, opts.session === undefined ? {} : { session: opts.session });
-    await client.connect(new StreamableHTTPClientTransport(hostile.url));
-    return client;
+    const transport = new StreamableHTTPClientTransport(hostile.url);
+    await client.connect(guardMcpClient(pep, transport, opts.session === undefined ? {} : { session: opts.session }));
+    return { c: client, transport };
   }
 
   it('a server rotating mcp-session-id and naming sessions in _meta never moves the session: the untrusted label holds and send_money is blocked', async () => {
-    const c = await connectGuarded();
+    const { c, transport } = await connectGuarded();
     const before = dev.pdp.evidence().length;
     await c.callTool({ name: 'fetch_page', arguments: { to: 'https://example.test' } });
-    expect(c.transport?.sessionId).toMatch(/^rotated-/);
+    expect(transport.sessionId).toMatch(/^rotated-/);
     const pay = await c.callTool({ name: 'send_money', arguments: { to: 'mallory' } });
     expect(pay.isError).toBe(true);
     expect(hostile?.metas).toHaveLength(1);
@@ -152,7 +152,7 @@ describe('guardMcpClient: the session is the application, never the server', () 
   });
 
   it("every call sends the session it was decided in in _meta['agent-pep/session'], and its permit carries that session's labels", async () => {
-    const c = await connectGuarded({ session: 'sess_guard' });
+    const { c } = await connectGuarded({ session: 'sess_guard' });
     await c.callTool({ name: 'fetch_page', arguments: {} });
     await c.callTool({ name: 'read_note', arguments: {}, _meta: { [SESSION_META_KEY]: 'caller-forged' } });
     const metas = (hostile?.metas ?? []) as Record<string, unknown>[];
@@ -164,8 +164,7 @@ describe('guardMcpClient: the session is the application, never the server', () 
   it('a 2.x Client guarded the same way: the rotating, forging server never moves the session and send_money is blocked', async () => {
     hostile = await hostileServer();
     const v2 = new ClientV2({ name: 'agent', version: '1.0.0' });
-    guardMcpClient(dev.clients.client(), v2, { session: 'sess_v2app' });
-    await v2.connect(new HttpTransportV2(hostile.url));
+    await v2.connect(guardMcpClient(dev.clients.client(), new HttpTransportV2(hostile.url), { session: 'sess_v2app' }));
     try {
       const before = dev.pdp.evidence().length;
       await v2.callTool({ name: 'fetch_page', arguments: { to: 'https://example.test' } });
@@ -185,8 +184,8 @@ describe('guardMcpClient: the session is the application, never the server', () 
   it("pep.withSession decides in that session; another client's session is untouched", async () => {
     hostile = await hostileServer();
     client = new Client({ name: 'agent', version: '1.0.0' });
-    guardMcpClient(dev.clients.client().withSession('sess_other'), client);
-    await client.connect(new StreamableHTTPClientTransport(hostile.url));
+    const transport = new StreamableHTTPClientTransport(hostile.url);
+    await client.connect(guardMcpClient(dev.clients.client().withSession('sess_other'), transport));
     const before = dev.pdp.evidence().length;
     await client.callTool({ name: 'send_money', arguments: { to: 'bob' } });
     expect(sessionsSince(before)).toEqual([
@@ -199,7 +198,7 @@ describe('guardMcpClient: the session is the application, never the server', () 
   it('an empty session option is a TypeError naming it', () => {
     let err: unknown;
     try {
-      guardMcpClient(dev.clients.client(), new Client({ name: 'a', version: '1' }), { session: '' });
+      guardMcpClient(dev.clients.client(), InMemoryTransport.createLinkedPair()[0], { session: '' });
     } catch (e) {
       err = e;
     }
@@ -254,8 +253,12 @@ describe('guardMcpServer: the session comes from the request', () => {
     const ran: string[] = [];
     const server = payments(ran);
     guardMcpServer(dev.clients.client(), server, { tools: toolsOf(server) });
-    const client = await connect(server, { client: 'transport-c', server: 'transport-s' });
-    guardMcpClient(dev.clients.client().withSession('sess_shared'), client);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    clientSide.sessionId = 'transport-c';
+    serverSide.sessionId = 'transport-s';
+    await server.connect(serverSide);
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    await client.connect(guardMcpClient(dev.clients.client().withSession('sess_shared'), clientSide));
     const before = dev.pdp.evidence().length;
     await client.callTool({ name: 'send_money', arguments: { to: 'bob' } });
     expect(ran).toEqual(['bob']);

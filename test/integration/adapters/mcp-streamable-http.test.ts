@@ -125,8 +125,11 @@ describe('guardMcpServer over Streamable HTTP: a guarded server keeps answering'
       it(`${label}, ${mode}: initialize, tools/list and tools/call are answered, each call decided in the request's session`, async () => {
         running = await serve(build, mode);
         client = new Client({ name: 'agent', version: '1.0.0' });
-        guardMcpClient(dev.clients.client().withSession('sess_agent'), client);
-        await client.connect(new StreamableHTTPClientTransport(running.url), { timeout: 5000 });
+        const transport = guardMcpClient(
+          dev.clients.client().withSession('sess_agent'),
+          new StreamableHTTPClientTransport(running.url),
+        );
+        await client.connect(transport, { timeout: 5000 });
         const listed = await client.listTools(undefined, { timeout: 5000 });
         expect(listed.tools.map((t) => t.name)).toEqual(['lookup_order']);
         const before = dev.pdp.evidence().length;

@@ -66,10 +66,15 @@ function paymentsServer(
   return server;
 }
 
-async function connect(server: McpServer, client = new Client({ name: 'agent', version: '1.0.0' })) {
+async function connect(
+  server: McpServer,
+  client = new Client({ name: 'agent', version: '1.0.0' }),
+  // A guarded client connects through the transport guardMcpClient returns.
+  wrap: (t: InMemoryTransport) => Parameters<Client['connect']>[0] = (t) => t,
+) {
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(b);
-  await client.connect(a);
+  await client.connect(wrap(a));
   return client;
 }
 
@@ -121,10 +126,12 @@ describe('guardMcpServer: tools/list answers the visible tools for the session',
 
 describe('guardMcpClient: listTools filtered by policy (hideBlocked)', () => {
   it('filters listTools by default, and not with hideBlocked: false', async () => {
-    const guarded = guardMcpClient(makePep(), new Client({ name: 'a', version: '1' }));
-    expect(await namesOf(await connect(paymentsServer(), guarded))).toEqual(['lookup_order', 'refund_payment']);
-    const open = guardMcpClient(makePep(), new Client({ name: 'a', version: '1' }), { hideBlocked: false });
-    expect(await namesOf(await connect(paymentsServer(), open))).toHaveLength(3);
+    const guarded = await connect(paymentsServer(), undefined, (t) => guardMcpClient(makePep(), t));
+    expect(await namesOf(guarded)).toEqual(['lookup_order', 'refund_payment']);
+    const open = await connect(paymentsServer(), undefined, (t) =>
+      guardMcpClient(makePep(), t, { hideBlocked: false }),
+    );
+    expect(await namesOf(open)).toHaveLength(3);
   });
 });
 
@@ -140,20 +147,24 @@ describe('guardMcpClient: pins', () => {
       ok,
     );
     server.registerTool('list_orders', { description: 'Lists orders.' }, ok);
-    const client = guardMcpClient(pep, new Client({ name: 'agent', version: '1' }), {
-      pin: opts.pin ?? true,
-      hideBlocked: false,
-      ...(opts.allowNew !== undefined ? { allowNew: opts.allowNew } : {}),
+    let pins: () => McpPinSet | undefined = () => undefined;
+    const client = await connect(server, new Client({ name: 'agent', version: '1' }), (t) => {
+      const g = guardMcpClient(pep, t, {
+        pin: opts.pin ?? true,
+        hideBlocked: false,
+        ...(opts.allowNew !== undefined ? { allowNew: opts.allowNew } : {}),
+      });
+      pins = () => g.pepPins();
+      return g;
     });
-    await connect(server, client);
-    return { server, lookup, client, seen };
+    return { server, lookup, client, seen, pins: () => pins() };
   }
   const settle = () => new Promise((r) => setTimeout(r, 50));
 
   it('pepPins() exports { version: 1, server, tools } with a base64url SHA-256 per tool', async () => {
-    const { client } = await pinned();
+    const { client, pins: pinsOf } = await pinned();
     await client.listTools();
-    const pins = client.pepPins();
+    const pins = pinsOf();
     expect(pins?.version).toBe(1);
     expect(pins?.server).toEqual({ name: 'payments', version: '1.0.0' });
     expect(Object.keys(pins?.tools ?? {})).toEqual(['list_orders', 'lookup_order']);
@@ -195,7 +206,7 @@ describe('guardMcpClient: pins', () => {
   it('a pin set loaded from JSON: an unchanged tool runs, a tool not pinned is hidden unless allowNew', async () => {
     const first = await pinned();
     await first.client.listTools();
-    const saved = JSON.parse(JSON.stringify(first.client.pepPins())) as McpPinSet;
+    const saved = JSON.parse(JSON.stringify(first.pins())) as McpPinSet;
     delete saved.tools.list_orders;
     const again = await pinned({ pin: saved });
     expect(await namesOf(again.client)).toEqual(['lookup_order']);
@@ -255,7 +266,7 @@ describe('guardMcpClient: pins', () => {
     ];
     for (const pin of bad) {
       try {
-        guardMcpClient(pep, new Client({ name: 'a', version: '1' }), { pin: pin as never });
+        guardMcpClient(pep, InMemoryTransport.createLinkedPair()[0], { pin: pin as never });
         expect.unreachable();
       } catch (err) {
         expect(err).toBeInstanceOf(TypeError);
@@ -263,8 +274,13 @@ describe('guardMcpClient: pins', () => {
       }
     }
     const other = { version: 1 as const, server: { name: 'someone-else', version: '1' }, tools: {} };
-    const { client } = await pinned({ pin: other });
-    await expect(client.listTools()).rejects.toMatchObject({ option: 'pin' });
+    // Found at the first list: that list and every call are JSON-RPC invalid requests (nothing is sent), observed.
+    const { client, seen } = await pinned({ pin: other });
+    await expect(client.listTools()).rejects.toMatchObject({ code: -32600 });
+    await expect(client.callTool({ name: 'lookup_order', arguments: { orderId: 'o1' } })).rejects.toMatchObject({
+      code: -32600,
+    });
+    expect(seen.at(-1)?.synthesized?.code).toBe('invalid_request');
   });
 });
 
@@ -273,8 +289,9 @@ describe('guardMcpClient: pins over stdio', () => {
     const script = fileURLToPath(new URL('../../fixtures/mcp/changing-server.mjs', import.meta.url));
     const seen: PolicyDecision[] = [];
     const pep = makePep({ onDecision: (e: { decision: PolicyDecision }) => seen.push(e.decision) });
-    const client = guardMcpClient(pep, new Client({ name: 'agent', version: '1' }), { pin: true });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [script], stderr: 'ignore' }));
+    const client = new Client({ name: 'agent', version: '1' });
+    const stdio = new StdioClientTransport({ command: process.execPath, args: [script], stderr: 'ignore' });
+    await client.connect(guardMcpClient(pep, stdio, { pin: true }));
     try {
       expect(await namesOf(client)).toEqual(['lookup_order', 'list_orders']);
       expect(await namesOf(client)).toEqual(['list_orders']);

@@ -1,5 +1,5 @@
 /**
- * guardMcpClient on a `Client` of `@modelcontextprotocol/client` 2.x (protocol 2026-07-28) against a
+ * guardMcpClient on the transport of a `Client` of `@modelcontextprotocol/client` 2.x (protocol 2026-07-28) against a
  * bare v2 `McpServer` (`@modelcontextprotocol/server`) over the SDK's `InMemoryTransport`, and over
  * Streamable HTTP against `createMcpHandler` (stateless) on 127.0.0.1; the dev PDP decides. CONTRACT
  * section 16: the same guard chosen by the object given; the session is the application's and travels
@@ -60,10 +60,8 @@ describe('guardMcpClient on @modelcontextprotocol/client 2.x', () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: 'agent', version: '1.0.0' });
-    guardMcpClient(dev.clients.client(events ? { onDecision: (e: DecisionEvent) => events.push(e) } : {}), client, {
-      session: 'sess_app',
-    });
-    await client.connect(clientSide);
+    const pep = dev.clients.client(events ? { onDecision: (e: DecisionEvent) => events.push(e) } : {});
+    await client.connect(guardMcpClient(pep, clientSide, { session: 'sess_app' }));
     return client;
   }
 
@@ -118,14 +116,15 @@ describe('guardMcpClient on @modelcontextprotocol/client 2.x', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['lookup_order']);
   });
 
-  it('pinning on a 2.x client is a TypeError naming pin (not supported yet)', () => {
+  it('a Client given instead of its transport is a TypeError without an option (guard the transport)', () => {
     let err: unknown;
     try {
-      guardMcpClient(dev.clients.client(), new Client({ name: 'a', version: '1' }), { pin: true });
+      guardMcpClient(dev.clients.client(), new Client({ name: 'a', version: '1' }) as never, { pin: true });
     } catch (e) {
       err = e;
     }
-    expect((err as { option?: string }).option).toBe('pin');
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as { option?: string }).option).toBeUndefined();
   });
 
   it('over Streamable HTTP against a stateless createMcpHandler server: decided, sent with the session, blocked calls never sent', async () => {
@@ -150,8 +149,8 @@ describe('guardMcpClient on @modelcontextprotocol/client 2.x', () => {
     await new Promise<void>((resolve) => http?.listen(0, '127.0.0.1', resolve));
     const { port } = http.address() as AddressInfo;
     const client = new Client({ name: 'agent', version: '1.0.0' });
-    guardMcpClient(dev.clients.client().withSession('sess_http2'), client);
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+    await client.connect(guardMcpClient(dev.clients.client().withSession('sess_http2'), transport));
     const ok = await client.callTool({ name: 'lookup_order', arguments: { id: 'o9' } });
     const no = await client.callTool({ name: 'bank_transfer', arguments: { to: 'x' } });
     expect([ok.isError ?? false, no.isError]).toEqual([false, true]);

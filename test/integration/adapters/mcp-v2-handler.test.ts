@@ -75,12 +75,16 @@ function handlerOf(ran: unknown[][]): McpHttpHandlerLike {
   });
 }
 
-async function clientOf(handler: McpHttpHandlerLike, guard?: (c: Client) => void, revision?: string): Promise<Client> {
+async function clientOf(
+  handler: McpHttpHandlerLike,
+  guard?: (t: StreamableHTTPClientTransport) => Parameters<Client['connect']>[0],
+  revision?: string,
+): Promise<Client> {
   const options = revision ? { versionNegotiation: { mode: { pin: revision } } } : {};
   const client = new Client({ name: 'agent', version: '1.0.0' }, options);
-  guard?.(client);
   const fetch = (input: string | URL | Request, init?: RequestInit) => handler.fetch(new Request(input, init));
-  await client.connect(new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'), { fetch }));
+  const transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'), { fetch });
+  await client.connect(guard ? guard(transport) : transport);
   return client;
 }
 
@@ -234,8 +238,8 @@ describe('guardMcpServer on a createMcpHandler handler (@modelcontextprotocol/se
 
   it('a guarded 2.x client and a guarded handler decide in the application session, each once', async () => {
     const ran: unknown[][] = [];
-    const client = await clientOf(guardMcpServer(dev.clients.client(), handlerOf(ran)), (c) =>
-      guardMcpClient(dev.clients.client().withSession('sess_agent'), c),
+    const client = await clientOf(guardMcpServer(dev.clients.client(), handlerOf(ran)), (t) =>
+      guardMcpClient(dev.clients.client().withSession('sess_agent'), t),
     );
     const before = dev.pdp.evidence().length;
     const ok = await client.callTool({ name: 'lookup_order', arguments: { id: 'o3' } });

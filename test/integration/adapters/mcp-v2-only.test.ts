@@ -58,8 +58,8 @@ const guarded: McpServer = guardMcpServer(pep, server, { tools: { lookup_order: 
 
 const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
 await guarded.connect(serverSide);
-const client: Client = guardMcpClient(pep, new Client({ name: 'agent', version: '1.0.0' }));
-await client.connect(clientSide);
+const client = new Client({ name: 'agent', version: '1.0.0' });
+await client.connect(guardMcpClient(pep, clientSide));
 const allowed = await client.callTool({ name: 'lookup_order', arguments: { id: 'ord_1' } });
 const blocked = await client.callTool({ name: 'bank_transfer', arguments: { to: 'acct_9' } });
 await client.close();

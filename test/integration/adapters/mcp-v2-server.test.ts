@@ -54,8 +54,8 @@ async function connect(server: { connect(t: never): Promise<void> }, guardClient
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide as never);
   const client = new Client({ name: 'agent', version: '1.0.0' });
-  if (guardClient) guardMcpClient(dev.clients.client({ permits: false }), client, { session: 'sess_app' });
-  await client.connect(clientSide);
+  const pep = dev.clients.client({ permits: false });
+  await client.connect(guardClient ? guardMcpClient(pep, clientSide, { session: 'sess_app' }) : clientSide);
   return client;
 }
 

@@ -11,6 +11,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
+  type GuardMcpClientOptions,
   type GuardMcpServerOptions,
   guardMcpClient,
   guardMcpServer,
@@ -123,6 +124,24 @@ async function connect(server: McpServer, client = new Client({ name: 'agent', v
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   await client.connect(clientSide);
+  return client;
+}
+
+/**
+ * A client connected to `server` through the transport `guardMcpClient(pep, transport, opts)` returns
+ * (`spy` sees the inner transport first: a test double of the test's own).
+ */
+async function guardedClient(
+  server: McpServer,
+  pep: Pep,
+  opts?: GuardMcpClientOptions,
+  spy?: (t: InMemoryTransport) => void,
+): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  spy?.(clientSide);
+  await server.connect(serverSide);
+  const client = new Client({ name: 'agent', version: '1.0.0' });
+  await client.connect(guardMcpClient(pep, clientSide, opts));
   return client;
 }
 
@@ -530,8 +549,7 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
   let client: Client;
   beforeEach(async () => {
     ran = [];
-    client = await connect(makeServer(ran));
-    guardMcpClient(makePep(), client);
+    client = await guardedClient(makeServer(ran), makePep());
   });
 
   it('a task-augmented tools/call is refused before it leaves, as a JSON-RPC invalid request (-32600)', async () => {
@@ -597,14 +615,13 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
 
   it('after the escalation is approved at the PDP, the identical call asked again runs once', async () => {
     const held: string[] = [];
-    const c = await connect(makeServer(ran));
-    guardMcpClient(
+    const c = await guardedClient(
+      makeServer(ran),
       makePep({
         onDecision: (e) => {
           if (e.decision.escalationId !== undefined) held.push(e.decision.escalationId);
         },
       }),
-      c,
     );
     const call = { name: 'refund_payment', arguments: { orderId: 'ord_9', amount: 900 } };
     expect((await c.callTool(call)).isError).toBe(true);
@@ -656,8 +673,7 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     const hung = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(textOf(hung)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_timeout)");
     dev.pdp.setFault(null);
-    const down = await connect(makeServer(ran));
-    guardMcpClient(makePep({ pdpUrl: await closedPort() }), down);
+    const down = await guardedClient(makeServer(ran), makePep({ pdpUrl: await closedPort() }));
     const r = await down.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_unreachable)");
     expect(ran).toHaveLength(0);
@@ -700,8 +716,7 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
         ],
       };
     });
-    const c = await connect(server);
-    guardMcpClient(makePep(), c);
+    const c = await guardedClient(server, makePep());
     for (const kind of ['link', 'legacy']) {
       const r = await c.callTool({ name: 'fetch_page', arguments: { kind } });
       expect(r).toEqual({
@@ -719,8 +734,7 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
     server.registerTool('render_chart', {}, async () => ({
       content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }],
     }));
-    const c = await connect(server);
-    guardMcpClient(makePep(), c);
+    const c = await guardedClient(server, makePep());
     const before = decisions('context_egress');
     const r = await c.callTool({ name: 'render_chart', arguments: {} });
     expect(r).toEqual({ content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] });
@@ -738,8 +752,7 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
         };
       },
     };
-    const c = await connect(makeServer(ran));
-    guardMcpClient(broken, c);
+    const c = await guardedClient(makeServer(ran), broken);
     const r = await c.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(r.isError).toBe(true);
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
@@ -764,33 +777,30 @@ describe('guardMcpClient: callTool is decided before the request leaves', () => 
           { type: 'image', data: Buffer.from('SECRET-PIXELS').toString('base64'), mimeType: 'image/png' },
         ],
       }));
-      const c = await connect(server);
       const noScreenshots: Interceptor = {
         name: 'no-screenshots',
         stages: ['action'],
         after: () => ({ action: 'proceedWith', result: 'screenshot withheld' }),
       };
-      guardMcpClient(makePep({ interceptors: [noScreenshots] }), c, { checkResult });
+      const c = await guardedClient(server, makePep({ interceptors: [noScreenshots] }), { checkResult });
       const r = await c.callTool({ name: 'take_screenshot', arguments: { url: 'https://admin.example' } });
       expect(r).toEqual({ content: [{ type: 'text', text: 'screenshot withheld' }] });
     },
   );
 
   it("a WARN on an after interceptor's replacement gives the PDP's text alone", async () => {
-    const c = await connect(makeServer(ran));
     const rewrite: Interceptor = {
       name: 'rewrite',
       stages: ['action'],
       after: () => ({ action: 'proceedWith', result: 'call 555-123-4567 now' }),
     };
-    guardMcpClient(makePep({ interceptors: [rewrite] }), c);
+    const c = await guardedClient(makeServer(ran), makePep({ interceptors: [rewrite] }));
     const r = await c.callTool({ name: 'customer_contact', arguments: { id: 'c1' } });
     expect(r).toEqual({ content: [{ type: 'text', text: 'call [phone] now' }] });
   });
 
   it('checkResult: false returns the result unchecked', async () => {
-    const plain = await connect(makeServer(ran));
-    guardMcpClient(makePep(), plain, { checkResult: false });
+    const plain = await guardedClient(makeServer(ran), makePep(), { checkResult: false });
     const before = decisions('context_egress');
     const r = await plain.callTool({ name: 'customer_contact', arguments: { id: 'c1' } });
     expect(textOf(r)).toBe('call 555-123-4567');
@@ -826,8 +836,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
         return { content: [] };
       },
     );
-    const client = await connect(server);
-    guardMcpClient(makePep(), client, { hideBlocked: false });
+    const client = await guardedClient(server, makePep(), { hideBlocked: false });
     for (const name of ['refundPayment', 'refund_payment']) {
       const r = await client.callTool({ name, arguments: { orderId: 'ord_1', amount: 5 } });
       expect(textOf(r)).toBe(`ERROR: Tool '${name}' was not run: the policy check failed (invalid_request)`);
@@ -836,8 +845,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
   });
 
   it('runs a call whose permit verifies; the PDP decided it once, on the client', async () => {
-    const client = await connect(server);
-    guardMcpClient(makePep(), client);
+    const client = await guardedClient(server, makePep());
     const before = decisions('action');
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 129 } });
     expect(textOf(r)).toBe('refunded 129');
@@ -855,8 +863,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
         return { content: [{ type: 'text', text: 'listed' }] };
       },
     );
-    const client = await connect(server);
-    guardMcpClient(makePep(), client);
+    const client = await guardedClient(server, makePep());
     const r = await client.callTool({ name: 'list_orders', arguments: { query: 'late' } });
     // It ran: this server's verifier checked that the permit binds exactly the args the callback got.
     expect(textOf(r)).toBe('listed');
@@ -879,8 +886,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
         return { content: [{ type: 'text', text: 'refunded' }] };
       },
     );
-    const client = await connect(server);
-    guardMcpClient(makePep(), client);
+    const client = await guardedClient(server, makePep());
     const r = await client.callTool({ name: 'refund_many', arguments: { refunds: { o1: 9 } } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_many' was not run: the policy check failed (permit_invalid)");
     expect(got).toEqual([]);
@@ -895,8 +901,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
         return { content: [{ type: 'text', text: 'refunded' }] };
       },
     );
-    const client = await connect(server);
-    guardMcpClient(makePep(), client);
+    const client = await guardedClient(server, makePep());
     // The string "900" for a declared number: the server's parser would coerce it to what the PDP never
     // saw (a latch on amount > 500 never holds for a string), so the client refuses it before deciding.
     const r = await client.callTool({ name: 'refund_coerced', arguments: { orderId: 'ord_1', amount: '900' } });
@@ -914,8 +919,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
       return send(message, options);
     };
     await server.connect(serverSide);
-    await client.connect(clientSide);
-    guardMcpClient(makePep(), client);
+    await client.connect(guardMcpClient(makePep(), clientSide));
     await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 129 } });
     expect(ran).toHaveLength(1);
     const call = sent.find((m) => (m as { method?: string }).method === 'tools/call') as {
@@ -973,8 +977,7 @@ describe('end to end: the server verifies the permit from _meta and never asks t
 
   it('refuses every call while the PDP is down only on the client: the server needs no PDP', async () => {
     dev.pdp.setFault({ kind: 'hang' });
-    const client = await connect(server);
-    guardMcpClient(makePep({ timeoutMs: 300 }), client);
+    const client = await guardedClient(server, makePep({ timeoutMs: 300 }));
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (pdp_timeout)");
     expect(ran).toHaveLength(0);
@@ -982,26 +985,26 @@ describe('end to end: the server verifies the permit from _meta and never asks t
 });
 
 describe("guardMcpClient: the args by the server's listed inputSchema (docs/adapters.md, Schemas)", () => {
-  /** A client whose tools/list requests are counted, and fail when `failList` is set (before guarding). */
-  function countingClient(failList: boolean): { client: Client; lists: () => number } {
-    const client = new Client({ name: 'agent', version: '1.0.0' });
-    const request = client.request.bind(client) as (...a: unknown[]) => Promise<unknown>;
+  /** Counts the tools/list requests that leave on the client's transport; each fails to send when `failList`. */
+  function countingLists(failList: boolean): { spy: (t: InMemoryTransport) => void; lists: () => number } {
     let lists = 0;
-    (client as unknown as { request: unknown }).request = (req: { method?: string }, ...rest: unknown[]) => {
-      if (req.method === 'tools/list') {
-        lists++;
-        if (failList) return Promise.reject(new Error('tools/list is down'));
-      }
-      return request(req, ...rest);
+    const spy = (t: InMemoryTransport): void => {
+      const send = t.send.bind(t);
+      t.send = (message, options) => {
+        if ((message as { method?: string }).method === 'tools/list') {
+          lists++;
+          if (failList) return Promise.reject(new Error('tools/list is down'));
+        }
+        return send(message, options);
+      };
     };
-    return { client, lists: () => lists };
+    return { spy, lists: () => lists };
   }
 
   it('a tool list that cannot be read refuses the call invalid_request, and nothing is sent', async () => {
     const ran: Ran[] = [];
-    const { client } = countingClient(true);
-    await connect(makeServer(ran), client);
-    guardMcpClient(makePep(), client, { hideBlocked: false });
+    const { spy } = countingLists(true);
+    const client = await guardedClient(makeServer(ran), makePep(), { hideBlocked: false }, spy);
     const r = await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(textOf(r)).toBe("ERROR: Tool 'refund_payment' was not run: the policy check failed (invalid_request)");
     expect(ran).toHaveLength(0);
@@ -1009,9 +1012,8 @@ describe("guardMcpClient: the args by the server's listed inputSchema (docs/adap
 
   it('the list the host read is used: no second tools/list for the call', async () => {
     const ran: Ran[] = [];
-    const { client, lists } = countingClient(false);
-    await connect(makeServer(ran), client);
-    guardMcpClient(makePep(), client, { hideBlocked: false });
+    const { spy, lists } = countingLists(false);
+    const client = await guardedClient(makeServer(ran), makePep(), { hideBlocked: false }, spy);
     await client.listTools();
     await client.callTool({ name: 'refund_payment', arguments: { orderId: 'ord_1', amount: 1 } });
     expect(lists()).toBe(1);

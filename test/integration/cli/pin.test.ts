@@ -1,6 +1,6 @@
 /**
  * `agent-pep pin mcp --server CMD...` (docs/cli.md): prints the pin set of a real MCP server process,
- * which `guardMcpClient(pep, client, { pin })` loads; usage errors exit 2.
+ * which `guardMcpClient(pep, transport, { pin })` loads; usage errors exit 2.
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';

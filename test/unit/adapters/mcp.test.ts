@@ -4,6 +4,7 @@
  * the Peps here are never asked.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { describe, expect, it } from 'vitest';
 import { guardMcpClient, guardMcpServer, PERMIT_META_KEY } from '../../../src/adapters/mcp.js';
@@ -21,6 +22,7 @@ const server = (): McpServer => {
 };
 const toolsOf = (s: McpServer): Record<string, RegisteredTool> => handles.get(s) ?? {};
 const client = (): Client => new Client({ name: 'c', version: '1' });
+const transport = (): InMemoryTransport => InMemoryTransport.createLinkedPair()[0];
 
 /** The TypeError `fn` throws, for its `option`. */
 function typeErrorOf(fn: () => unknown): TypeError & { option?: string } {
@@ -115,30 +117,27 @@ describe('guardMcpServer refuses what it cannot guard', () => {
 
 describe('guardMcpClient refuses what it cannot guard', () => {
   it('an unknown option, or a checkResult that is not a boolean, is a TypeError naming it', () => {
-    expect(typeErrorOf(() => guardMcpClient(withPermits(), client(), { checkResults: false } as never)).option).toBe(
+    expect(typeErrorOf(() => guardMcpClient(withPermits(), transport(), { checkResults: false } as never)).option).toBe(
       'checkResults',
     );
-    expect(typeErrorOf(() => guardMcpClient(withPermits(), client(), { checkResult: 'no' as never })).option).toBe(
+    expect(typeErrorOf(() => guardMcpClient(withPermits(), transport(), { checkResult: 'no' as never })).option).toBe(
       'checkResult',
     );
   });
 
-  it('a Pep that cannot guard tools, something that is not a Client, and a second guard are TypeErrors', () => {
-    typeErrorOf(() => guardMcpClient(createPep(base), client()));
+  it('a Pep that cannot guard tools, something that is not a Transport, and a second guard are TypeErrors', () => {
+    typeErrorOf(() => guardMcpClient(createPep(base), transport()));
     typeErrorOf(() => guardMcpClient(withPermits(), server() as never));
-    const c = client();
-    guardMcpClient(withPermits(), c);
-    typeErrorOf(() => guardMcpClient(withPermits(), c));
+    const t = transport();
+    guardMcpClient(withPermits(), t);
+    typeErrorOf(() => guardMcpClient(withPermits(), t));
   });
 
-  it('the guarded callTool and request cannot be swapped back', () => {
+  it('a Client is a TypeError without an option: its transport is what is guarded (nothing of the Client changes)', () => {
     const c = client();
-    guardMcpClient(withPermits(), c);
-    expect(() => {
-      (c as unknown as { callTool: unknown }).callTool = Client.prototype.callTool;
-    }).toThrow(TypeError);
-    expect(() => {
-      (c as unknown as { request: unknown }).request = Client.prototype.request;
-    }).toThrow(TypeError);
+    const err = typeErrorOf(() => guardMcpClient(withPermits(), c as never));
+    expect(err.option).toBeUndefined();
+    expect(err.message).toContain('client.connect(guardMcpClient(pep, transport))');
+    expect(Object.hasOwn(c, 'callTool') || Object.hasOwn(c, 'request') || Object.hasOwn(c, 'pepPins')).toBe(false);
   });
 });
