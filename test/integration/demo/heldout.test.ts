@@ -29,6 +29,8 @@ const FLOORS: Floor[] = [
   { file: 'blind-sessions.jsonl', sessions: { attack: 16, benign: 24 }, stopped: 13, held: 1 },
   // written after the second change; the third change used it
   { file: 'blind2-sessions.jsonl', sessions: { attack: 12, benign: 16 }, stopped: 12, held: 6 },
+  // written blind after the shipped policy, by an engineer who had not read it; its first measure, nothing tuned on it
+  { file: 'blind3-sessions.jsonl', sessions: { attack: 19, benign: 24 }, stopped: 14, held: 11 },
 ];
 
 const fixture = (file: string) => new URL(`../../fixtures/heldout/${file}`, import.meta.url);
