@@ -1,0 +1,56 @@
+// The small conformance server (scripts/mcp-conformance-server.js) as an MCP server that speaks ONLY stdio:
+// `node scripts/mcp-conformance-stdio-server.js bare|after|before [<pdp url> <jwks url> <issuer>]`, a 1.x
+// `McpServer` declared with `capabilities: { tools }` on the SDK's `StdioServerTransport`, bare or guarded
+// (`after`: tools registered before and after guarding; `before`: every tool before) by a Pep of the given
+// dev PDP (policy session `conformance-stdio-<how>`). scripts/mcp-stdio-bridge.js spawns it, one process per
+// MCP session of the conformance suite. `probe`: a bare server whose one tool, `relay_probe`, sends the
+// caller a log message and a progress notification and asks it for an elicitation and a sampling before it
+// answers (what the bridge must carry back; scripts/mcp-conformance.js checks it). Needs `npm run build` first.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createPep } from 'agent-pep';
+import { makeServer } from './mcp-conformance-server.js';
+
+const [how, pdpUrl, jwksUrl, issuer] = process.argv.slice(2);
+if (!['bare', 'after', 'before', 'probe'].includes(how) || (how !== 'bare' && how !== 'probe' && !issuer)) {
+  console.error('usage: node scripts/mcp-conformance-stdio-server.js bare|after|before|probe [pdp url, jwks, issuer]');
+  process.exit(2);
+}
+/** The probe: every kind of message a server sends its client while it serves a request. */
+function makeProbe() {
+  const server = new McpServer({ name: 'relay-probe', version: '1.0.0' }, { capabilities: { logging: {} } });
+  server.registerTool('relay_probe', { description: 'sends what the bridge must relay back' }, async (extra) => {
+    await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: 'probe-log' } });
+    const token = extra._meta?.progressToken;
+    if (token !== undefined) {
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: 1 } });
+    }
+    const schema = { type: 'object', properties: { answer: { type: 'string' } } };
+    const elicited = await extra.sendRequest(
+      { method: 'elicitation/create', params: { message: 'probe?', requestedSchema: schema } },
+      ElicitResultSchema,
+    );
+    const sampled = await extra.sendRequest(
+      { method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } },
+      CreateMessageResultSchema,
+    );
+    return { content: [{ type: 'text', text: `${elicited.content?.answer} ${sampled.content.text}` }] };
+  });
+  return server;
+}
+
+const pep =
+  how === 'bare' || how === 'probe'
+    ? undefined
+    : createPep({ pdpUrl, agentId: 'conformance', session: 'conformance', permits: { keys: jwksUrl, issuer } });
+const server =
+  how === 'probe' ? makeProbe() : makeServer(pep, how === 'bare' ? 'after' : how, `conformance-stdio-${how}`);
+const transport = new StdioServerTransport();
+// The bridge closes stdin when the suite's session ends: the process ends with it.
+transport.onclose = async () => {
+  await pep?.close();
+  process.exit(0);
+};
+await server.connect(transport);
+process.stdin.on('end', () => transport.close());
