@@ -1,7 +1,9 @@
 // The small server the MCP conformance runs serve (scripts/mcp-conformance.js over Streamable HTTP, and
 // scripts/mcp-conformance-stdio-server.js over stdio): the suite's tools, in two groups (registered before
 // guarding, and after), and the 1.x `McpServer` built from them, bare or guarded.
+
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { guardMcpServer } from 'agent-pep/mcp';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -65,5 +67,23 @@ export function makeServer(pep, how = 'after', session = `conformance-${how}`) {
   // The conformance client names no policy session: the server takes it from what it knows of its caller.
   if (pep) guardMcpServer(pep, server, { tools, session: () => session });
   if (how === 'after') Object.assign(tools, register(server, AFTER));
+  return server;
+}
+
+/**
+ * A 2.x `McpServer` (revision 2026-07-28) with the same tools but the progress one, registered at once;
+ * guarded directly with the handles of its tools when a `pep` is given (policy session `session`).
+ */
+export function makeServerV2(pep, session = 'conformance') {
+  const server = new McpServerV2(
+    { name: 'agent-pep-conformance', version: '2.0.0' },
+    { capabilities: { tools: { listChanged: true } } },
+  );
+  const { test_tool_with_progress: _progress, ...after } = AFTER;
+  const tools = {};
+  for (const [name, cb] of Object.entries({ ...BEFORE, ...after })) {
+    tools[name] = server.registerTool(name, { description: `conformance tool ${name}` }, () => cb());
+  }
+  if (pep) guardMcpServer(pep, server, { tools, session: () => session });
   return server;
 }

@@ -1,20 +1,24 @@
 // The small conformance server (scripts/mcp-conformance-server.js) as an MCP server that speaks ONLY stdio:
-// `node scripts/mcp-conformance-stdio-server.js bare|after|before [<pdp url> <jwks url> <issuer>]`, a 1.x
-// `McpServer` declared with `capabilities: { tools }` on the SDK's `StdioServerTransport`, bare or guarded
-// (`after`: tools registered before and after guarding; `before`: every tool before) by a Pep of the given
-// dev PDP (policy session `conformance-stdio-<how>`). scripts/mcp-stdio-bridge.js spawns it, one process per
-// MCP session of the conformance suite. `probe`: a bare server whose one tool, `relay_probe`, sends the
+// `node scripts/mcp-conformance-stdio-server.js <mode> [<pdp url> <jwks url> <issuer>]`, a 1.x `McpServer`
+// declared with `capabilities: { tools }` on the SDK's `StdioServerTransport`, bare or guarded (`after`: tools
+// registered before and after guarding; `before`: every tool before) by a Pep of the given dev PDP (policy
+// session `conformance-stdio-<mode>`); `bare-v2` / `direct-v2`: a 2.x `McpServer` (2026-07-28) served by
+// `serveStdio` of `@modelcontextprotocol/server/stdio`, bare or guarded directly with its tools' handles.
+// scripts/mcp-stdio-bridge.js spawns it, one process per MCP session (2.x: per HTTP request) of the suite. `probe`: a bare server whose one tool, `relay_probe`, sends the
 // caller a log message and a progress notification and asks it for an elicitation and a sampling before it
 // answers (what the bridge must carry back; scripts/mcp-conformance.js checks it). Needs `npm run build` first.
+
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createPep } from 'agent-pep';
-import { makeServer } from './mcp-conformance-server.js';
+import { makeServer, makeServerV2 } from './mcp-conformance-server.js';
 
 const [how, pdpUrl, jwksUrl, issuer] = process.argv.slice(2);
-if (!['bare', 'after', 'before', 'probe'].includes(how) || (how !== 'bare' && how !== 'probe' && !issuer)) {
-  console.error('usage: node scripts/mcp-conformance-stdio-server.js bare|after|before|probe [pdp url, jwks, issuer]');
+const BARE = ['bare', 'probe', 'bare-v2'];
+if (![...BARE, 'after', 'before', 'direct-v2'].includes(how) || (!BARE.includes(how) && !issuer)) {
+  console.error('usage: node scripts/mcp-conformance-stdio-server.js <mode> [pdp url, jwks url, issuer]');
   process.exit(2);
 }
 /** The probe: every kind of message a server sends its client while it serves a request. */
@@ -40,17 +44,30 @@ function makeProbe() {
   return server;
 }
 
-const pep =
-  how === 'bare' || how === 'probe'
-    ? undefined
-    : createPep({ pdpUrl, agentId: 'conformance', session: 'conformance', permits: { keys: jwksUrl, issuer } });
-const server =
-  how === 'probe' ? makeProbe() : makeServer(pep, how === 'bare' ? 'after' : how, `conformance-stdio-${how}`);
-const transport = new StdioServerTransport();
-// The bridge closes stdin when the suite's session ends: the process ends with it.
-transport.onclose = async () => {
-  await pep?.close();
-  process.exit(0);
-};
-await server.connect(transport);
-process.stdin.on('end', () => transport.close());
+const pep = BARE.includes(how)
+  ? undefined
+  : createPep({ pdpUrl, agentId: 'conformance', session: 'conformance', permits: { keys: jwksUrl, issuer } });
+if (how.endsWith('-v2')) {
+  // The 2.x stdio entry: the opening message selects the era, one server from the factory serves it.
+  const handle = serveStdio(() => makeServerV2(pep, `conformance-stdio-${how}`));
+  process.stdin.on('end', async () => {
+    await handle.close();
+    await pep?.close();
+    process.exit(0);
+  });
+} else {
+  await serve1x();
+}
+
+async function serve1x() {
+  const server =
+    how === 'probe' ? makeProbe() : makeServer(pep, how === 'bare' ? 'after' : how, `conformance-stdio-${how}`);
+  const transport = new StdioServerTransport();
+  // The bridge closes stdin when the suite's session ends: the process ends with it.
+  transport.onclose = async () => {
+    await pep?.close();
+    process.exit(0);
+  };
+  await server.connect(transport);
+  process.stdin.on('end', () => transport.close());
+}

@@ -26,12 +26,12 @@ import {
   isInitializeRequest,
   LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { createPep } from 'agent-pep';
 import { startDevPdp } from 'agent-pep/dev-pdp';
 import { guardMcpServer } from 'agent-pep/mcp';
-import { AFTER, BEFORE, makeServer } from './mcp-conformance-server.js';
-import { serveOverStdio } from './mcp-stdio-bridge.js';
+import { makeServer, makeServerV2 } from './mcp-conformance-server.js';
+import { serveOverStdio, serveOverStdioModern } from './mcp-stdio-bridge.js';
 
 const [cli, node22, specVersion = '2025-11-25'] = process.argv.slice(2);
 if (!cli || !node22) {
@@ -45,19 +45,7 @@ if (!cli || !node22) {
  * (`how: 'direct'`), each `McpServer` is guarded with the handles of its tools before it serves.
  */
 async function serveV2(pep, how = 'handler') {
-  const handler = createMcpHandler(() => {
-    const server = new McpServerV2(
-      { name: 'agent-pep-conformance', version: '2.0.0' },
-      { capabilities: { tools: { listChanged: true } } },
-    );
-    const { test_tool_with_progress: _progress, ...after } = AFTER;
-    const tools = {};
-    for (const [name, cb] of Object.entries({ ...BEFORE, ...after })) {
-      tools[name] = server.registerTool(name, { description: `conformance tool ${name}` }, () => cb());
-    }
-    if (pep && how === 'direct') guardMcpServer(pep, server, { tools, session: () => 'conformance' });
-    return server;
-  });
+  const handler = createMcpHandler(() => makeServerV2(how === 'direct' ? pep : undefined));
   const served = pep && how === 'handler' ? guardMcpServer(pep, handler, { session: () => 'conformance' }) : handler;
   const http = createServer(async (req, res) => {
     const chunks = [];
@@ -116,9 +104,11 @@ async function serve(pep, how) {
 
 /** The stdio server of the runs over stdio, in mode `how` (bare, after, before, probe), behind the bridge. */
 const serveStdio = (how, ...pdpArgs) =>
-  serveOverStdio(process.execPath, [join(import.meta.dirname, 'mcp-conformance-stdio-server.js'), how, ...pdpArgs], {
-    stderr: process.env.MCP_CONFORMANCE_VERBOSE ? 'inherit' : 'ignore',
-  });
+  (how.endsWith('-v2') ? serveOverStdioModern : serveOverStdio)(
+    process.execPath,
+    [join(import.meta.dirname, 'mcp-conformance-stdio-server.js'), how, ...pdpArgs],
+    { stderr: process.env.MCP_CONFORMANCE_VERBOSE ? 'inherit' : 'ignore' },
+  );
 
 /**
  * Is the bridge sound? A 1.x Client calls the probe server's `relay_probe` through it: the log message, the
@@ -232,6 +222,8 @@ const bareStdio = await serveStdio('bare');
 const guardedStdio = await serveStdio('after', ...pdpArgs);
 const beforeStdio = await serveStdio('before', ...pdpArgs);
 const probeStdio = await serveStdio('probe');
+const bareStdioV2 = await serveStdio('bare-v2');
+const directStdioV2 = await serveStdio('direct-v2', ...pdpArgs);
 /** Prints one comparison; true when bare and guarded agree on every check (and some ran). */
 function compare(title, a, b, version = specVersion) {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
@@ -311,6 +303,19 @@ try {
   const directSame = compare('server scenarios, 2.x McpServer guarded directly', bareV2Run, directRun, '2026-07-28');
   const decidedDirect = actions() - beforeDirect;
   console.log(`  tools/call decisions at the PDP (McpServer guarded directly): ${decidedDirect}`);
+  // 2026-07-28 over stdio: each request to a server process of its own (2.x `serveStdio`), bare and guarded.
+  const [bareStdioV2Run, directStdioV2Run] = await Promise.all([
+    runServerSuite(bareStdioV2.url, '2026-07-28'),
+    runServerSuite(directStdioV2.url, '2026-07-28'),
+  ]);
+  const stdioV2Same = compare(
+    'server scenarios over stdio, 2.x McpServer guarded directly',
+    bareStdioV2Run,
+    directStdioV2Run,
+    '2026-07-28',
+  );
+  const decidedStdioV2 = calls('conformance-stdio-direct-v2');
+  console.log(`  tools/call decisions at the PDP: ${decidedStdioV2}`);
   // The 1.x client scenarios alone (sse-retry times the client); the 2.x ones bare and guarded side by side.
   const bareClient = await runClientSuite('bare');
   const guardedClient = await runClientSuite('guarded');
@@ -320,7 +325,8 @@ try {
   ]);
   const clientSame = compare('client scenarios over Streamable HTTP', bareClient, guardedClient);
   const clientV2Same = compare('client scenarios, 2.x Client', bareClientV2, guardedClientV2, '2026-07-28');
-  const v2Ok = v2Same && decidedV2 > 0 && directSame && decidedDirect > 0 && clientV2Same;
+  const v2Ok =
+    v2Same && decidedV2 > 0 && directSame && decidedDirect > 0 && stdioV2Same && decidedStdioV2 > 0 && clientV2Same;
   const v1Ok = serverSame && decided > 0 && beforeSame && decidedBefore > 0;
   process.exitCode = v1Ok && stdioOk && v2Ok && clientSame ? 0 : 1;
 } finally {
@@ -330,7 +336,9 @@ try {
   await bareV2.close();
   await guardedV2.close();
   await directV2.close();
-  await Promise.all([bareStdio.close(), guardedStdio.close(), beforeStdio.close(), probeStdio.close()]);
+  await Promise.all(
+    [bareStdio, guardedStdio, beforeStdio, probeStdio, bareStdioV2, directStdioV2].map((s) => s.close()),
+  );
   await pep.close();
   await pdp.close();
 }

@@ -14,11 +14,21 @@
 //   it: `notifications/progress` goes on the stream of the request whose `_meta.progressToken` it names;
 //   any other message on the stream of the one request in flight, if exactly one is; else on the session's
 //   standalone GET stream. The message itself is not changed.
+//
+// Revision 2026-07-28 (the 2.x SDK) is stateless over HTTP: `serveOverStdioModern` classifies each POST with
+// the 2.x SDK's `classifyInboundRequest` (its own rejections answered as the SDK answers them), spawns the
+// server for that one exchange (on stdio the opening message selects the era) and relays through a
+// `PerRequestHTTPServerTransport`, where every message the server sends before its answer belongs to the one
+// request. The front serves 2026-07-28 only (a 2025-era request or a GET is refused, as a modern-only
+// `createMcpHandler` refuses it); the checks the 2.x `createMcpHandler` makes that need the server object
+// (a tool's `x-mcp-header` declarations, required client capabilities, standard header validation) are the
+// server's own over HTTP and are not made by this front.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { classifyInboundRequest, PerRequestHTTPServerTransport } from '@modelcontextprotocol/server';
 
 const isResponse = (message) => 'id' in message && !('method' in message);
 
@@ -104,6 +114,83 @@ export async function serveOverStdio(command, args, { stderr = 'ignore' } = {}) 
     url: `http://127.0.0.1:${http.address().port}/mcp`,
     close: async () => {
       await Promise.allSettled([...sessions].map((s) => s.close()));
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+}
+
+/** A JSON-RPC error as the 2.x SDK's HTTP entry answers it. */
+function writeError(res, status, code, message, data, id = null) {
+  res.writeHead(status, { 'content-type': 'application/json', ...(status === 405 && { allow: 'POST' }) });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message, ...(data !== undefined && { data }) }, id }));
+}
+
+/** One 2026-07-28 exchange: the server spawned for it, `message` relayed, its HTTP response written. */
+async function exchange(command, args, stderr, classification, message, res) {
+  const child = new StdioClientTransport({ command, args, stderr });
+  const front = new PerRequestHTTPServerTransport({ classification });
+  const fail = (error) => {
+    if (stderr !== 'ignore') console.error('mcp-stdio-bridge:', error);
+  };
+  front.onmessage = (m) => child.send(m).catch(fail);
+  child.onmessage = (m) => front.send(m).catch(fail);
+  front.onclose = () => child.close();
+  child.onclose = () => front.close();
+  front.onerror = fail;
+  child.onerror = fail;
+  await child.start();
+  await front.start();
+  try {
+    const response = await front.handleMessage(message);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (response.body) for await (const chunk of response.body) res.write(chunk);
+    res.end();
+  } finally {
+    await child.close();
+  }
+}
+
+/**
+ * Serves the stdio MCP server `command args` to 2026-07-28 clients over stateless Streamable HTTP on
+ * 127.0.0.1: one child process per HTTP request. Options and result as {@link serveOverStdio}.
+ */
+export async function serveOverStdioModern(command, args, { stderr = 'ignore' } = {}) {
+  const http = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    if (req.method !== 'POST') return writeError(res, 405, -32000, 'Method not allowed.');
+    let body;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return writeError(res, 400, -32700, 'Parse error: the request body is not valid JSON');
+    }
+    const header = (name) => (typeof req.headers[name] === 'string' ? req.headers[name] : undefined);
+    const outcome = classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: header('mcp-protocol-version'),
+      mcpMethodHeader: header('mcp-method'),
+      mcpNameHeader: header('mcp-name'),
+      body,
+    });
+    const id = typeof body?.method === 'string' && body.id !== undefined ? body.id : null;
+    if (outcome.kind === 'reject')
+      return writeError(res, outcome.httpStatus, outcome.code, outcome.message, outcome.data, id);
+    if (outcome.kind === 'legacy')
+      return writeError(res, 400, -32600, 'This endpoint serves 2026-07-28 only', undefined, id);
+    try {
+      await exchange(command, args, stderr, outcome.classification, outcome.message, res);
+    } catch (error) {
+      if (stderr !== 'ignore') console.error('mcp-stdio-bridge:', error);
+      if (!res.headersSent) writeError(res, 500, -32603, 'Internal server error', undefined, id);
+      else res.end();
+    }
+  });
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${http.address().port}/mcp`,
+    close: async () => {
       http.closeAllConnections();
       await new Promise((resolve) => http.close(resolve));
     },
