@@ -17,6 +17,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -142,6 +143,26 @@ async function probeRelay(url) {
   return ['logging', 'progress', 'elicitation and sampling'].filter((k) => !seen.has(k));
 }
 
+/** The same for the 2026-07-28 front: a 2.x Client's progress notification must come back before the answer. */
+async function probeRelayV2(url) {
+  const client = new ClientV2({ name: 'relay-probe', version: '2.0.0' }, { versionNegotiation: { mode: 'auto' } });
+  let progress = false;
+  await client.connect(new TransportV2(new URL(url)));
+  try {
+    const result = await client.callTool(
+      { name: 'relay_probe', arguments: {} },
+      {
+        onprogress: () => {
+          progress = true;
+        },
+      },
+    );
+    return progress && result.content?.[0]?.text === 'probed' ? [] : ['progress (2026-07-28)'];
+  } finally {
+    await client.close();
+  }
+}
+
 /** Runs the conformance CLI with `args` and an output directory; resolves with the checks it wrote. */
 async function runCli(args) {
   const out = await mkdtemp(join(tmpdir(), 'mcp-conformance-'));
@@ -224,6 +245,7 @@ const beforeStdio = await serveStdio('before', ...pdpArgs);
 const probeStdio = await serveStdio('probe');
 const bareStdioV2 = await serveStdio('bare-v2');
 const directStdioV2 = await serveStdio('direct-v2', ...pdpArgs);
+const probeStdioV2 = await serveStdio('probe-v2');
 /** Prints one comparison; true when bare and guarded agree on every check (and some ran). */
 function compare(title, a, b, version = specVersion) {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
@@ -265,8 +287,10 @@ try {
   const decidedBefore = calls('conformance-before');
   console.log(`  tools/call decisions at the PDP: tools before and after ${decided}, tools before ${decidedBefore}`);
   // Over stdio: first the bridge must carry back what a server sends while it serves (the control of the runs).
-  const missing = await probeRelay(probeStdio.url);
-  console.log(`MCP stdio bridge: ${missing.length === 0 ? 'relays' : 'LOST'} logging, progress, elicitation, sampling`);
+  const missing = [...(await probeRelay(probeStdio.url)), ...(await probeRelayV2(probeStdioV2.url))];
+  console.log(
+    `MCP stdio bridge: ${missing.length === 0 ? 'relays' : 'LOST'} logging, progress, elicitation, sampling (2025-11-25), progress (2026-07-28)`,
+  );
   for (const m of missing) console.log(`  NOT RELAYED: ${m}`);
   const [bareStdioRun, guardedStdioRun, beforeStdioRun] = await Promise.all([
     runServerSuite(bareStdio.url),
@@ -337,7 +361,7 @@ try {
   await guardedV2.close();
   await directV2.close();
   await Promise.all(
-    [bareStdio, guardedStdio, beforeStdio, probeStdio, bareStdioV2, directStdioV2].map((s) => s.close()),
+    [bareStdio, guardedStdio, beforeStdio, probeStdio, bareStdioV2, directStdioV2, probeStdioV2].map((s) => s.close()),
   );
   await pep.close();
   await pdp.close();

@@ -134,7 +134,9 @@ async function exchange(command, args, stderr, classification, message, res) {
     if (stderr !== 'ignore') console.error('mcp-stdio-bridge:', error);
   };
   front.onmessage = (m) => child.send(m).catch(fail);
-  child.onmessage = (m) => front.send(m).catch(fail);
+  // The one exchange is the request: whatever the server sends before its answer belongs to it.
+  const relatedRequestId = 'id' in message ? message.id : undefined;
+  child.onmessage = (m) => front.send(m, { relatedRequestId }).catch(fail);
   front.onclose = () => child.close();
   child.onclose = () => front.close();
   front.onerror = fail;
