@@ -4,6 +4,10 @@
 // the same (CONTRACT section 16; docs/mcp.md lists the results). The guarded 1.x servers declare
 // `capabilities: { tools }` and are guarded with their tools' handles: one has tools registered before
 // guarding as well as after (their handles added to the record), the other every tool registered before.
+// The 1.x server scenarios run over stdio too: the same server as a child process that speaks only stdio
+// (scripts/mcp-conformance-stdio-server.js), one per MCP session, behind scripts/mcp-stdio-bridge.js, the
+// suite's adapter to stdio (it relays every message unchanged); a probe first checks that the bridge carries
+// back what a server sends while it serves (logging, progress, elicitation, sampling).
 //
 // Usage: node scripts/mcp-conformance.js <conformance CLI (dist/index.js)> <node 22 binary> [spec version]
 // Exit code 0 when bare and guarded agree on every check, 1 otherwise (the checks that differ are printed).
@@ -13,13 +17,22 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  isInitializeRequest,
+  LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { createPep } from 'agent-pep';
 import { startDevPdp } from 'agent-pep/dev-pdp';
 import { guardMcpServer } from 'agent-pep/mcp';
+import { makeServer, makeServerV2 } from './mcp-conformance-server.js';
+import { serveOverStdio, serveOverStdioModern } from './mcp-stdio-bridge.js';
 
 const [cli, node22, specVersion = '2025-11-25'] = process.argv.slice(2);
 if (!cli || !node22) {
@@ -27,87 +40,13 @@ if (!cli || !node22) {
   process.exit(2);
 }
 
-const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-const WAV = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=';
-
-/** The conformance tools, in two groups: registered before guarding, and after. */
-const BEFORE = {
-  test_simple_text: async () => ({ content: [{ type: 'text', text: 'This is a simple text response for testing.' }] }),
-  test_image_content: async () => ({ content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] }),
-  test_error_handling: async () => {
-    throw new Error('This tool intentionally returns an error for testing');
-  },
-};
-const AFTER = {
-  test_audio_content: async () => ({ content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] }),
-  test_embedded_resource: async () => ({
-    content: [
-      { type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'embedded' } },
-    ],
-  }),
-  test_multiple_content_types: async () => ({
-    content: [
-      { type: 'text', text: 'Multiple content types test:' },
-      { type: 'image', data: PNG, mimeType: 'image/png' },
-      { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'text/plain', text: 'r' } },
-    ],
-  }),
-  test_tool_with_progress: async (extra) => {
-    const token = extra._meta?.progressToken;
-    for (const progress of [0, 50, 100]) {
-      if (token !== undefined) {
-        await extra.sendNotification({
-          method: 'notifications/progress',
-          params: { progressToken: token, progress, total: 100 },
-        });
-      }
-    }
-    return { content: [{ type: 'text', text: 'progress done' }] };
-  },
-};
-
-function register(server, tools) {
-  const handles = {};
-  for (const [name, cb] of Object.entries(tools)) {
-    handles[name] = server.registerTool(name, { description: `conformance tool ${name}` }, cb);
-  }
-  return handles;
-}
-
-/**
- * A 1.x server declared with `capabilities: { tools }`, guarded (or not) with the handles of its tools
- * (`{ tools }`, no SDK member replaced). `how` 'after': some tools registered before guarding, the others
- * after it, their handles added to the record the guard reads at each request; 'before': every tool
- * registered, then guarded.
- */
-function makeServer(pep, how = 'after') {
-  const server = new McpServer({ name: 'agent-pep-conformance', version: '1.0.0' }, { capabilities: { tools: {} } });
-  const tools = register(server, BEFORE);
-  if (how === 'before') Object.assign(tools, register(server, AFTER));
-  // The conformance client names no policy session: the server takes it from what it knows of its caller.
-  if (pep) guardMcpServer(pep, server, { tools, session: () => `conformance-${how}` });
-  if (how === 'after') Object.assign(tools, register(server, AFTER));
-  return server;
-}
 /**
  * A stateless 2.x server (revision 2026-07-28): `createMcpHandler`, one `McpServer` per request, served by
  * Node's http; guarded (`how: 'handler'`), the handler `guardMcpServer` returns is served; guarded directly
  * (`how: 'direct'`), each `McpServer` is guarded with the handles of its tools before it serves.
  */
 async function serveV2(pep, how = 'handler') {
-  const handler = createMcpHandler(() => {
-    const server = new McpServerV2(
-      { name: 'agent-pep-conformance', version: '2.0.0' },
-      { capabilities: { tools: { listChanged: true } } },
-    );
-    const { test_tool_with_progress: _progress, ...after } = AFTER;
-    const tools = {};
-    for (const [name, cb] of Object.entries({ ...BEFORE, ...after })) {
-      tools[name] = server.registerTool(name, { description: `conformance tool ${name}` }, () => cb());
-    }
-    if (pep && how === 'direct') guardMcpServer(pep, server, { tools, session: () => 'conformance' });
-    return server;
-  });
+  const handler = createMcpHandler(() => makeServerV2(how === 'direct' ? pep : undefined));
   const served = pep && how === 'handler' ? guardMcpServer(pep, handler, { session: () => 'conformance' }) : handler;
   const http = createServer(async (req, res) => {
     const chunks = [];
@@ -162,6 +101,66 @@ async function serve(pep, how) {
       await new Promise((resolve) => http.close(resolve));
     },
   };
+}
+
+/** The stdio server of the runs over stdio, in mode `how` (bare, after, before, probe), behind the bridge. */
+const serveStdio = (how, ...pdpArgs) =>
+  (how.endsWith('-v2') ? serveOverStdioModern : serveOverStdio)(
+    process.execPath,
+    [join(import.meta.dirname, 'mcp-conformance-stdio-server.js'), how, ...pdpArgs],
+    { stderr: process.env.MCP_CONFORMANCE_VERBOSE ? 'inherit' : 'ignore' },
+  );
+
+/**
+ * Is the bridge sound? A 1.x Client calls the probe server's `relay_probe` through it: the log message, the
+ * progress notification, the elicitation and the sampling request the server sends before it answers must
+ * all reach the client, and the answers to them the server. Resolves with what was missing (empty: sound).
+ */
+async function probeRelay(url) {
+  const client = new Client(
+    { name: 'relay-probe', version: '1.0.0' },
+    { capabilities: { elicitation: {}, sampling: {} } },
+  );
+  const seen = new Set();
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    if (n.params.data === 'probe-log') seen.add('logging');
+  });
+  client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { answer: 'elicited' } }));
+  client.setRequestHandler(CreateMessageRequestSchema, () => ({
+    role: 'assistant',
+    content: { type: 'text', text: 'sampled' },
+    model: 'probe',
+  }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  try {
+    const result = await client.callTool({ name: 'relay_probe', arguments: {} }, undefined, {
+      onprogress: () => seen.add('progress'),
+    });
+    if (result.content?.[0]?.text === 'elicited sampled') seen.add('elicitation and sampling');
+  } finally {
+    await client.close();
+  }
+  return ['logging', 'progress', 'elicitation and sampling'].filter((k) => !seen.has(k));
+}
+
+/** The same for the 2026-07-28 front: a 2.x Client's progress notification must come back before the answer. */
+async function probeRelayV2(url) {
+  const client = new ClientV2({ name: 'relay-probe', version: '2.0.0' }, { versionNegotiation: { mode: 'auto' } });
+  let progress = false;
+  await client.connect(new TransportV2(new URL(url)));
+  try {
+    const result = await client.callTool(
+      { name: 'relay_probe', arguments: {} },
+      {
+        onprogress: () => {
+          progress = true;
+        },
+      },
+    );
+    return progress && result.content?.[0]?.text === 'probed' ? [] : ['progress (2026-07-28)'];
+  } finally {
+    await client.close();
+  }
 }
 
 /** Runs the conformance CLI with `args` and an output directory; resolves with the checks it wrote. */
@@ -238,6 +237,15 @@ const before = await serve(pep, 'before');
 const bareV2 = await serveV2(undefined);
 const guardedV2 = await serveV2(pep);
 const directV2 = await serveV2(pep, 'direct');
+// Over stdio: the same server in a child process per MCP session, behind the bridge (the suite's adapter).
+const pdpArgs = [pdp.url, pdp.jwksUrl, pdp.issuer];
+const bareStdio = await serveStdio('bare');
+const guardedStdio = await serveStdio('after', ...pdpArgs);
+const beforeStdio = await serveStdio('before', ...pdpArgs);
+const probeStdio = await serveStdio('probe');
+const bareStdioV2 = await serveStdio('bare-v2');
+const directStdioV2 = await serveStdio('direct-v2', ...pdpArgs);
+const probeStdioV2 = await serveStdio('probe-v2');
 /** Prints one comparison; true when bare and guarded agree on every check (and some ran). */
 function compare(title, a, b, version = specVersion) {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
@@ -278,6 +286,33 @@ try {
   const decided = calls('conformance-after');
   const decidedBefore = calls('conformance-before');
   console.log(`  tools/call decisions at the PDP: tools before and after ${decided}, tools before ${decidedBefore}`);
+  // Over stdio: first the bridge must carry back what a server sends while it serves (the control of the runs).
+  const missing = [...(await probeRelay(probeStdio.url)), ...(await probeRelayV2(probeStdioV2.url))];
+  console.log(
+    `MCP stdio bridge: ${missing.length === 0 ? 'relays' : 'LOST'} logging, progress, elicitation, sampling (2025-11-25), progress (2026-07-28)`,
+  );
+  for (const m of missing) console.log(`  NOT RELAYED: ${m}`);
+  const [bareStdioRun, guardedStdioRun, beforeStdioRun] = await Promise.all([
+    runServerSuite(bareStdio.url),
+    runServerSuite(guardedStdio.url),
+    runServerSuite(beforeStdio.url),
+  ]);
+  const stdioSame = compare(
+    'server scenarios over stdio, 1.x McpServer, tools registered before and after guarding',
+    bareStdioRun,
+    guardedStdioRun,
+  );
+  const stdioBeforeSame = compare(
+    'server scenarios over stdio, 1.x McpServer, every tool registered before guarding',
+    bareStdioRun,
+    beforeStdioRun,
+  );
+  const decidedStdio = calls('conformance-stdio-after');
+  const decidedStdioBefore = calls('conformance-stdio-before');
+  console.log(
+    `  tools/call decisions at the PDP: tools before and after ${decidedStdio}, tools before ${decidedStdioBefore}`,
+  );
+  const stdioOk = missing.length === 0 && stdioSame && decidedStdio > 0 && stdioBeforeSame && decidedStdioBefore > 0;
   const actions = () => pdp.evidence().filter((r) => r.stage === 'action' && r.visibility === undefined).length;
   const beforeV2 = actions();
   const [bareV2Run, guardedV2Run] = await Promise.all([
@@ -292,6 +327,19 @@ try {
   const directSame = compare('server scenarios, 2.x McpServer guarded directly', bareV2Run, directRun, '2026-07-28');
   const decidedDirect = actions() - beforeDirect;
   console.log(`  tools/call decisions at the PDP (McpServer guarded directly): ${decidedDirect}`);
+  // 2026-07-28 over stdio: each request to a server process of its own (2.x `serveStdio`), bare and guarded.
+  const [bareStdioV2Run, directStdioV2Run] = await Promise.all([
+    runServerSuite(bareStdioV2.url, '2026-07-28'),
+    runServerSuite(directStdioV2.url, '2026-07-28'),
+  ]);
+  const stdioV2Same = compare(
+    'server scenarios over stdio, 2.x McpServer guarded directly',
+    bareStdioV2Run,
+    directStdioV2Run,
+    '2026-07-28',
+  );
+  const decidedStdioV2 = calls('conformance-stdio-direct-v2');
+  console.log(`  tools/call decisions at the PDP: ${decidedStdioV2}`);
   // The 1.x client scenarios alone (sse-retry times the client); the 2.x ones bare and guarded side by side.
   const bareClient = await runClientSuite('bare');
   const guardedClient = await runClientSuite('guarded');
@@ -301,9 +349,10 @@ try {
   ]);
   const clientSame = compare('client scenarios over Streamable HTTP', bareClient, guardedClient);
   const clientV2Same = compare('client scenarios, 2.x Client', bareClientV2, guardedClientV2, '2026-07-28');
-  const v2Ok = v2Same && decidedV2 > 0 && directSame && decidedDirect > 0 && clientV2Same;
+  const v2Ok =
+    v2Same && decidedV2 > 0 && directSame && decidedDirect > 0 && stdioV2Same && decidedStdioV2 > 0 && clientV2Same;
   const v1Ok = serverSame && decided > 0 && beforeSame && decidedBefore > 0;
-  process.exitCode = v1Ok && v2Ok && clientSame ? 0 : 1;
+  process.exitCode = v1Ok && stdioOk && v2Ok && clientSame ? 0 : 1;
 } finally {
   await bare.close();
   await guarded.close();
@@ -311,6 +360,9 @@ try {
   await bareV2.close();
   await guardedV2.close();
   await directV2.close();
+  await Promise.all(
+    [bareStdio, guardedStdio, beforeStdio, probeStdio, bareStdioV2, directStdioV2, probeStdioV2].map((s) => s.close()),
+  );
   await pep.close();
   await pdp.close();
 }
