@@ -32,8 +32,13 @@ export const toolSchema = z
       'a normalized tool-name pattern (* matches any run of characters, _ included, possibly empty), or "@name" for a group of toolGroups',
   });
 
-/** One tool group, as written: a list of patterns, or `{ tools, origin }` (an MCP server, a service). */
-export type ToolGroupSpec = string[] | { tools: string[]; origin: string };
+/**
+ * One tool group, as written: a list of patterns, or `{ tools, origin?, except? }`: `origin` names where
+ * the tools live (an MCP server, a service); `except` lists patterns the group leaves out, so a tool is in
+ * the group when one of `tools` matches it and none of `except` does (`{ tools: ["*"], except: [...] }`:
+ * every tool but these).
+ */
+export type ToolGroupSpec = string[] | { tools: string[]; origin?: string; except?: string[] };
 
 /** The zod schema of the top-level `toolGroups`. @internal */
 export const toolGroupsSchema = z
@@ -46,19 +51,27 @@ export const toolGroupsSchema = z
         origin: z
           .string()
           .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'an origin is at most 64 characters from A-Z a-z 0-9 _ . : -' })
+          .optional()
           .meta({ description: 'where the tools live (an MCP server, a service), for flows and sameOrigin' }),
+        except: z
+          .array(toolGlobSchema)
+          .min(1)
+          .optional()
+          .meta({ description: 'patterns of tools the group leaves out even when one of its tools patterns matches' }),
       }),
     ]),
   )
   .meta({
     description:
-      'named lists of tool patterns, used as tool: "@name" in latches and session filters; { tools, origin } also names where they live',
+      'named lists of tool patterns, used as tool: "@name" in latches and session filters; { tools, origin, except } also names where they live and what the group leaves out',
   });
 
 /** Group name -> declared origin, in policy order. @internal */
 export function originsOf(groups: Record<string, ToolGroupSpec> | undefined): ReadonlyMap<string, string> {
   const out = new Map<string, string>();
-  for (const [name, spec] of Object.entries(groups ?? {})) if (!Array.isArray(spec)) out.set(name, spec.origin);
+  for (const [name, spec] of Object.entries(groups ?? {})) {
+    if (!Array.isArray(spec) && spec.origin !== undefined) out.set(name, spec.origin);
+  }
   return out;
 }
 
@@ -73,7 +86,9 @@ export function compileToolGroups(groups: Record<string, ToolGroupSpec> | undefi
   const out = new Map<string, ToolMatcher>();
   for (const [name, spec] of Object.entries(groups ?? {})) {
     const globs = (Array.isArray(spec) ? spec : spec.tools).map(compileGlob);
-    out.set(name, Object.freeze({ source: `@${name}`, test: (tool: string) => globs.some((glob) => glob.test(tool)) }));
+    const except = (Array.isArray(spec) ? [] : (spec.except ?? [])).map(compileGlob);
+    const test = (tool: string) => globs.some((glob) => glob.test(tool)) && !except.some((glob) => glob.test(tool));
+    out.set(name, Object.freeze({ source: `@${name}`, test }));
   }
   return out;
 }

@@ -26,11 +26,12 @@ const FLOORS: Floor[] = [
   // written before the policy was changed for it, then used to change it (fit data since)
   { file: 'probe-sessions.jsonl', sessions: { attack: 17, benign: 26 }, stopped: 17, held: 0 },
   // written after the first change; the second change used it (see the README for the first measure)
-  { file: 'blind-sessions.jsonl', sessions: { attack: 16, benign: 24 }, stopped: 13, held: 1 },
+  { file: 'blind-sessions.jsonl', sessions: { attack: 16, benign: 24 }, stopped: 14, held: 1 },
   // written after the second change; the third change used it
   { file: 'blind2-sessions.jsonl', sessions: { attack: 12, benign: 16 }, stopped: 12, held: 6 },
-  // written blind after the shipped policy, by an engineer who had not read it; its first measure, nothing tuned on it
-  { file: 'blind3-sessions.jsonl', sessions: { attack: 19, benign: 24 }, stopped: 14, held: 11 },
+  // written blind (first measure 14/19 stopped, 11/24 held); then used to find the structural gaps of round 4's
+  // policy5 work (list arguments, kinds of action, untrusted by default, value-bound grants): fit data since
+  { file: 'blind3-sessions.jsonl', sessions: { attack: 19, benign: 24 }, stopped: 19, held: 9 },
 ];
 
 const fixture = (file: string) => new URL(`../../fixtures/heldout/${file}`, import.meta.url);

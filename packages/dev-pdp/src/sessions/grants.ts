@@ -232,8 +232,19 @@ function scalarEquals(expected: unknown, actual: unknown): boolean {
   return a !== undefined && a === decimalOf(actual);
 }
 
+/**
+ * A constraint on an argument: on a list (recipients, attendees), every element must meet it, and an
+ * empty list meets none (so leaving a required value out is not a way around it); a nested list never does.
+ */
 function constraintHolds(c: StoredConstraint, found: boolean, value: unknown, ctx: GrantContext): boolean {
   if (!found) return false;
+  if (Array.isArray(value)) {
+    return value.length > 0 && value.every((item) => !Array.isArray(item) && scalarHolds(c, item, ctx));
+  }
+  return scalarHolds(c, value, ctx);
+}
+
+function scalarHolds(c: StoredConstraint, value: unknown, ctx: GrantContext): boolean {
   if ('eq' in c) return scalarEquals(c.eq, value);
   if ('in' in c) return c.in.some((candidate) => scalarEquals(candidate, value));
   if ('fromUser' in c) return occursInWords(ctx.key, ctx.words, value);

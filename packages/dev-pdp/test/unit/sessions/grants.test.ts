@@ -64,6 +64,22 @@ describe('constraints', () => {
     expect(occursInWords(KEY, new Set(wordRuns(KEY, said)), '')).toBe(false);
   });
 
+  test('a list argument is inside a constraint only when every element is, and an empty list never is', () => {
+    const said = 'Forward it to marta@acme.example please';
+    expect(holds({ to: { fromUser: true } }, { to: ['marta@acme.example'] }, said)).toBe(true);
+    expect(holds({ to: { fromUser: true } }, { to: ['marta@acme.example', 'eve@evil.example'] }, said)).toBe(false);
+    expect(holds({ to: { fromUser: true } }, { to: [] }, said)).toBe(false);
+    expect(holds({ to: { eq: 'bob' } }, { to: ['Bob', 'BOB'] })).toBe(true);
+    expect(holds({ to: { eq: 'bob' } }, { to: ['bob', 'eve'] })).toBe(false);
+    expect(holds({ to: { in: ['a', 'b'] } }, { to: ['a', 'B'] })).toBe(true);
+    expect(holds({ to: { in: ['a', 'b'] } }, { to: ['a', 'c'] })).toBe(false);
+    expect(holds({ to: { matches: '@acme\\.example$' } }, { to: ['x@acme.example', 'y@evil.example'] })).toBe(false);
+    expect(holds({ amount: { lte: 100 } }, { amount: [50, 500] })).toBe(false);
+    expect(holds({ amount: { lte: 100 } }, { amount: [] })).toBe(false);
+    // a nested list is not flattened: its elements are not scalars
+    expect(holds({ to: { eq: 'bob' } }, { to: [['bob']] })).toBe(false);
+  });
+
   test('the tool must match; a grant of an unknown group matches nothing', () => {
     const g = resolveGrant('g', { tools: '@gone' }, {}, 0) as never;
     expect(grantsHolding([g], 'send_money', {}, ctx(), 0)).toEqual([]);
