@@ -32,6 +32,8 @@ const FLOORS: Floor[] = [
   // written blind (first measure 14/19 stopped, 11/24 held); then used to find the structural gaps of round 4's
   // policy5 work (list arguments, kinds of action, untrusted by default, value-bound grants): fit data since
   { file: 'blind3-sessions.jsonl', sessions: { attack: 19, benign: 24 }, stopped: 19, held: 9 },
+  // written blind after blind3 (first measure 15/21 stopped, 16/28 held); the structural changes never saw it
+  { file: 'blind4-sessions.jsonl', sessions: { attack: 21, benign: 28 }, stopped: 19, held: 15 },
 ];
 
 const fixture = (file: string) => new URL(`../../fixtures/heldout/${file}`, import.meta.url);
