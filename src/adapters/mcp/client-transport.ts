@@ -89,8 +89,16 @@ const MAX_REFUSED = 1024;
 
 const guardedTransports = new WeakSet<object>();
 
-/** A JSON-RPC id as a key (`1` and `"1"` are two ids). */
+/**
+ * A JSON-RPC id as a key, matched as the `Client` matches a response: both SDK lines look one up by
+ * `Number(response.id)`, so `"1"`, `" 1"` and `"0x1"` answer request `1` (a server must not slip an
+ * answer past the guard under an alias). An id that is not a number stays a string.
+ */
 function keyOf(id: unknown): string {
+  if (typeof id === 'number' || typeof id === 'string') {
+    const n = Number(id);
+    if (!Number.isNaN(n)) return `number:${String(n)}`;
+  }
   return `${typeof id}:${String(id)}`;
 }
 
