@@ -186,9 +186,29 @@ function fitOutputSchema(r: unknown, hasOutputSchema: boolean): unknown {
   return { ...r, isError: true };
 }
 
-/** Whether a result is a 2026-07-28 `input_required` result (the retried request is decided again). */
-function isInputRequired(r: unknown): boolean {
-  return isObject(r) && r.resultType === 'input_required';
+/** The members of a 2026-07-28 `InputRequiredResult`: what may reach the `Client` without the result check. */
+const INPUT_REQUIRED_KEYS = ['resultType', 'inputRequests', 'requestState', '_meta'] as const;
+
+/**
+ * A server's answer as the `Client` receives it unchecked: a JSON-RPC error as it is; an `input_required`
+ * result (the retried request is decided again) only to a 2026-07-28 client and only with the members of
+ * an `InputRequiredResult` (a `content` or `structuredContent` beside them would skip the check); else
+ * `undefined`, a result to check (an earlier revision has no `input_required`: its `Client` reads the content).
+ */
+function unchecked(received: Received, modern: boolean): Received | undefined {
+  const { message } = received;
+  if (!('result' in message)) return received;
+  const r = message.result;
+  if (!modern || !isObject(r) || r.resultType !== 'input_required') return undefined;
+  const kept: Record<string, unknown> = {};
+  for (const k of INPUT_REQUIRED_KEYS) if (k in r) kept[k] = r[k];
+  return { ...received, message: { ...message, result: kept } };
+}
+
+/** Whether a request was sent by a 2026-07-28 client (its `_meta` names the protocol revision). */
+function isModern(request: Record<string, unknown>): boolean {
+  const params = request.params;
+  return isObject(params) && isObject(params._meta) && PROTOCOL_VERSION_META_KEY in params._meta;
 }
 
 /**
@@ -218,9 +238,9 @@ function decideAndSend(
     }
     call.handed.resolve();
     const received = await call.response.promise;
-    const { message } = received;
-    if (!('result' in message) || isInputRequired(message.result)) throw new PassThrough(received);
-    return message.result;
+    const passed = unchecked(received, isModern(request));
+    if (passed !== undefined) throw new PassThrough(passed);
+    return received.message.result;
   };
   const check = (r: unknown): string => {
     state.checked = r;
