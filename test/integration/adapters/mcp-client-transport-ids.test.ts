@@ -52,7 +52,7 @@ async function scripted(onMessage: (m: Msg, reply: (m: Record<string, unknown>) 
 
 const callsIn = (received: Msg[]) => received.filter((m) => m.method === 'tools/call');
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const texts = (r: { content?: unknown }) => (r.content as { text?: string }[]).map((c) => c.text);
+const texts = (r: Record<string, unknown>) => (r.content as { text?: string }[]).map((c) => c.text);
 
 describe('guardMcpClient(pep, transport): a response id is matched as the Client matches it', () => {
   it.each(['1', ' 1', '0x1', '1.0'])(
