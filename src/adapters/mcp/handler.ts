@@ -123,10 +123,11 @@ export function guardHandler<H extends McpHttpHandlerLike>(handler: H, deps: Han
     if (request.method !== 'POST') return inner(request, rest);
     let message: unknown;
     try {
-      message = JSON.parse(await request.clone().text());
+      message = await messageOf(request, rest);
     } catch {
       return inner(request, rest);
     }
+    if (Array.isArray(message)) return refusedBatch(message, deps) ?? inner(request, rest);
     if (!isObject(message) || typeof message.method !== 'string' || !('id' in message)) return inner(request, rest);
     const params = isObject(message.params) ? message.params : {};
     const call = { request, rest, message, params, inner, deps };
@@ -135,6 +136,47 @@ export function guardHandler<H extends McpHttpHandlerLike>(handler: H, deps: Han
     return inner(request, rest);
   };
   return { ...handler, fetch: guarded } as H;
+}
+
+/**
+ * The JSON-RPC message of a request as the SDK will serve it: the host's `parsedBody` when it gave one
+ * (`fetch(request, { parsedBody })`: the SDK then never reads the body), else the body parsed.
+ * @throws when the body is not JSON (the SDK refuses it too)
+ */
+async function messageOf(request: Request, rest: never[]): Promise<unknown> {
+  const options: unknown = rest[0];
+  if (isObject(options) && options.parsedBody !== undefined) return options.parsedBody;
+  return JSON.parse(await request.clone().text());
+}
+
+/** The host's `fetch` options for a request of the guard's own: without `parsedBody` (its body is the guard's). */
+function ownRest(rest: never[]): never[] {
+  const [options, ...more] = rest as unknown[];
+  if (!isObject(options) || !('parsedBody' in options)) return rest;
+  const { parsedBody: _parsed, ...kept } = options;
+  return [kept, ...more] as never[];
+}
+
+/**
+ * A JSON-RPC batch (which the SDK's 2025-era fallback serves) holding a request the guard decides or filters:
+ * refused whole, each `tools/call` in it observed as a refusal, so that none of it runs undecided; else
+ * undefined (the batch passes as it is).
+ */
+function refusedBatch(batch: unknown[], deps: HandlerGuardDeps): Response | undefined {
+  const guarded = (m: unknown) =>
+    isObject(m) && (m.method === 'tools/call' || (m.method === 'tools/list' && deps.hideBlocked));
+  if (!batch.some(guarded)) return undefined;
+  const why = 'a JSON-RPC batch with a tools/call or tools/list is not supported';
+  for (const m of batch) {
+    if (!isObject(m) || m.method !== 'tools/call') continue;
+    const name = isObject(m.params) && typeof m.params.name === 'string' ? m.params.name : 'unknown';
+    enforcementOf(deps.pep, 'agent-pep/mcp').refuse({ stage: 'action', tool: name }, 'invalid_request', why);
+  }
+  const error = { code: -32600, message: `agent-pep/mcp: ${why}` };
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error }), {
+    status: 400,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 /** One request the guard handles. */
@@ -159,7 +201,7 @@ async function send(c: Call, body: Message, method: string): Promise<{ response:
     headers: headersFor(c.request, method, c.message.method),
     body: JSON.stringify(body),
   });
-  const response = await c.inner(req, c.rest);
+  const response = await c.inner(req, ownRest(c.rest));
   return { response, text: await response.clone().text() };
 }
 
