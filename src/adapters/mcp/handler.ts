@@ -6,6 +6,7 @@
  * `agent-pep/mcp`.
  * @internal
  */
+import { isDeepStrictEqual } from 'node:util';
 import { PolicyEnforcementError } from '../../errors.js';
 import type { Pep } from '../../pep.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
@@ -233,10 +234,7 @@ async function decideCall(c: Call): Promise<Response> {
   const refuse = (why: string) => guardAnswer(c, failedClosed(pep, name ?? 'unknown', 'invalid_request', why));
   if (name === undefined) return refuse('no tool name');
   const args = c.params.arguments ?? {};
-  if (verifier !== undefined) {
-    const refused = await permitRefusal(pep, verifier, name, args, c.params._meta);
-    return refused ? guardAnswer(c, refused) : c.inner(c.request, c.rest);
-  }
+  if (verifier !== undefined) return verifiedCall(c, verifier, name, args);
   if (!isObject(args)) return refuse('arguments are not an object');
   const session = sessionOfCall(c);
   if (session === undefined) return guardAnswer(c, noSession(pep, name, 'httpRequest'));
@@ -273,6 +271,27 @@ async function decideCall(c: Call): Promise<Response> {
     if (err instanceof PolicyEnforcementError) return guardAnswer(c, heldOrRefused(c, err, bound));
     return refuse('the adapter failed');
   }
+}
+
+/**
+ * A call on a handler guarded with a verifier: the permit binds the args sent, so the server must run them as
+ * they are. Args the input schema it lists would change (a default filled in, a value of another type to
+ * coerce) are refused before the permit is claimed, as on an `McpServer` (docs/permits.md).
+ */
+async function verifiedCall(c: Call, verifier: PermitVerifier, name: string, args: unknown): Promise<Response> {
+  let why: string | undefined;
+  if (isObject(args)) {
+    try {
+      const planned = argsBySchema(await listedSchema(c, name), args as Record<string, unknown>);
+      if (planned.kind === 'refused' || !isDeepStrictEqual(planned.args, args)) {
+        why = 'the input schema changes the arguments the permit binds';
+      }
+    } catch {
+      why = "the server's tool list could not be read to apply the tool's input schema";
+    }
+  }
+  const refused = await permitRefusal(c.deps.pep, verifier, name, args, c.params._meta, () => why);
+  return refused ? guardAnswer(c, refused) : c.inner(c.request, c.rest);
 }
 
 /**

@@ -8,13 +8,28 @@
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { guardMcpServer, type McpHttpHandlerLike, SESSION_META_KEY } from '../../../src/adapters/mcp.js';
-import type { DecisionEvent } from '../../../src/index.js';
+import {
+  guardMcpServer,
+  type McpHttpHandlerLike,
+  PERMIT_META_KEY,
+  SESSION_META_KEY,
+} from '../../../src/adapters/mcp.js';
+import { createPermitVerifier, type DecisionEvent } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
 
 const policy = {
   agents: ['support-ai'],
-  latches: [{ id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' }],
+  latches: [
+    { id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' },
+    {
+      id: 'bulk',
+      stage: 'action',
+      tool: 'print_labels',
+      when: { 'args.copies': { gt: 5 } },
+      verdict: 'BLOCK',
+      reason: 'at most 5',
+    },
+  ],
 };
 const dev = useDevPdp({ policy }, { session: 'sess_handler', timeoutMs: 1000, retries: 0 });
 
@@ -30,6 +45,15 @@ function handlerOf(ran: string[]): McpHttpHandlerLike {
       ran.push('bank_transfer');
       return { content: [{ type: 'text', text: 'sent' }] };
     });
+    // A default the client need not send: 10 copies, which the policy blocks.
+    server.registerTool(
+      'print_labels',
+      { inputSchema: z.object({ order: z.string(), copies: z.number().default(10) }) },
+      async (args) => {
+        ran.push(`print_labels:${args.copies}`);
+        return { content: [{ type: 'text', text: 'printed' }] };
+      },
+    );
     return server;
   });
 }
@@ -103,5 +127,42 @@ describe('guardMcpServer(pep, createMcpHandler(...)): the body decided is the bo
     const { id: _id, ...notification } = callOf(1, 'bank_transfer', { to: 'x' });
     await handler.fetch(post(notification));
     expect(ran).toEqual([]);
+  });
+
+  it('with a verifier: a permit for args the server would fill a default into is refused (it binds the args sent), none claimed', async () => {
+    const ran: string[] = [];
+    const events: DecisionEvent[] = [];
+    const verifier = createPermitVerifier({
+      keys: dev.pdp.jwksUrl,
+      issuer: dev.pdp.issuer,
+      audience: dev.pdp.audience,
+    });
+    const pep = dev.clients.client({ onDecision: (e: DecisionEvent) => events.push(e) });
+    const handler = guardMcpServer(pep, handlerOf(ran), { verifier });
+    // The PDP allows { order } (no copies to block on); the server would run it with copies: 10.
+    const decision = await dev.clients.client().authorizeAction('print_labels', { order: 'o1' });
+    expect(decision.verdict).toBe('ALLOW');
+    const call = callOf(1, 'print_labels', { order: 'o1' });
+    call.params._meta = { ...call.params._meta, [PERMIT_META_KEY]: decision.permitId as string } as never;
+    const res = await handler.fetch(post(call));
+    expect(await res.text()).toContain('"isError":true');
+    expect(ran).toEqual([]);
+    expect(events.map((e) => [e.tool, e.decision.synthesized?.code])).toEqual([['print_labels', 'permit_invalid']]);
+  });
+
+  it('with a verifier: a permit for the args the server runs as they are is accepted', async () => {
+    const ran: string[] = [];
+    const verifier = createPermitVerifier({
+      keys: dev.pdp.jwksUrl,
+      issuer: dev.pdp.issuer,
+      audience: dev.pdp.audience,
+    });
+    const handler = guardMcpServer(dev.clients.client(), handlerOf(ran), { verifier });
+    const decision = await dev.clients.client().authorizeAction('print_labels', { order: 'o1', copies: 2 });
+    const call = callOf(1, 'print_labels', { order: 'o1', copies: 2 });
+    call.params._meta = { ...call.params._meta, [PERMIT_META_KEY]: decision.permitId as string } as never;
+    const res = await handler.fetch(post(call));
+    expect(await res.text()).toContain('printed');
+    expect(ran).toEqual(['print_labels:2']);
   });
 });
