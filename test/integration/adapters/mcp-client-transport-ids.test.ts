@@ -11,6 +11,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { guardMcpClient } from '../../../src/adapters/mcp.js';
+import type { DecisionEvent } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
 
 const policy = {
@@ -115,5 +116,27 @@ describe('guardMcpClient(pep, transport): a response id is matched as the Client
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(['lookup_order']);
     await client.close();
+  });
+});
+
+describe('guardMcpClient(pep, transport): a tools/call leaves only as a request the guard decided', () => {
+  it('a tools/call without an id (a notification) is refused, observed, and never sent', async () => {
+    const { clientSide, received } = await scripted((m, send) => {
+      if (m.method === 'tools/list') send({ id: m.id, result: { tools: TOOLS } });
+    });
+    const events: DecisionEvent[] = [];
+    const guarded = guardMcpClient(
+      dev.clients.client({ onDecision: (e: DecisionEvent) => events.push(e) }),
+      clientSide,
+    );
+    await guarded.start();
+    const params = { name: 'bank_transfer', arguments: { to: 'x' } };
+    await expect(guarded.send({ jsonrpc: '2.0', method: 'tools/call', params })).rejects.toMatchObject({
+      code: -32600,
+    });
+    await tick(20);
+    expect(callsIn(received)).toHaveLength(0);
+    expect(events.map((e) => [e.tool, e.decision.synthesized?.code])).toEqual([['bank_transfer', 'invalid_request']]);
+    await guarded.close();
   });
 });
