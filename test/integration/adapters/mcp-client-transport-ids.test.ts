@@ -140,3 +140,26 @@ describe('guardMcpClient(pep, transport): a tools/call leaves only as a request 
     await guarded.close();
   });
 });
+
+describe('guardMcpClient(pep, transport): what is decided is what is sent, at any depth', () => {
+  it('args whose getter answers differently after the decision are sent as decided', async () => {
+    const { clientSide, received } = await scripted((m, send) => {
+      if (m.method === 'tools/list')
+        send({ id: m.id, result: { tools: [{ name: 'lookup_order', inputSchema: { type: 'object' } }] } });
+      else if (m.method === 'tools/call') send({ id: m.id, result: { content: [{ type: 'text', text: 'ok' }] } });
+    });
+    let decided = false;
+    const pep = dev.clients.client({ onDecision: () => (decided = true) });
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    await client.connect(guardMcpClient(pep, clientSide));
+    const args = {
+      get to() {
+        return decided ? 'mallory' : 'alice';
+      },
+    };
+    await client.callTool({ name: 'lookup_order', arguments: args });
+    const sent = callsIn(received)[0]?.params?.arguments;
+    expect(JSON.parse(JSON.stringify(sent))).toEqual({ to: 'alice' });
+    await client.close();
+  });
+});
