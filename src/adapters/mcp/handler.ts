@@ -12,7 +12,7 @@ import type { Pep } from '../../pep.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { argsBySchema, enforcementOf } from '../kit.js';
 import { asToolResult, failedClosed, isObject, noSession, refusal, requestSession } from './common.js';
-import { argsHashOf, type RequestStates, type StateClaims } from './request-state.js';
+import { argsHashOf, isGuardState, type RequestStates, type StateClaims } from './request-state.js';
 import { permitRefusal } from './server-call.js';
 
 /** A Web-standard MCP handler: `fetch(request)` answers one HTTP request (`createMcpHandler`'s result). */
@@ -245,10 +245,13 @@ async function decideCall(c: Call): Promise<Response> {
     return refuse("the server's tool list could not be read to apply the tool's input schema");
   }
   if (planned.kind === 'refused') return refuse(planned.why);
-  // A retry of a held call (2026-07-28): its state must be ours, unexpired, and for this very call.
+  // A retry of a held call (2026-07-28): a state of the guard's must be unexpired and for this very call, and
+  // neither it nor the approval reaches the server. Another state is a tool's own round trip: the server's.
   const bound = { tool: name, argsHash: argsHashOf(planned.args), session };
-  if ('requestState' in c.params && !c.deps.states.verify(c.params.requestState, bound)) return invalidState(c, name);
-  const { requestState: _state, inputResponses: _responses, ...forwarded } = c.params;
+  const own = isGuardState(c.params.requestState);
+  if (own && !c.deps.states.verify(c.params.requestState, bound)) return invalidState(c, name);
+  const { requestState: _state, inputResponses: _responses, ...rest } = c.params;
+  const forwarded = own ? rest : c.params;
   let original: { response: Response; result: unknown } | undefined;
   const run = async (effective: Record<string, unknown>) => {
     const { response, text } = await send(
