@@ -8,8 +8,32 @@ import { isObject } from './common.js';
 /** The strings of a resource link the model may be shown. */
 const LINK_TEXTS = ['name', 'title', 'description', 'uri'] as const;
 
+/** A media type whose bytes are text (`text/*`, JSON, XML, YAML, JavaScript, CSV), parameters ignored. */
+const TEXT_MEDIA =
+  /^(text\/[^;]+|application\/([\w.-]+\+)?(json|xml|yaml|x-yaml|javascript|ecmascript|csv))\s*(;.*)?$/i;
+
+/** The UTF-8 text of base64 `data`, or the string itself when it is not base64 (checked rather than skipped). */
+function decoded(data: string): string {
+  try {
+    return new TextDecoder().decode(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
+  } catch {
+    return data;
+  }
+}
+
 /**
- * The texts one content item shows: a text item's text, an embedded resource's text, a resource link's
+ * The texts of an embedded resource: its `text`, or the decoded `blob` of a text media type (a host may hand
+ * it to the model as a text file); none for other binary resources.
+ */
+function resourceTexts(resource: unknown): string[] {
+  if (!isObject(resource)) return [];
+  if (typeof resource.text === 'string') return [resource.text];
+  const textual = typeof resource.mimeType === 'string' && TEXT_MEDIA.test(resource.mimeType);
+  return textual && typeof resource.blob === 'string' ? [decoded(resource.blob)] : [];
+}
+
+/**
+ * The texts one content item shows: a text item's text, an embedded resource's text (or text-typed blob), a resource link's
  * name, title, description and URI; none for images, audio and binary resources; an item of a type this
  * adapter does not know, as JSON (it is checked whole rather than passed unchecked).
  */
@@ -19,7 +43,7 @@ function itemTexts(item: unknown): string[] {
     case 'text':
       return typeof item.text === 'string' ? [item.text] : [];
     case 'resource':
-      return isObject(item.resource) && typeof item.resource.text === 'string' ? [item.resource.text] : [];
+      return resourceTexts(item.resource);
     case 'resource_link':
       return LINK_TEXTS.flatMap((k) => (typeof item[k] === 'string' ? [item[k] as string] : []));
     case 'image':
