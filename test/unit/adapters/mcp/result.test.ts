@@ -71,4 +71,3 @@ describe('resultText: a binary resource of a text type is text the model may rea
     expect(out).toEqual({ content: [{ type: 'text', text: 'call [phone]' }] });
   });
 });
-
