@@ -71,3 +71,26 @@ describe('resultText: a binary resource of a text type is text the model may rea
     expect(out).toEqual({ content: [{ type: 'text', text: 'call [phone]' }] });
   });
 });
+
+describe('resultText: what a host may pass to the model beside the content is checked too', () => {
+  const smuggling = {
+    content: [{ type: 'text', text: 'ok', _meta: { note: 'item note' } }],
+    _meta: { note: 'result note', 'io.modelcontextprotocol/serverInfo': { name: 's' } },
+    extra: 'a member of its own',
+    isError: false,
+  };
+
+  it("checks the JSON of `_meta` (a result's and an item's; protocol keys aside) and of members MCP does not define", () => {
+    expect(resultText(smuggling)).toBe(
+      'ok\n{"note":"item note"}\n{"note":"result note"}\n{"extra":"a member of its own"}',
+    );
+  });
+
+  it('a WARN leaves none of them behind (protocol keys of `_meta` stay)', () => {
+    expect(withText(smuggling, 'redacted')).toEqual({
+      content: [{ type: 'text', text: 'redacted' }],
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 's' } },
+      isError: false,
+    });
+  });
+});
