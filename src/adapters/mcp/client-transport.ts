@@ -6,6 +6,8 @@
  * @internal
  */
 import type { Pep } from '../../pep.js';
+import { enforcementOf } from '../kit.js';
+import { readParams } from './client-call.js';
 import type { ClientOptions } from './client-options.js';
 import { assertGuardable, isObject, JSONRPC_ERROR, McpProtocolError } from './common.js';
 import type { McpPinSet } from './pins.js';
@@ -89,8 +91,16 @@ const MAX_REFUSED = 1024;
 
 const guardedTransports = new WeakSet<object>();
 
-/** A JSON-RPC id as a key (`1` and `"1"` are two ids). */
+/**
+ * A JSON-RPC id as a key, matched as the `Client` matches a response: both SDK lines look one up by
+ * `Number(response.id)`, so `"1"`, `" 1"` and `"0x1"` answer request `1` (a server must not slip an
+ * answer past the guard under an alias). An id that is not a number stays a string.
+ */
 function keyOf(id: unknown): string {
+  if (typeof id === 'number' || typeof id === 'string') {
+    const n = Number(id);
+    if (!Number.isNaN(n)) return `number:${String(n)}`;
+  }
   return `${typeof id}:${String(id)}`;
 }
 
@@ -210,6 +220,7 @@ class GuardedTransport implements GuardedMcpTransport {
       return Promise.reject(new TypeError('agent-pep/mcp: the message could not be read'));
     }
     const method = msg.method;
+    if (method === 'tools/call' && !('id' in msg)) return this.#notificationRefused(msg.params);
     if (typeof method === 'string' && 'id' in msg) {
       this.#noteEnvelope(msg.params);
       if (method === 'tools/call') return this.#call(msg, options);
@@ -221,6 +232,18 @@ class GuardedTransport implements GuardedMcpTransport {
       return Promise.resolve();
     }
     return this.#inner.send(isObject(message) ? msg : message, options);
+  }
+
+  /**
+   * A `tools/call` without an id (a notification, which no answer could be checked for): never sent, the
+   * JSON-RPC invalid-request error, observed as a refusal.
+   */
+  #notificationRefused(params: unknown): Promise<void> {
+    const p = readParams(params);
+    const tool = typeof p.name === 'string' ? p.name : 'unknown';
+    const why = 'agent-pep/mcp: a tools/call without an id is not supported';
+    enforcementOf(this.#ctx.pep, 'guardMcpClient').refuse({ stage: 'action', tool }, 'invalid_request', why);
+    return Promise.reject(new McpProtocolError(JSONRPC_ERROR.invalidRequest, why));
   }
 
   /** Keeps the protocol keys of a request's `_meta` (2026-07-28), which the guard's own requests carry too. */

@@ -6,12 +6,13 @@
  * `agent-pep/mcp`.
  * @internal
  */
+import { isDeepStrictEqual } from 'node:util';
 import { PolicyEnforcementError } from '../../errors.js';
 import type { Pep } from '../../pep.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { argsBySchema, enforcementOf } from '../kit.js';
 import { asToolResult, failedClosed, isObject, noSession, refusal, requestSession } from './common.js';
-import { argsHashOf, type RequestStates, type StateClaims } from './request-state.js';
+import { argsHashOf, isGuardState, type RequestStates, type StateClaims } from './request-state.js';
 import { permitRefusal } from './server-call.js';
 
 /** A Web-standard MCP handler: `fetch(request)` answers one HTTP request (`createMcpHandler`'s result). */
@@ -123,10 +124,11 @@ export function guardHandler<H extends McpHttpHandlerLike>(handler: H, deps: Han
     if (request.method !== 'POST') return inner(request, rest);
     let message: unknown;
     try {
-      message = JSON.parse(await request.clone().text());
+      message = await messageOf(request, rest);
     } catch {
       return inner(request, rest);
     }
+    if (Array.isArray(message)) return refusedBatch(message, deps) ?? inner(request, rest);
     if (!isObject(message) || typeof message.method !== 'string' || !('id' in message)) return inner(request, rest);
     const params = isObject(message.params) ? message.params : {};
     const call = { request, rest, message, params, inner, deps };
@@ -135,6 +137,47 @@ export function guardHandler<H extends McpHttpHandlerLike>(handler: H, deps: Han
     return inner(request, rest);
   };
   return { ...handler, fetch: guarded } as H;
+}
+
+/**
+ * The JSON-RPC message of a request as the SDK will serve it: the host's `parsedBody` when it gave one
+ * (`fetch(request, { parsedBody })`: the SDK then never reads the body), else the body parsed.
+ * @throws when the body is not JSON (the SDK refuses it too)
+ */
+async function messageOf(request: Request, rest: never[]): Promise<unknown> {
+  const options: unknown = rest[0];
+  if (isObject(options) && options.parsedBody !== undefined) return options.parsedBody;
+  return JSON.parse(await request.clone().text());
+}
+
+/** The host's `fetch` options for a request of the guard's own: without `parsedBody` (its body is the guard's). */
+function ownRest(rest: never[]): never[] {
+  const [options, ...more] = rest as unknown[];
+  if (!isObject(options) || !('parsedBody' in options)) return rest;
+  const { parsedBody: _parsed, ...kept } = options;
+  return [kept, ...more] as never[];
+}
+
+/**
+ * A JSON-RPC batch (which the SDK's 2025-era fallback serves) holding a request the guard decides or filters:
+ * refused whole, each `tools/call` in it observed as a refusal, so that none of it runs undecided; else
+ * undefined (the batch passes as it is).
+ */
+function refusedBatch(batch: unknown[], deps: HandlerGuardDeps): Response | undefined {
+  const guarded = (m: unknown) =>
+    isObject(m) && (m.method === 'tools/call' || (m.method === 'tools/list' && deps.hideBlocked));
+  if (!batch.some(guarded)) return undefined;
+  const why = 'a JSON-RPC batch with a tools/call or tools/list is not supported';
+  for (const m of batch) {
+    if (!isObject(m) || m.method !== 'tools/call') continue;
+    const name = isObject(m.params) && typeof m.params.name === 'string' ? m.params.name : 'unknown';
+    enforcementOf(deps.pep, 'agent-pep/mcp').refuse({ stage: 'action', tool: name }, 'invalid_request', why);
+  }
+  const error = { code: -32600, message: `agent-pep/mcp: ${why}` };
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error }), {
+    status: 400,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 /** One request the guard handles. */
@@ -159,7 +202,7 @@ async function send(c: Call, body: Message, method: string): Promise<{ response:
     headers: headersFor(c.request, method, c.message.method),
     body: JSON.stringify(body),
   });
-  const response = await c.inner(req, c.rest);
+  const response = await c.inner(req, ownRest(c.rest));
   return { response, text: await response.clone().text() };
 }
 
@@ -191,10 +234,7 @@ async function decideCall(c: Call): Promise<Response> {
   const refuse = (why: string) => guardAnswer(c, failedClosed(pep, name ?? 'unknown', 'invalid_request', why));
   if (name === undefined) return refuse('no tool name');
   const args = c.params.arguments ?? {};
-  if (verifier !== undefined) {
-    const refused = await permitRefusal(pep, verifier, name, args, c.params._meta);
-    return refused ? guardAnswer(c, refused) : c.inner(c.request, c.rest);
-  }
+  if (verifier !== undefined) return verifiedCall(c, verifier, name, args);
   if (!isObject(args)) return refuse('arguments are not an object');
   const session = sessionOfCall(c);
   if (session === undefined) return guardAnswer(c, noSession(pep, name, 'httpRequest'));
@@ -205,10 +245,13 @@ async function decideCall(c: Call): Promise<Response> {
     return refuse("the server's tool list could not be read to apply the tool's input schema");
   }
   if (planned.kind === 'refused') return refuse(planned.why);
-  // A retry of a held call (2026-07-28): its state must be ours, unexpired, and for this very call.
+  // A retry of a held call (2026-07-28): a state of the guard's must be unexpired and for this very call, and
+  // neither it nor the approval reaches the server. Another state is a tool's own round trip: the server's.
   const bound = { tool: name, argsHash: argsHashOf(planned.args), session };
-  if ('requestState' in c.params && !c.deps.states.verify(c.params.requestState, bound)) return invalidState(c, name);
-  const { requestState: _state, inputResponses: _responses, ...forwarded } = c.params;
+  const own = isGuardState(c.params.requestState);
+  if (own && !c.deps.states.verify(c.params.requestState, bound)) return invalidState(c, name);
+  const { requestState: _state, inputResponses: _responses, ...rest } = c.params;
+  const forwarded = own ? rest : c.params;
   let original: { response: Response; result: unknown } | undefined;
   const run = async (effective: Record<string, unknown>) => {
     const { response, text } = await send(
@@ -231,6 +274,27 @@ async function decideCall(c: Call): Promise<Response> {
     if (err instanceof PolicyEnforcementError) return guardAnswer(c, heldOrRefused(c, err, bound));
     return refuse('the adapter failed');
   }
+}
+
+/**
+ * A call on a handler guarded with a verifier: the permit binds the args sent, so the server must run them as
+ * they are. Args the input schema it lists would change (a default filled in, a value of another type to
+ * coerce) are refused before the permit is claimed, as on an `McpServer` (docs/permits.md).
+ */
+async function verifiedCall(c: Call, verifier: PermitVerifier, name: string, args: unknown): Promise<Response> {
+  let why: string | undefined;
+  if (isObject(args)) {
+    try {
+      const planned = argsBySchema(await listedSchema(c, name), args as Record<string, unknown>);
+      if (planned.kind === 'refused' || !isDeepStrictEqual(planned.args, args)) {
+        why = 'the input schema changes the arguments the permit binds';
+      }
+    } catch {
+      why = "the server's tool list could not be read to apply the tool's input schema";
+    }
+  }
+  const refused = await permitRefusal(c.deps.pep, verifier, name, args, c.params._meta, () => why);
+  return refused ? guardAnswer(c, refused) : c.inner(c.request, c.rest);
 }
 
 /**

@@ -30,6 +30,23 @@ export function argsHashOf(args: unknown): string {
 }
 
 /**
+ * Whether `state` has the shape of a state this guard signs (`<payload>.<mac>`, the payload JSON of version 1
+ * naming an escalation), whoever signed it: such a state is the guard's to verify, and refused when it does not.
+ * Any other `requestState` is a tool's own (its multi-round-trip request), for the server to read.
+ */
+export function isGuardState(state: unknown): boolean {
+  if (typeof state !== 'string' || state.length > 4096) return false;
+  const [payload, sig, extra] = state.split('.');
+  if (payload === undefined || sig === undefined || extra !== undefined) return false;
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    return typeof claims === 'object' && claims !== null && (claims as { v?: unknown }).v === 1;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Request states signed with `key` (a fresh random 32 bytes when none is given: then only this process can
  * verify them) that expire `ttlMs` after signing.
  */

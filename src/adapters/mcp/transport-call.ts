@@ -78,6 +78,29 @@ class PassThrough extends Error {
   }
 }
 
+/**
+ * A server's JSON-RPC error answer to a sent call: text the model may read (frameworks hand a tool's error
+ * message to the model), so `pep.guardTool` checks it at `context_egress` like a result, and the session
+ * learns what it read.
+ */
+class ErrorAnswer {
+  constructor(readonly received: Received) {}
+
+  /** The error's message and data, as the check reads them. */
+  get text(): string {
+    const error = this.received.message.error as Record<string, unknown>;
+    const parts = [error.message, error.data].filter((v) => v !== undefined);
+    return parts.map((v) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''))).join('\n');
+  }
+
+  /** The error with the PDP's text as its message (a WARN), its code kept and its data dropped. */
+  withMessage(text: string): Received {
+    const { message, extra } = this.received;
+    const error = message.error as Record<string, unknown>;
+    return { message: { ...message, error: { code: error.code, message: text } }, extra };
+  }
+}
+
 /** What the guarded transport needs to decide a call. */
 export interface CallContext {
   pep: Pep;
@@ -161,10 +184,12 @@ async function decidedOutcome(
   try {
     const out = await decideAndSend(ctx, name, request, params, call, options, state);
     if (!state.sent) return result(out);
+    if (out instanceof ErrorAnswer) return { kind: 'message', received: out.received };
     if (typeof out !== 'string') return { kind: 'result', result: out as Record<string, unknown> };
     // A WARN's transformedContent in place of the result checked: its items that show no text stay.
     // Else the string is an `after` interceptor's replacement: the whole result, nothing of the server's.
     const checked = state.checked;
+    if (checked instanceof ErrorAnswer) return { kind: 'message', received: checked.withMessage(out) };
     const replaced =
       out !== checked && typeof checked !== 'string' && checked !== undefined ? withText(checked, out) : out;
     return result(fitOutputSchema(asToolResult(replaced), ctx.surface.hasOutputSchema(name)));
@@ -186,9 +211,29 @@ function fitOutputSchema(r: unknown, hasOutputSchema: boolean): unknown {
   return { ...r, isError: true };
 }
 
-/** Whether a result is a 2026-07-28 `input_required` result (the retried request is decided again). */
-function isInputRequired(r: unknown): boolean {
-  return isObject(r) && r.resultType === 'input_required';
+/** The members of a 2026-07-28 `InputRequiredResult`: what may reach the `Client` without the result check. */
+const INPUT_REQUIRED_KEYS = ['resultType', 'inputRequests', 'requestState', '_meta'] as const;
+
+/**
+ * A server's answer as the `Client` receives it unchecked: a JSON-RPC error as it is; an `input_required`
+ * result (the retried request is decided again) only to a 2026-07-28 client and only with the members of
+ * an `InputRequiredResult` (a `content` or `structuredContent` beside them would skip the check); else
+ * `undefined`, a result to check (an earlier revision has no `input_required`: its `Client` reads the content).
+ */
+function unchecked(received: Received, modern: boolean): Received | undefined {
+  const { message } = received;
+  if (!('result' in message)) return received;
+  const r = message.result;
+  if (!modern || !isObject(r) || r.resultType !== 'input_required') return undefined;
+  const kept: Record<string, unknown> = {};
+  for (const k of INPUT_REQUIRED_KEYS) if (k in r) kept[k] = r[k];
+  return { ...received, message: { ...message, result: kept } };
+}
+
+/** Whether a request was sent by a 2026-07-28 client (its `_meta` names the protocol revision). */
+function isModern(request: Record<string, unknown>): boolean {
+  const params = request.params;
+  return isObject(params) && isObject(params._meta) && PROTOCOL_VERSION_META_KEY in params._meta;
 }
 
 /**
@@ -218,13 +263,14 @@ function decideAndSend(
     }
     call.handed.resolve();
     const received = await call.response.promise;
-    const { message } = received;
-    if (!('result' in message) || isInputRequired(message.result)) throw new PassThrough(received);
-    return message.result;
+    if (!('result' in received.message) && isObject(received.message.error)) return new ErrorAnswer(received);
+    const passed = unchecked(received, isModern(request));
+    if (passed !== undefined) throw new PassThrough(passed);
+    return received.message.result;
   };
   const check = (r: unknown): string => {
     state.checked = r;
-    return resultText(r);
+    return r instanceof ErrorAnswer ? r.text : resultText(r);
   };
   const guarded = ctx.checkResult
     ? ctx.pep.guardTool(name, execute, { checkResult: check })

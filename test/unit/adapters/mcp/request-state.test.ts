@@ -3,7 +3,7 @@
  * tool, the args hash, the session and the escalation id, with an expiry; anything else fails verification.
  */
 import { describe, expect, it } from 'vitest';
-import { argsHashOf, requestStates } from '../../../../src/adapters/mcp/request-state.js';
+import { argsHashOf, isGuardState, requestStates } from '../../../../src/adapters/mcp/request-state.js';
 
 const key = new Uint8Array(32).fill(7);
 const call = { tool: 'refund_payment', argsHash: argsHashOf({ orderId: 'o1', amount: 900 }), session: 's1' };
@@ -39,5 +39,18 @@ describe('requestStates', () => {
   it('the args hash is that of the canonical JSON (member order does not matter)', () => {
     expect(argsHashOf({ a: 1, b: 2 })).toBe(argsHashOf({ b: 2, a: 1 }));
     expect(argsHashOf({ a: 1 })).not.toBe(argsHashOf({ a: 2 }));
+  });
+});
+
+describe('isGuardState', () => {
+  it("tells a state of the guard's shape (signed by anyone, altered or not) from a tool's own", () => {
+    const state = requestStates(key, 60_000).sign({ ...call, escalationId: 'esc_1' });
+    expect(isGuardState(state)).toBe(true);
+    expect(isGuardState(`${state.slice(0, -4)}AAAA`)).toBe(true);
+    expect(isGuardState(requestStates(new Uint8Array(32).fill(8), 60_000).sign({ ...call, escalationId: 'e' }))).toBe(
+      true,
+    );
+    for (const other of [undefined, 42, '', 'server-own-state', 'a.b', 'a.b.c', `${state}.x`, 'x'.repeat(5000)])
+      expect(isGuardState(other)).toBe(false);
   });
 });
