@@ -83,6 +83,8 @@ export interface V2Deps {
   verifier: PermitVerifier | undefined;
   hideBlocked: boolean;
   session: SessionOfRequest | undefined;
+  /** An `McpServer`: the most elements a call's arguments may hold (`maxToolInputElements`), else undefined. */
+  maxInputElements?: number | undefined;
 }
 
 type Request = { method: string; params: Record<string, unknown> };
@@ -351,6 +353,10 @@ export function guardMcpServerV2(
       return failedClosed(pep, name, 'invalid_request', why);
     }
     if (!tool.enabled) throw invalidParams(`Tool ${name} disabled`);
+    const max = deps.maxInputElements;
+    if (max !== undefined && elementCount(params.arguments, max) > max) {
+      return failedClosed(pep, name, 'invalid_request', `the arguments hold more than the maximum of ${max} elements`);
+    }
     const meta = isObject(ctx) && isObject(ctx.mcpReq) ? (ctx.mcpReq._meta ?? params._meta) : params._meta;
     const received: Received = { name, arguments: params.arguments, _meta: meta };
     return await runTool({ low, stack, run }, { tool, name, received, ctx });
@@ -370,6 +376,25 @@ export function guardMcpServerV2(
     'tools/list',
     listing(deps, () => definitions(current(), stack)),
   );
+}
+
+/**
+ * The elements of a JSON value (array items and own object members, through every level), counted as the
+ * SDK's `maxToolInputElements` counts them, stopping once over `max`.
+ */
+function elementCount(value: unknown, max: number): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    const children = Array.isArray(node) ? node : Object.values(node as Record<string, unknown>);
+    for (const child of children) {
+      if (++count > max) return count;
+      if (child !== null && typeof child === 'object') stack.push(child);
+    }
+  }
+  return count;
 }
 
 /** One call of a served tool, as the SDK's own `tools/call` runs it, through the guard's runner. */

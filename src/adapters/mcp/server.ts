@@ -95,6 +95,15 @@ export interface GuardMcpServerOptions {
    * one (`list`), which the guard sets on the server. Do not set them on the server yourself.
    */
   toolHandlers?: McpToolHandlersV2 | undefined;
+  /**
+   * An `McpServer` only: the most elements (array items and object members, counted through every level) the
+   * arguments of a `tools/call` may hold; a call over it is refused (`invalid_request`, observed) before the
+   * schema parse, the action hash and the PDP. The guard serves `tools/call` itself, so the SDK's own
+   * `maxToolInputElements` server option (private to the SDK) does not run on a guarded server: give the
+   * same value here. A number of at least 1 (an integer), or `Infinity`.
+   * @defaultValue undefined (no ceiling, as the SDK's default)
+   */
+  maxToolInputElements?: number | undefined;
 }
 
 const SERVER_OPTIONS: ReadonlySet<string> = new Set([
@@ -105,6 +114,7 @@ const SERVER_OPTIONS: ReadonlySet<string> = new Set([
   'requestStateTtlMs',
   'tools',
   'toolHandlers',
+  'maxToolInputElements',
 ]);
 
 const guardedServers = new WeakSet<object>();
@@ -177,8 +187,13 @@ function readServerOptions(scope: string, pep: Pep, opts: GuardMcpServerOptions 
   if (!Number.isSafeInteger(ttl) || (ttl as number) <= 0 || (ttl as number) > 86_400_000) {
     optionError(scope, 'requestStateTtlMs', 'expected milliseconds, from 1 to 86400000');
   }
+  const max: unknown = opts?.maxToolInputElements;
+  if (max !== undefined && max !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(max) && (max as number) >= 1)) {
+    optionError(scope, 'maxToolInputElements', 'expected an integer of at least 1, or Infinity');
+  }
   if (verifier === undefined) assertGuardable(pep, scope);
   return {
+    maxInputElements: max === Number.POSITIVE_INFINITY ? undefined : (max as number | undefined),
     verifier,
     hideBlocked: hideBlocked as boolean,
     session: session as SessionOfRequest | undefined,
@@ -325,7 +340,8 @@ export function guardMcpServer(pep: Pep, target: unknown, opts?: GuardMcpServerO
   if (guardedServers.has(target as object)) throw new TypeError(`${scope}: this server is already guarded`);
   const other = kind === 'low' ? 'tools' : 'toolHandlers';
   if (opts?.[other] !== undefined) optionError(scope, other, 'not for this kind of server');
-  const serverDeps = { scope, pep, verifier: deps.verifier, hideBlocked: deps.hideBlocked, session: deps.session };
+  const { verifier, hideBlocked, session, maxInputElements } = deps;
+  const serverDeps = { scope, pep, verifier, hideBlocked, session, maxInputElements };
   if (kind === 'low') guardLowLevelV2(target as never, opts?.toolHandlers, serverDeps);
   else if (kind === 'server') guardMcpServerV2(target as Record<string, unknown>, opts?.tools, serverDeps);
   else {
