@@ -29,6 +29,8 @@ export interface HandlerGuardDeps {
   states: RequestStates;
   /** The server's `session` option: called with the JSON-RPC request and the HTTP `Request`. */
   session: ((request: { method: string; params: Record<string, unknown> }, extra: unknown) => unknown) | undefined;
+  /** The most bytes of a request body the guard reads (`maxRequestBodySize`); over it, 413 as the SDK answers. */
+  maxRequestBodySize: number;
 }
 
 type Message = Record<string, unknown>;
@@ -124,10 +126,11 @@ export function guardHandler<H extends McpHttpHandlerLike>(handler: H, deps: Han
     if (request.method !== 'POST') return inner(request, rest);
     let message: unknown;
     try {
-      message = await messageOf(request, rest);
+      message = await messageOf(request, rest, deps.maxRequestBodySize);
     } catch {
       return inner(request, rest);
     }
+    if (message === TOO_LARGE) return tooLarge(deps.maxRequestBodySize);
     if (Array.isArray(message)) return refusedBatch(message, deps) ?? inner(request, rest);
     if (!isObject(message) || typeof message.method !== 'string' || !('id' in message)) return inner(request, rest);
     const params = isObject(message.params) ? message.params : {};
@@ -139,15 +142,47 @@ export function guardHandler<H extends McpHttpHandlerLike>(handler: H, deps: Han
   return { ...handler, fetch: guarded } as H;
 }
 
+/** What {@link messageOf} answers for a body over the ceiling. */
+const TOO_LARGE = Symbol('too large');
+
 /**
  * The JSON-RPC message of a request as the SDK will serve it: the host's `parsedBody` when it gave one
- * (`fetch(request, { parsedBody })`: the SDK then never reads the body), else the body parsed.
- * @throws when the body is not JSON (the SDK refuses it too)
+ * (`fetch(request, { parsedBody })`: the SDK then never reads the body), else the body parsed, read up to
+ * `maxBytes` as the SDK's `readRequestBody` reads it (a declared `Content-Length` over it is refused unread).
+ * @returns the message, or {@link TOO_LARGE}
+ * @throws when the body is not JSON (the SDK refuses it too) or cannot be read
  */
-async function messageOf(request: Request, rest: never[]): Promise<unknown> {
+async function messageOf(request: Request, rest: never[], maxBytes: number): Promise<unknown> {
   const options: unknown = rest[0];
   if (isObject(options) && options.parsedBody !== undefined) return options.parsedBody;
-  return JSON.parse(await request.clone().text());
+  if (Number(request.headers.get('content-length')) > maxBytes) return TOO_LARGE;
+  const body = request.clone().body;
+  if (body === null) return JSON.parse('');
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let received = 0;
+  let text = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      received += value.byteLength;
+      if (received > maxBytes) {
+        void reader.cancel().catch(() => undefined);
+        return TOO_LARGE;
+      }
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return JSON.parse(text + decoder.decode());
+}
+
+/** The SDK's answer to a body over its ceiling (`createMcpHandler`): 413, JSON-RPC -32000. */
+function tooLarge(maxBytes: number): Response {
+  const message = `Payload Too Large: Request body must not exceed ${maxBytes} bytes`;
+  return Response.json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status: 413 });
 }
 
 /** The host's `fetch` options for a request of the guard's own: without `parsedBody` (its body is the guard's). */

@@ -104,6 +104,14 @@ export interface GuardMcpServerOptions {
    * @defaultValue undefined (no ceiling, as the SDK's default)
    */
   maxToolInputElements?: number | undefined;
+  /**
+   * A `createMcpHandler` handler only: the most bytes of a request body the guard reads (it reads the body
+   * before the SDK does). A body over it is answered as the SDK answers it (413, JSON-RPC -32000) and nothing
+   * is decided or run; give the same value as the SDK's `maxRequestBodySize` option when you set that one.
+   * A positive, finite number of bytes.
+   * @defaultValue 4194304 (4 MiB, the SDK's default)
+   */
+  maxRequestBodySize?: number | undefined;
 }
 
 const SERVER_OPTIONS: ReadonlySet<string> = new Set([
@@ -115,9 +123,13 @@ const SERVER_OPTIONS: ReadonlySet<string> = new Set([
   'tools',
   'toolHandlers',
   'maxToolInputElements',
+  'maxRequestBodySize',
 ]);
 
 const guardedServers = new WeakSet<object>();
+
+/** `createMcpHandler`'s default ceiling on a request body, in bytes (the SDK's `DEFAULT_MAX_REQUEST_BODY_SIZE`). */
+const DEFAULT_MAX_REQUEST_BODY_SIZE = 4 * 1024 * 1024;
 
 const EMPTY_OBJECT_JSON_SCHEMA = { type: 'object', properties: {} };
 
@@ -191,8 +203,13 @@ function readServerOptions(scope: string, pep: Pep, opts: GuardMcpServerOptions 
   if (max !== undefined && max !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(max) && (max as number) >= 1)) {
     optionError(scope, 'maxToolInputElements', 'expected an integer of at least 1, or Infinity');
   }
+  const bodySize: unknown = opts?.maxRequestBodySize ?? DEFAULT_MAX_REQUEST_BODY_SIZE;
+  if (typeof bodySize !== 'number' || !Number.isFinite(bodySize) || bodySize <= 0) {
+    optionError(scope, 'maxRequestBodySize', 'expected a positive, finite number of bytes');
+  }
   if (verifier === undefined) assertGuardable(pep, scope);
   return {
+    maxRequestBodySize: bodySize as number,
     maxInputElements: max === Number.POSITIVE_INFINITY ? undefined : (max as number | undefined),
     verifier,
     hideBlocked: hideBlocked as boolean,
@@ -331,15 +348,20 @@ export function guardMcpServer(pep: Pep, target: unknown, opts?: GuardMcpServerO
   }
   const deps = readServerOptions(scope, pep, opts);
   if (kind === 'handler') {
-    for (const key of ['tools', 'toolHandlers'] as const) {
+    for (const key of ['tools', 'toolHandlers', 'maxToolInputElements'] as const) {
       if (opts?.[key] !== undefined)
-        optionError(scope, key, 'only for an McpServer (tools) or a 2.x Server (toolHandlers)');
+        optionError(scope, key, 'not for a createMcpHandler handler (its server keeps its own)');
     }
     return guardHandler(target as unknown as McpHttpHandlerLike, { pep, ...deps });
   }
+  if (opts?.maxRequestBodySize !== undefined)
+    optionError(scope, 'maxRequestBodySize', 'only for a createMcpHandler handler');
   if (guardedServers.has(target as object)) throw new TypeError(`${scope}: this server is already guarded`);
   const other = kind === 'low' ? 'tools' : 'toolHandlers';
   if (opts?.[other] !== undefined) optionError(scope, other, 'not for this kind of server');
+  if (kind === 'low' && opts?.maxToolInputElements !== undefined) {
+    optionError(scope, 'maxToolInputElements', 'only for an McpServer (the toolHandlers route has no such ceiling)');
+  }
   const { verifier, hideBlocked, session, maxInputElements } = deps;
   const serverDeps = { scope, pep, verifier, hideBlocked, session, maxInputElements };
   if (kind === 'low') guardLowLevelV2(target as never, opts?.toolHandlers, serverDeps);
