@@ -12,6 +12,13 @@ import type { Pep } from '../../pep.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { argsBySchema, enforcementOf } from '../kit.js';
 import { asToolResult, failedClosed, isObject, noSession, refusal, requestSession } from './common.js';
+import {
+  approvalRequest,
+  CLIENT_CAPABILITIES_META,
+  declaresElicitation,
+  isModernRevision,
+  PROTOCOL_VERSION_META,
+} from './escalation.js';
 import { argsHashOf, isGuardState, type RequestStates, type StateClaims } from './request-state.js';
 import { permitRefusal } from './server-call.js';
 
@@ -61,31 +68,18 @@ function answerIn(text: string, id: unknown): Message | undefined {
   return undefined;
 }
 
-/** The `_meta` key in which revision 2026-07-28 names the request's protocol revision. */
-const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
-
 /**
  * Whether the request speaks a revision whose results must say `resultType` (2026-07-28 on): its `_meta`
  * or its `MCP-Protocol-Version` header names one.
  */
 function isModern(c: Call): boolean {
   const meta = isObject(c.params._meta) ? c.params._meta[PROTOCOL_VERSION_META] : undefined;
-  const version = typeof meta === 'string' ? meta : (c.request.headers.get('mcp-protocol-version') ?? '');
-  return version >= '2026-07-28';
+  return isModernRevision(typeof meta === 'string' ? meta : c.request.headers.get('mcp-protocol-version'));
 }
 
-/** The `_meta` key in which revision 2026-07-28 carries the client's capabilities on every request. */
-const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
-
-/**
- * Whether the request's client declared form elicitation (`elicitation: {}` or `{ form }`), so that an
- * `InputRequiredResult` asking for one can be answered: a client that declared none would fail the call
- * (the 2.x SDK's `CAPABILITY_NOT_SUPPORTED`), so it gets the hold text instead.
- */
+/** Whether the request's client declared form elicitation (see {@link declaresElicitation}). */
 function elicits(c: Call): boolean {
-  const capabilities = isObject(c.params._meta) ? c.params._meta[CLIENT_CAPABILITIES_META] : undefined;
-  const elicitation = isObject(capabilities) ? capabilities.elicitation : undefined;
-  return isObject(elicitation) && (Object.keys(elicitation).length === 0 || 'form' in elicitation);
+  return declaresElicitation(isObject(c.params._meta) ? c.params._meta[CLIENT_CAPABILITIES_META] : undefined);
 }
 
 /** A JSON-RPC result the guard makes itself, as a JSON response (`resultType: "complete"` where due). */
@@ -339,21 +333,8 @@ async function verifiedCall(c: Call, verifier: PermitVerifier, name: string, arg
  * without elicitation included) is the tool-error result with the refusal text.
  */
 function heldOrRefused(c: Call, err: PolicyEnforcementError, bound: Omit<StateClaims, 'escalationId'>): unknown {
-  const escalationId = err.decision.escalationId;
-  if (err.decision.verdict !== 'ESCALATE' || escalationId === undefined || !isModern(c) || !elicits(c)) {
-    return refusal(err.toolMessage);
-  }
-  const message = err.toolMessage;
-  return {
-    resultType: 'input_required',
-    inputRequests: {
-      'agent-pep/approval': {
-        method: 'elicitation/create',
-        params: { message, requestedSchema: { type: 'object', properties: {} } },
-      },
-    },
-    requestState: c.deps.states.sign({ ...bound, escalationId }),
-  };
+  const asked = isModern(c) && elicits(c) ? approvalRequest(err, c.deps.states, bound) : undefined;
+  return asked ?? refusal(err.toolMessage);
 }
 
 /** A retry whose `requestState` fails verification: the SDK's invalid-params error, observed as a refusal. */

@@ -21,6 +21,14 @@ import {
   type SessionOfRequest,
   type ToolResult,
 } from './common.js';
+import {
+  approvalRequest,
+  CLIENT_CAPABILITIES_META,
+  declaresElicitation,
+  isModernRevision,
+  PROTOCOL_VERSION_META,
+} from './escalation.js';
+import { argsHashOf, isGuardState, type RequestStates, type StateClaims } from './request-state.js';
 
 /** What a `tools/call` request carried, as the server received it. */
 export interface Received {
@@ -148,6 +156,47 @@ export interface RunnerDeps {
   pinOf?: ((tool: RegisteredTool, name: string) => string | undefined) | undefined;
   /** The args as the tool's input schema parses them (the SDK's own parse), throwing when they do not fit. */
   parse(tool: RegisteredTool, args: unknown): Promise<unknown>;
+  /**
+   * Signs and checks the `requestState` of the `InputRequiredResult` an ESCALATE is answered with, to a client
+   * at revision 2026-07-28 that declared elicitation (2.x); undefined: ESCALATE is a hold.
+   */
+  states?: RequestStates | undefined;
+}
+
+/** The answers of the runner for a retry whose `requestState` of the guard's failed verification. */
+const invalidStateAnswers = new WeakSet<object>();
+
+/** Whether `answer` is the runner's refusal of a `requestState` (the caller answers -32602). */
+export function isInvalidStateAnswer(answer: unknown): boolean {
+  return isObject(answer) && invalidStateAnswers.has(answer);
+}
+
+/** What the 2.x SDK tells of a request at revision 2026-07-28: its raw `requestState` and whether to ask. */
+export function roundOf(extra: unknown): { state: unknown; asks: boolean } {
+  const req = isObject(extra) && isObject(extra.mcpReq) ? extra.mcpReq : undefined;
+  if (req === undefined) return { state: undefined, asks: false };
+  let state: unknown;
+  try {
+    state = typeof req.requestState === 'function' ? (req.requestState as () => unknown)() : undefined;
+  } catch {
+    state = undefined;
+  }
+  const envelope = isObject(req.envelope) ? req.envelope : {};
+  const asks =
+    isModernRevision(envelope[PROTOCOL_VERSION_META]) && declaresElicitation(envelope[CLIENT_CAPABILITIES_META]);
+  return { state, asks };
+}
+
+/** A retry whose `requestState` of the guard's failed verification: observed, and marked for a -32602. */
+export function invalidState(pep: Pep, name: string): Record<string, unknown> {
+  const answer = failedClosed(
+    pep,
+    name,
+    'invalid_request',
+    'the requestState failed verification (tampered, expired, or for another call)',
+  );
+  invalidStateAnswers.add(answer);
+  return answer;
 }
 
 /** One `tools/call` the guard serves: the tool, the name it was called by, and what the request carried. */
@@ -165,6 +214,30 @@ export interface ToolCall {
   received: Received;
 }
 
+/** What an ESCALATE of a call can be answered with: the states that sign, and what they bind. */
+interface Approval {
+  states: RequestStates;
+  bound: Omit<StateClaims, 'escalationId'>;
+}
+
+/**
+ * The approval round of a call at revision 2026-07-28 (2.x): `'invalid'` when the request echoes a state of
+ * the guard's that fails verification (tampered, expired, or for another tool, args or session); else what
+ * an ESCALATE is answered with when the client can be asked (it declared elicitation), or undefined (a hold).
+ */
+function approvalRound(
+  deps: RunnerDeps,
+  extra: unknown,
+  call: { tool: string; args: unknown; session: string },
+): Approval | 'invalid' | undefined {
+  const states = deps.states;
+  if (states === undefined) return undefined;
+  const round = roundOf(extra);
+  const bound = { tool: call.tool, argsHash: argsHashOf(call.args), session: call.session };
+  if (isGuardState(round.state) && !states.verify(round.state, bound)) return 'invalid';
+  return round.asks ? { states, bound } : undefined;
+}
+
 /** Makes the guarded call of a server's tools. */
 export function makeRunner(deps: RunnerDeps): (call: ToolCall) => Promise<unknown> {
   const { pep, verifier, parse } = deps;
@@ -173,6 +246,8 @@ export function makeRunner(deps: RunnerDeps): (call: ToolCall) => Promise<unknow
     const { tool, name, callback, parsed, extra, received } = call;
     const hasSchema = Boolean(tool.inputSchema);
     let bodyRan = false;
+    // Set once the call is decided on a request that can be asked for an approval (2026-07-28, elicitation).
+    let held: Approval | undefined;
     try {
       // The arguments as received (what the client's PDP decided on).
       const wire = received.arguments ?? {};
@@ -203,6 +278,9 @@ export function makeRunner(deps: RunnerDeps): (call: ToolCall) => Promise<unknow
         return failedClosed(pep, name, 'invalid_request', 'the input schema does not make an object of the arguments');
       }
       const decided = hasSchema && isObject(parsed) ? withoutUndefinedMembers(parsed) : wire;
+      const approval = approvalRound(deps, extra, { tool: name, args: decided, session });
+      if (approval === 'invalid') return invalidState(pep, name);
+      held = approval;
       const guarded = pep.guardTool(name, async (effective) => {
         // The args decided run as the SDK parsed them. Others (WARN's transformedArgs, an interceptor's
         // replacement) go through the tool's input schema as the SDK would put them; args that do not
@@ -225,7 +303,9 @@ export function makeRunner(deps: RunnerDeps): (call: ToolCall) => Promise<unknow
       const out = await guarded(decided as Record<string, unknown>, callOpts);
       return bodyRan ? out : asToolResult(out);
     } catch (err) {
-      if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
+      if (err instanceof PolicyEnforcementError) {
+        return (held && approvalRequest(err, held.states, held.bound)) ?? refusal(err.toolMessage);
+      }
       if (err instanceof SchemaRefusal) {
         return failedClosed(pep, name, 'invalid_request', 'the arguments to run do not fit the input schema');
       }

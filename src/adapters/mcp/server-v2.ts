@@ -24,8 +24,19 @@ import {
   requestSession,
   type SessionOfRequest,
 } from './common.js';
+import { approvalRequest } from './escalation.js';
 import { pinOf } from './pins.js';
-import { type Callback, makeRunner, permitRefusal, type Received, type RegisteredTool } from './server-call.js';
+import { argsHashOf, isGuardState, type RequestStates, type StateClaims } from './request-state.js';
+import {
+  type Callback,
+  invalidState,
+  isInvalidStateAnswer,
+  makeRunner,
+  permitRefusal,
+  type Received,
+  type RegisteredTool,
+  roundOf,
+} from './server-call.js';
 
 /** A tool handle `registerTool` of a 2.x `McpServer` returns (structurally: the public fields the guard reads). */
 export interface McpToolHandleV2 {
@@ -83,6 +94,8 @@ export interface V2Deps {
   verifier: PermitVerifier | undefined;
   hideBlocked: boolean;
   session: SessionOfRequest | undefined;
+  /** Signs and checks the `requestState` of an ESCALATE's `InputRequiredResult` (2.x, 2026-07-28). */
+  states?: RequestStates | undefined;
   /** An `McpServer`: the most elements a call's arguments may hold (`maxToolInputElements`), else undefined. */
   maxInputElements?: number | undefined;
 }
@@ -341,6 +354,7 @@ export function guardMcpServerV2(
     session: deps.session,
     parse: (tool, args) => stack.parse(tool.inputSchema, args ?? {}),
     pinOf: (tool, name) => pinOfListed(name, tool as McpToolHandleV2, stack),
+    states: deps.states,
   });
   const call: Callback = async (request: unknown, ctx: unknown) => {
     const params = isObject(request) && isObject(request.params) ? request.params : {};
@@ -397,6 +411,14 @@ function elementCount(value: unknown, max: number): number {
   return count;
 }
 
+/** A retry whose `requestState` of the guard's failed verification (answered with the SDK's -32602). */
+class InvalidRequestState extends Error {}
+
+/** The SDK's invalid-params error for a `requestState` that failed verification. */
+function invalidStateError(): Error {
+  return Object.assign(invalidParams('Invalid or expired requestState'), { data: { reason: 'invalid_request_state' } });
+}
+
 /** One call of a served tool, as the SDK's own `tools/call` runs it, through the guard's runner. */
 async function runTool(
   on: { low: LowLevelV2; stack: ToolStack; run: ReturnType<typeof makeRunner> },
@@ -425,6 +447,7 @@ async function runTool(
       extra: ctx,
       received: c.received,
     });
+    if (isInvalidStateAnswer(result)) throw new InvalidRequestState();
     if (isObject(result) && refusals.has(result)) return result;
     if (isObject(result) && result.resultType === 'input_required') return result;
     if (tool.outputSchema && isObject(result) && 'content' in result && result.isError !== true) {
@@ -442,6 +465,7 @@ async function runTool(
       }
     }
   } catch (err) {
+    if (err instanceof InvalidRequestState) throw invalidStateError();
     return toolError(err instanceof Error ? err.message : String(err));
   }
   return stack.project(low, result, tool);
@@ -479,6 +503,8 @@ export function guardLowLevelV2(low: LowLevelV2, handlers: unknown, deps: V2Deps
     const name = typeof params.name === 'string' ? params.name : 'unknown';
     const args = params.arguments ?? {};
     const forward = (a: unknown) => call({ ...req, params: { ...params, arguments: a } }, ctx);
+    let bound: Omit<StateClaims, 'escalationId'> | undefined;
+    let asks = false;
     try {
       if (typeof params.name !== 'string') return failedClosed(pep, name, 'invalid_request', 'no tool name');
       if (verifier !== undefined) {
@@ -487,11 +513,24 @@ export function guardLowLevelV2(low: LowLevelV2, handlers: unknown, deps: V2Deps
       if (!isObject(args)) return failedClosed(pep, name, 'invalid_request', 'arguments are not an object');
       const session = requestSession(deps.session, 'tools/call', params, ctx);
       if (session === undefined) return noSession(pep, name, 'extra');
+      // A retry of a held call (2026-07-28): a state of the guard's must be unexpired and for this very call.
+      const round = roundOf(ctx);
+      const states = deps.states;
+      bound = states === undefined ? undefined : { tool: name, argsHash: argsHashOf(args), session };
+      if (bound !== undefined && isGuardState(round.state) && !states?.verify(round.state, bound)) {
+        invalidState(pep, name);
+        throw new InvalidRequestState();
+      }
+      asks = round.asks;
       const signal = isObject(ctx) && isObject(ctx.mcpReq) ? ctx.mcpReq.signal : undefined;
       const opts = signal instanceof AbortSignal ? { session, signal } : { session };
       return asToolResult(await pep.guardTool(name, forward)(args as Record<string, unknown>, opts));
     } catch (err) {
-      if (err instanceof PolicyEnforcementError) return refusal(err.toolMessage);
+      if (err instanceof InvalidRequestState) throw invalidStateError();
+      if (err instanceof PolicyEnforcementError) {
+        const asked = asks && bound !== undefined && deps.states ? approvalRequest(err, deps.states, bound) : undefined;
+        return asked ?? refusal(err.toolMessage);
+      }
       throw err;
     }
   });

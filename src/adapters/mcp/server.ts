@@ -66,9 +66,11 @@ export interface GuardMcpServerOptions {
    */
   session?: ((request: { method: string; params: Record<string, unknown> }, extra: unknown) => string) | undefined;
   /**
-   * A `createMcpHandler` handler only: the HMAC-SHA256 key (at least 32 bytes) that signs the `requestState`
-   * of the `InputRequiredResult` an ESCALATE is answered with at revision 2026-07-28. Give every instance
-   * behind one endpoint the same key. @defaultValue a random key of this process
+   * A `createMcpHandler` handler, or a 2.x `McpServer` or `Server`: the HMAC-SHA256 key (at least 32 bytes)
+   * that signs the `requestState` of the `InputRequiredResult` an ESCALATE is answered with at revision
+   * 2026-07-28, to a client that declared elicitation. Give every instance behind one endpoint (and every
+   * server a `createMcpHandler` factory makes) the same key. @defaultValue a random key of this process (one
+   * per guarded server)
    */
   requestStateKey?: Uint8Array | undefined;
   /** How long a `requestState` may be echoed back, in milliseconds. @defaultValue 600000 (10 minutes) */
@@ -319,8 +321,11 @@ export function guardMcpServer<H extends McpHttpHandlerLike>(pep: Pep, handler: 
  * - a low-level `Server`: with `{ toolHandlers: { call, list? } }`, the guard's `tools/call` decides on the
  *   arguments as received and only then calls `call(request, ctx)`; `list` answers `tools/list`.
  * Session, verifier, `hideBlocked` and refusals as for a 1.x `McpServer`; every refusal of the guard reaches
- * `onDecision` and telemetry. Never set `tools/call` on the low-level server after guarding: that handler
- * would replace the guard's.
+ * `onDecision` and telemetry. At revision 2026-07-28, to a client that declared elicitation, ESCALATE is an
+ * `InputRequiredResult` whose `requestState` the guard signs (`requestStateKey`), as on the handler route; the
+ * retry is decided by the PDP again, and a tampered, expired or moved state is the SDK's invalid-params error
+ * (-32602). Never set `tools/call` on the low-level server after guarding: that handler would replace the
+ * guard's.
  * @param pep - the client that decides (`createPep`)
  * @param server - a 2.x `McpServer` (with `opts.tools`) or `Server` (with `opts.toolHandlers`)
  * @param opts - see {@link GuardMcpServerOptions}
@@ -362,8 +367,8 @@ export function guardMcpServer(pep: Pep, target: unknown, opts?: GuardMcpServerO
   if (kind === 'low' && opts?.maxToolInputElements !== undefined) {
     optionError(scope, 'maxToolInputElements', 'only for an McpServer (the toolHandlers route has no such ceiling)');
   }
-  const { verifier, hideBlocked, session, maxInputElements } = deps;
-  const serverDeps = { scope, pep, verifier, hideBlocked, session, maxInputElements };
+  const { verifier, hideBlocked, session, maxInputElements, states } = deps;
+  const serverDeps = { scope, pep, verifier, hideBlocked, session, maxInputElements, states };
   if (kind === 'low') guardLowLevelV2(target as never, opts?.toolHandlers, serverDeps);
   else if (kind === 'server') guardMcpServerV2(target as Record<string, unknown>, opts?.tools, serverDeps);
   else {
