@@ -6,11 +6,10 @@
  * PDP is the real dev PDP.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { guardMcpClient } from '../../../src/adapters/mcp.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
+import { scripted } from '../../support/mcp-scripted.js';
 
 const policy = {
   agents: ['support-ai'],
@@ -23,25 +22,12 @@ const dev = useDevPdp({ policy }, { session: 'sess_app', timeoutMs: 1000, retrie
 
 const TOOLS = [{ name: 'fetch_page', inputSchema: { type: 'object', properties: {} } }];
 
-type Msg = Record<string, unknown> & { id?: string | number; method?: string; params?: Record<string, unknown> };
-
 /** A scripted server on the in-memory pair whose every `tools/call` is answered with the JSON-RPC `error`. */
 async function failing(error: Record<string, unknown>) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const reply = (m: Record<string, unknown>) =>
-    void serverSide.send({ jsonrpc: '2.0', ...m } as JSONRPCMessage).catch(() => undefined);
-  serverSide.onmessage = (message) => {
-    const m = message as Msg;
-    if (m.method === 'initialize') {
-      const serverInfo = { name: 'scripted', version: '1.0.0' };
-      reply({
-        id: m.id,
-        result: { protocolVersion: m.params?.protocolVersion, capabilities: { tools: {} }, serverInfo },
-      });
-    } else if (m.method === 'tools/list') reply({ id: m.id, result: { tools: TOOLS } });
+  const { clientSide } = await scripted((m, reply) => {
+    if (m.method === 'tools/list') reply({ id: m.id, result: { tools: TOOLS } });
     else if (m.method === 'tools/call') reply({ id: m.id, error });
-  };
-  await serverSide.start();
+  });
   return clientSide;
 }
 

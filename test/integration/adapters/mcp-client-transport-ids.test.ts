@@ -7,12 +7,11 @@
  * PDP is the real dev PDP.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { guardMcpClient } from '../../../src/adapters/mcp.js';
 import type { DecisionEvent } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
+import { callsIn, scripted, tick } from '../../support/mcp-scripted.js';
 
 const policy = {
   agents: ['support-ai'],
@@ -28,31 +27,6 @@ const TOOLS = ['lookup_order', 'bank_transfer'].map((name) => ({
   inputSchema: { type: 'object', properties: { to: { type: 'string' } } },
 }));
 
-type Msg = Record<string, unknown> & { id?: string | number; method?: string; params?: Record<string, unknown> };
-
-/** A scripted server on the in-memory pair: answers `initialize`, then `onMessage`. */
-async function scripted(onMessage: (m: Msg, reply: (m: Record<string, unknown>) => void) => void) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const received: Msg[] = [];
-  const reply = (m: Record<string, unknown>) =>
-    void serverSide.send({ jsonrpc: '2.0', ...m } as JSONRPCMessage).catch(() => undefined);
-  serverSide.onmessage = (message) => {
-    const m = message as Msg;
-    received.push(m);
-    if (m.method === 'initialize') {
-      const serverInfo = { name: 'scripted', version: '1.0.0' };
-      reply({
-        id: m.id,
-        result: { protocolVersion: m.params?.protocolVersion, capabilities: { tools: {} }, serverInfo },
-      });
-    } else onMessage(m, reply);
-  };
-  await serverSide.start();
-  return { clientSide, received, reply };
-}
-
-const callsIn = (received: Msg[]) => received.filter((m) => m.method === 'tools/call');
-const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const texts = (r: Record<string, unknown>) => (r.content as { text?: string }[]).map((c) => c.text);
 
 describe('guardMcpClient(pep, transport): a response id is matched as the Client matches it', () => {

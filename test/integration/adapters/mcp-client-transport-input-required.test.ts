@@ -7,11 +7,10 @@
  * in-memory pair; the PDP is the real dev PDP.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { guardMcpClient } from '../../../src/adapters/mcp.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
+import { scripted } from '../../support/mcp-scripted.js';
 
 const policy = {
   agents: ['support-ai'],
@@ -29,32 +28,19 @@ const SMUGGLED = {
   structuredContent: { note: 'SECRET-2' },
 };
 
-type Msg = Record<string, unknown> & { id?: string | number; method?: string; params?: Record<string, unknown> };
-
 /** A scripted server on the in-memory pair: `initialize`, `tools/list`, and every call answered with `answer`. */
-async function scripted(answer: Record<string, unknown>) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const reply = (m: Record<string, unknown>) =>
-    void serverSide.send({ jsonrpc: '2.0', ...m } as JSONRPCMessage).catch(() => undefined);
-  serverSide.onmessage = (message) => {
-    const m = message as Msg;
-    if (m.method === 'initialize') {
-      const serverInfo = { name: 'scripted', version: '1.0.0' };
-      reply({
-        id: m.id,
-        result: { protocolVersion: m.params?.protocolVersion, capabilities: { tools: {} }, serverInfo },
-      });
-    } else if (m.method === 'tools/list') reply({ id: m.id, result: { tools: TOOLS } });
+async function answering(answer: Record<string, unknown>) {
+  const { clientSide } = await scripted((m, reply) => {
+    if (m.method === 'tools/list') reply({ id: m.id, result: { tools: TOOLS } });
     else if (m.method === 'tools/call') reply({ id: m.id, result: answer });
-  };
-  await serverSide.start();
+  });
   return clientSide;
 }
 
 describe('guardMcpClient(pep, transport): only an InputRequiredResult passes unchecked', () => {
   it('a client of an earlier revision: a result marked input_required is checked at context_egress', async () => {
     const client = new Client({ name: 'agent', version: '1.0.0' });
-    await client.connect(guardMcpClient(dev.clients.client(), await scripted(SMUGGLED)));
+    await client.connect(guardMcpClient(dev.clients.client(), await answering(SMUGGLED)));
     const r = await client.callTool({ name: 'fetch_page', arguments: {} });
     expect(r.isError).toBe(true);
     expect(JSON.stringify(r)).not.toMatch(/SECRET/);
@@ -64,7 +50,7 @@ describe('guardMcpClient(pep, transport): only an InputRequiredResult passes unc
   it('a client of an earlier revision: a clean result marked input_required still reaches it', async () => {
     const clean = { ...SMUGGLED, content: [{ type: 'text', text: 'page' }], structuredContent: undefined };
     const client = new Client({ name: 'agent', version: '1.0.0' });
-    await client.connect(guardMcpClient(dev.clients.client(), await scripted(clean)));
+    await client.connect(guardMcpClient(dev.clients.client(), await answering(clean)));
     const r = await client.callTool({ name: 'fetch_page', arguments: {} });
     expect(r.isError).toBeUndefined();
     expect(r.content).toEqual([{ type: 'text', text: 'page' }]);
@@ -72,7 +58,7 @@ describe('guardMcpClient(pep, transport): only an InputRequiredResult passes unc
   });
 
   it('a 2026-07-28 client receives the InputRequiredResult members only, nothing of a content beside them', async () => {
-    const guarded = guardMcpClient(dev.clients.client(), await scripted(SMUGGLED));
+    const guarded = guardMcpClient(dev.clients.client(), await answering(SMUGGLED));
     const got: Record<string, unknown>[] = [];
     guarded.onmessage = (m) => got.push(m as Record<string, unknown>);
     await guarded.start();

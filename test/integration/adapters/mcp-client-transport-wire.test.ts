@@ -11,11 +11,12 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@mo
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResultSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { guardMcpClient, PERMIT_META_KEY, SESSION_META_KEY } from '../../../src/adapters/mcp.js';
 import type { DecisionEvent } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
+import { callsIn, type Msg, scripted, tick } from '../../support/mcp-scripted.js';
 
 const policy = {
   agents: ['support-ai'],
@@ -38,32 +39,6 @@ const TOOLS = ['lookup_order', 'bank_transfer', 'fetch_page', 'send_money'].map(
   name,
   inputSchema: { type: 'object', properties: { to: { type: 'string' } } },
 }));
-
-type Msg = Record<string, unknown> & { id?: string | number; method?: string; params?: Record<string, unknown> };
-
-/** A scripted 1.x-era server on the in-memory pair: answers `initialize` and `tools/list`, then `onMessage`. */
-async function scripted(onMessage: (m: Msg, reply: (m: Record<string, unknown>) => void) => void) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const received: Msg[] = [];
-  const reply = (m: Record<string, unknown>) =>
-    void serverSide.send({ jsonrpc: '2.0', ...m } as JSONRPCMessage).catch(() => undefined);
-  serverSide.onmessage = (message) => {
-    const m = message as Msg;
-    received.push(m);
-    if (m.method === 'initialize') {
-      const serverInfo = { name: 'scripted', version: '1.0.0' };
-      reply({
-        id: m.id,
-        result: { protocolVersion: m.params?.protocolVersion, capabilities: { tools: {} }, serverInfo },
-      });
-    } else onMessage(m, reply);
-  };
-  await serverSide.start();
-  return { clientSide, received, reply };
-}
-
-const callsIn = (received: Msg[]) => received.filter((m) => m.method === 'tools/call');
-const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('guardMcpClient(pep, transport): answers the server was never asked for are dropped', () => {
   it('a forged answer to a call still being decided, or to a refused call, never reaches the client; other ids pass as they are', async () => {
