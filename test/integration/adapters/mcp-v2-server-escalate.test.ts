@@ -58,6 +58,8 @@ function served(kind: Kind, alter?: (body: Record<string, unknown>) => void) {
       requestStateKey: key,
       toolHandlers: {
         call: (request) => {
+          // The guard's state (and the approval answered with it) never reaches the application's handler.
+          if ('requestState' in request.params || 'inputResponses' in request.params) ran.push('state leaked');
           ran.push(request.params.arguments);
           return { content: [{ type: 'text', text: 'refunded' }] };
         },
