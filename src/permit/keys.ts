@@ -9,6 +9,7 @@ import type { KeyObject } from 'node:crypto';
 import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWSHeaderParameters } from 'jose';
 import { isPlainObject } from '../internal/guards.js';
 import { optionError } from '../internal/option-kit.js';
+import { readCapped } from '../internal/read-capped.js';
 import { nodeCrypto } from '../internal/runtime.js';
 import { type Jose, loadJose } from './jose.js';
 import { joseCode, refuse, withDeadline } from './refuse.js';
@@ -65,27 +66,8 @@ async function cappedFetch(
     await res.body?.cancel().catch(() => {});
     throw new Error(`the JWKS is larger than ${max} bytes`);
   }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  if (res.body) {
-    const reader = res.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > max) {
-        await reader.cancel().catch(() => {});
-        throw new Error(`the JWKS is larger than ${max} bytes`);
-      }
-      chunks.push(value);
-    }
-  }
-  const body = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    body.set(c, at);
-    at += c.byteLength;
-  }
+  const body = await readCapped(res.body, max);
+  if (body === undefined) throw new Error(`the JWKS is larger than ${max} bytes`);
   return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
 }
 

@@ -16,6 +16,7 @@
  */
 import { ABORT_CAUSES, type AbortLike, AbortReason } from '../internal/abort.js';
 import { AttemptFailure } from '../internal/failure.js';
+import { readCapped } from '../internal/read-capped.js';
 import { checkContentType, checkNoContentCoding } from './headers.js';
 import {
   classifyError,
@@ -89,33 +90,13 @@ function discard(res: Response): void {
  * Reads `res`'s body whole, at most `max` bytes: past that the stream is cancelled and the attempt is
  * `invalid_response`. `onReader` is given the reader, so that an abort can cancel it too.
  */
-async function readCapped(
+async function readBody(
   res: Response,
   max: number,
   onReader: (r: ReadableStreamDefaultReader<Uint8Array>) => void,
 ): Promise<Uint8Array> {
-  if (res.body === null) return new Uint8Array(0);
-  const reader = res.body.getReader();
-  onReader(reader);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      reader.cancel().catch(() => {});
-      throw invalid('PDP response is larger than maxResponseBytes');
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0] as Uint8Array;
-  const body = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    body.set(c, at);
-    at += c.byteLength;
-  }
+  const body = await readCapped(res.body, max, onReader);
+  if (body === undefined) throw invalid('PDP response is larger than maxResponseBytes');
   return body;
 }
 
@@ -130,7 +111,7 @@ async function errorCodeWithin(res: Response, headers: ResponseHeaders): Promise
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), ERROR_BODY_GRACE_MS);
   });
-  const read = readCapped(res, ERROR_BODY_MAX, (r) => {
+  const read = readBody(res, ERROR_BODY_MAX, (r) => {
     reader = r;
   }).then(errorCodeOf, () => undefined);
   try {
@@ -214,7 +195,7 @@ export class FetchTransport implements Transport {
       if (checked instanceof Promise) throw await checked;
       return {
         headers: checked,
-        body: await readCapped(res, this.#max, (r) => {
+        body: await readBody(res, this.#max, (r) => {
           reader = r;
         }),
       };

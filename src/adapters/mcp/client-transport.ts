@@ -10,6 +10,7 @@ import { enforcementOf } from '../kit.js';
 import { readParams } from './client-call.js';
 import type { ClientOptions } from './client-options.js';
 import { assertGuardable, isObject, JSONRPC_ERROR, McpProtocolError } from './common.js';
+import { PROTOCOL_VERSION_META } from './escalation.js';
 import type { McpPinSet } from './pins.js';
 import { makeToolSurface, type ToolSurface } from './surface.js';
 import {
@@ -20,7 +21,6 @@ import {
   NotSent,
   type Outcome,
   type PendingCall,
-  PROTOCOL_VERSION_META_KEY,
   pendingCall,
   type Received,
 } from './transport-call.js';
@@ -249,7 +249,7 @@ class GuardedTransport implements GuardedMcpTransport {
   /** Keeps the protocol keys of a request's `_meta` (2026-07-28), which the guard's own requests carry too. */
   #noteEnvelope(params: unknown): void {
     const meta = isObject(params) && isObject(params._meta) ? params._meta : undefined;
-    if (meta === undefined || !(PROTOCOL_VERSION_META_KEY in meta)) return;
+    if (meta === undefined || !(PROTOCOL_VERSION_META in meta)) return;
     const envelope: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(meta)) if (k.startsWith('io.modelcontextprotocol/')) envelope[k] = v;
     this.#envelope = envelope;
@@ -270,7 +270,7 @@ class GuardedTransport implements GuardedMcpTransport {
       if (requestSignal.aborted) onAbort();
       else requestSignal.addEventListener('abort', onAbort, { once: true });
     }
-    const modern = isObject(msg.params) && isObject(msg.params._meta) && PROTOCOL_VERSION_META_KEY in msg.params._meta;
+    const modern = isObject(msg.params) && isObject(msg.params._meta) && PROTOCOL_VERSION_META in msg.params._meta;
     void decideCall(this.#ctx, msg, call, options).then((outcome) => this.#answer(key, msg.id, call, outcome, modern));
     return call.handed.promise;
   }

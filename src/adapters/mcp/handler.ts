@@ -8,6 +8,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { PolicyEnforcementError } from '../../errors.js';
+import { readCapped } from '../../internal/read-capped.js';
 import type { Pep } from '../../pep.js';
 import type { PermitVerifier } from '../../permit/verifier.js';
 import { argsBySchema, enforcementOf } from '../kit.js';
@@ -150,27 +151,9 @@ async function messageOf(request: Request, rest: never[], maxBytes: number): Pro
   const options: unknown = rest[0];
   if (isObject(options) && options.parsedBody !== undefined) return options.parsedBody;
   if (Number(request.headers.get('content-length')) > maxBytes) return TOO_LARGE;
-  const body = request.clone().body;
-  if (body === null) return JSON.parse('');
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let received = 0;
-  let text = '';
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      received += value.byteLength;
-      if (received > maxBytes) {
-        void reader.cancel().catch(() => undefined);
-        return TOO_LARGE;
-      }
-      text += decoder.decode(value, { stream: true });
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  return JSON.parse(text + decoder.decode());
+  const body = await readCapped(request.clone().body, maxBytes);
+  if (body === undefined) return TOO_LARGE;
+  return JSON.parse(new TextDecoder().decode(body));
 }
 
 /** The SDK's answer to a body over its ceiling (`createMcpHandler`): 413, JSON-RPC -32000. */

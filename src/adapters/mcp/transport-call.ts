@@ -11,11 +11,9 @@ import type { Pep } from '../../pep.js';
 import { callOptions, enforcementOf } from '../kit.js';
 import { argsByListedSchema, readParams, withPermit } from './client-call.js';
 import { asToolResult, failedClosed, isObject, JSONRPC_ERROR, refusal } from './common.js';
+import { PROTOCOL_VERSION_META } from './escalation.js';
 import { resultText, withText } from './result.js';
 import type { ToolSurface } from './surface.js';
-
-/** The `_meta` key of the protocol revision a 2026-07-28 client puts on every request. */
-export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 
 /** A promise with its settle functions. */
 export interface Deferred<T> {
@@ -233,7 +231,7 @@ function unchecked(received: Received, modern: boolean): Received | undefined {
 /** Whether a request was sent by a 2026-07-28 client (its `_meta` names the protocol revision). */
 function isModern(request: Record<string, unknown>): boolean {
   const params = request.params;
-  return isObject(params) && isObject(params._meta) && PROTOCOL_VERSION_META_KEY in params._meta;
+  return isObject(params) && isObject(params._meta) && PROTOCOL_VERSION_META in params._meta;
 }
 
 /**
