@@ -5,18 +5,22 @@
 //
 //   npm run build && node bench/pair.js permit [rounds, default 8] [phase ms, default 1000]
 //   node bench/pair.js batch 8 1000
+//   node bench/pair.js text 8 1000
 //
 // permit: `authorizeAction` (with `permits`) against the permit floor at c64, decisions per second;
-// batch: `authorizeActions` of 8 calls over AuthZEN against the batch floor at c16, calls per second.
+// batch: `authorizeActions` of 8 calls over AuthZEN against the batch floor at c16, calls per second;
+// text: `checkInput` against run.js's floor (one prebuilt request, `dispatch`, the verdict read) at c64.
+
+import { randomUUID } from 'node:crypto';
 import { createPep } from 'agent-pep';
 import { Pool } from 'undici';
 import { batchFloor, permitFloor } from './floors.js';
-import { createCell, FLOOR_POOL_OPTIONS, pinClient, pinServer, runBatch } from './lib.js';
+import { createCell, FLOOR_POOL_OPTIONS, floorDispatch, pinClient, pinServer, runBatch } from './lib.js';
 import { spawnStub } from './stub.js';
 
 const [which = 'permit', roundsArg = '8', msArg = '1000'] = process.argv.slice(2);
-if (which !== 'permit' && which !== 'batch') {
-  process.stderr.write('usage: node bench/pair.js permit|batch [rounds] [phase ms]\n');
+if (which !== 'permit' && which !== 'batch' && which !== 'text') {
+  process.stderr.write('usage: node bench/pair.js permit|batch|text [rounds] [phase ms]\n');
   process.exit(2);
 }
 const ROUNDS = Number(roundsArg);
@@ -24,6 +28,9 @@ const PHASE_MS = Number(msArg);
 const TOOL = 'refund_payment';
 const ARGS = Object.freeze({ orderId: 'ord_1842', amount: 129.5, currency: 'EUR', reason: 'damaged on arrival' });
 const CALLS = Object.freeze(Array.from({ length: 8 }, (_, i) => Object.freeze({ tool: `${TOOL}_${i}`, args: ARGS })));
+const CONTENT =
+  'Hi, my order ord_1842 arrived damaged. The box was crushed and the ceramic mug inside is broken. ' +
+  'Could you please refund it to my card, or send a replacement? I attached photos to my earlier email. Thanks, Ana';
 const HEADERS = Object.freeze({
   'content-type': 'application/json',
   accept: 'application/json',
@@ -42,27 +49,49 @@ const pep = createPep({
   ...(which === 'batch' ? { protocol: 'authzen' } : {}),
 });
 const common = { pool, origin: stub.url, headers: HEADERS, agentId: 'a', session: 's' };
-const concurrency = which === 'permit' ? 64 : 16;
+const concurrency = which === 'batch' ? 16 : 64;
+/** run.js's floor of `checkInput`: the request built once, one `dispatch`, the verdict read. */
+function textFloor() {
+  const requestId = randomUUID();
+  const body = JSON.stringify({ agentId: 'a', session: 's', stage: 'input', requestId, content: CONTENT });
+  const headers = { ...HEADERS, 'x-request-id': requestId };
+  return async () => {
+    const r = await floorDispatch(pool, stub.url, '/api/policy/authorize', headers, body);
+    return r.status === 200 && r.body.verdict === 'ALLOW';
+  };
+}
+const textSides = () => [
+  { name: 'floor', call: textFloor() },
+  {
+    name: 'agent-pep',
+    call: async () => {
+      const d = await pep.checkInput(CONTENT);
+      return d.verdict === 'ALLOW' && d.synthesized === undefined;
+    },
+  },
+];
 const sides =
-  which === 'permit'
-    ? [
-        { name: 'floor', call: permitFloor({ ...common, path: '/api/policy/authorize', tool: TOOL, args: ARGS }) },
-        {
-          name: 'agent-pep',
-          call: async () => {
-            const d = await pep.authorizeAction(TOOL, ARGS);
-            return d.verdict === 'ALLOW' && d.synthesized === undefined && typeof d.permitId === 'string';
+  which === 'text'
+    ? textSides()
+    : which === 'permit'
+      ? [
+          { name: 'floor', call: permitFloor({ ...common, path: '/api/policy/authorize', tool: TOOL, args: ARGS }) },
+          {
+            name: 'agent-pep',
+            call: async () => {
+              const d = await pep.authorizeAction(TOOL, ARGS);
+              return d.verdict === 'ALLOW' && d.synthesized === undefined && typeof d.permitId === 'string';
+            },
           },
-        },
-      ]
-    : [
-        { name: 'floor', call: batchFloor({ ...common, path: '/access/v1/evaluations', calls: CALLS }) },
-        {
-          name: 'agent-pep',
-          call: async () =>
-            (await pep.authorizeActions(CALLS)).every((d) => d.verdict === 'ALLOW' && d.synthesized === undefined),
-        },
-      ];
+        ]
+      : [
+          { name: 'floor', call: batchFloor({ ...common, path: '/access/v1/evaluations', calls: CALLS }) },
+          {
+            name: 'agent-pep',
+            call: async () =>
+              (await pep.authorizeActions(CALLS)).every((d) => d.verdict === 'ALLOW' && d.synthesized === undefined),
+          },
+        ];
 try {
   for (const s of sides) {
     if ((await s.call()) !== true) throw new Error(`${s.name}: not an ALLOW bound to its action`);

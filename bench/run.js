@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { jwtVerify, SignJWT } from 'jose';
 import { Pool, request } from 'undici';
 import { benchDevPdp, DEVPDP_CONCURRENCY, DEVPDP_ROWS } from './devpdp.js';
-import { batchFloor, permitFloor } from './floors.js';
+import { batchFloor, permitFloor, textFloor } from './floors.js';
 import {
   closedPort,
   createCell,
@@ -98,6 +98,7 @@ const FLOOR_ACTION = 'floor (undici Pool dispatch, action)';
 const FLOOR_OTEL = 'floor + @opentelemetry/instrumentation-undici';
 /** The floor of `authorizeAction` that does the contract's work too (issue 43, bench/floors.js). */
 const FLOOR_PERMIT = 'floor (dispatch, action, answer checks, rule 5)';
+const FLOOR_TEXT = 'floor (dispatch, text, fresh request, answer checks)';
 const HUNG_TIMEOUT_MS = 200;
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -193,6 +194,7 @@ async function decisionClients(stub, ap, pepWhy) {
   const floorPoolAction = new Pool(stub.url, FLOOR_POOL_OPTIONS);
   const floorPoolOtel = new Pool(stub.url, FLOOR_POOL_OPTIONS);
   const floorPoolPermit = new Pool(stub.url, FLOOR_POOL_OPTIONS);
+  const floorPoolText = new Pool(stub.url, FLOOR_POOL_OPTIONS);
   // The telemetry SDK the telemetry rows use, and OpenTelemetry's undici instrumentation on its tracer
   // and meter providers. The instrumentation hooks undici's diagnostics channels (every undici in the
   // process, agent-pep's too), so it is enabled only while its own row runs (`enter`/`leave`).
@@ -206,6 +208,19 @@ async function decisionClients(stub, ap, pepWhy) {
   const permitted = (d) => d.verdict === 'ALLOW' && typeof d.permitId === 'string';
   const clients = [
     { name: FLOOR, call: floorCall(floorPool, text, allowed), close: () => floorPool.close() },
+    {
+      name: FLOOR_TEXT,
+      call: textFloor({
+        pool: floorPoolText,
+        origin: stub.url,
+        path: AUTHORIZE_PATH,
+        headers: staticHeaders(ap.version),
+        agentId: AGENT_ID,
+        session: SESSION,
+        content: CONTENT,
+      }),
+      close: () => floorPoolText.close(),
+    },
     {
       name: FLOOR_ACTION,
       call: floorCall(floorPoolAction, action, permitted),
@@ -428,6 +443,7 @@ async function decisionClients(stub, ap, pepWhy) {
  * the load changes over seconds, and two slots far apart in a round compare two different machines.
  */
 const RATIO_ORDER = [
+  FLOOR_TEXT,
   FLOOR,
   'agent-pep checkInput',
   'agent-pep checkInput (3 interceptors)',
@@ -1295,6 +1311,8 @@ function declareRatios(rows, memory) {
   };
   return {
     checkInput_ops_c64_vs_floor: ops('agent-pep checkInput', 64, FLOOR),
+    checkInput_ops_c64_vs_text_floor: ops('agent-pep checkInput', 64, FLOOR_TEXT),
+    text_floor_vs_floor_c64: ops(FLOOR_TEXT, 64, FLOOR),
     authorizeAction_ops_c64_vs_floor: ops('agent-pep authorizeAction', 64, FLOOR_ACTION),
     authorizeAction_ops_c64_vs_permit_floor: ops('agent-pep authorizeAction', 64, FLOOR_PERMIT),
     authorizeAction_no_rule5_ops_c64_vs_floor: ops('agent-pep authorizeAction (no permits option)', 64, FLOOR_ACTION),
@@ -1468,6 +1486,11 @@ export function parseArgs(argv, defaultOut) {
 /** The targets of issue 16 (and of issues 10, 13, 14, 25, 30 and 43 for their rows); a MISS makes the bench exit 1. */
 export const TARGETS = {
   checkInput_ops_c64_vs_floor: { op: '>=', value: 0.9 },
+  // Information (round 4, fourth session): the same floor doing what the contract requires of every
+  // text decision (a fresh request id and request text, the deadline, the answer's checks), and what
+  // that work alone costs the bare floor above.
+  checkInput_ops_c64_vs_text_floor: { op: 'info', value: 0.9 },
+  text_floor_vs_floor_c64: { op: 'info', value: 0.9 },
   // Issue 43: against a floor that does none of the contract's work (rule 5, the answer's checks);
   // replaced by authorizeAction_ops_c64_vs_permit_floor, kept for information.
   authorizeAction_ops_c64_vs_floor: { op: 'info', value: 0.85 },

@@ -327,6 +327,37 @@ describe('the floors that do the work (issue 43)', () => {
   });
 });
 
+describe('the text floor that does the work (round 4, fourth session)', () => {
+  it("prices checkInput and the bare floor against a floor doing every text decision's work, for information", () => {
+    const t = TARGETS as Record<string, { op: string; value: number }>;
+    expect(t.checkInput_ops_c64_vs_text_floor?.op).toBe('info');
+    expect(t.text_floor_vs_floor_c64?.op).toBe('info');
+    // the gated row stays as issue 43 set it
+    expect(t.checkInput_ops_c64_vs_floor).toEqual({ op: '>=', value: 0.9 });
+    const row = (client: string, ops: number) => ({ scenario: 'decision', client, concurrency: 64, ops_per_s: ops });
+    const ratios = computeRatios(
+      [
+        row('floor (undici Pool dispatch)', 1000),
+        row('floor (dispatch, text, fresh request, answer checks)', 800),
+        row('agent-pep checkInput', 840),
+      ],
+      null,
+    ) as Ratios;
+    expect(ratios.checkInput_ops_c64_vs_text_floor).toBe(1.05);
+    expect(ratios.text_floor_vs_floor_c64).toBe(0.8);
+    expect(ratios.checkInput_ops_c64_vs_floor).toBe(0.84);
+    // a checkInput above the text floor still misses against the bare one: the information rows gate nothing
+    const three = {
+      checkInput_ops_c64_vs_floor: ratios.checkInput_ops_c64_vs_floor,
+      checkInput_ops_c64_vs_text_floor: ratios.checkInput_ops_c64_vs_text_floor,
+      text_floor_vs_floor_c64: ratios.text_floor_vs_floor_c64,
+    };
+    expect(missesOf({ ...passing(), ...three }).map((m: { key: string }) => m.key)).toEqual([
+      'checkInput_ops_c64_vs_floor',
+    ]);
+  });
+});
+
 describe('the spread of a gated ratio over its rounds (issue 43)', () => {
   it('gates on the median of the per-round ratios and keeps their min and max', () => {
     const s = pairedSpread(
