@@ -92,7 +92,15 @@ function withItemWork() {
 const steps = [
   {
     name: '1. floor (bench/floors.js batch)',
-    call: batchFloor({ pool, origin: stub.url, path: PATH, headers: HEADERS, agentId: 'a', session: 's', calls: CALLS }),
+    call: batchFloor({
+      pool,
+      origin: stub.url,
+      path: PATH,
+      headers: HEADERS,
+      agentId: 'a',
+      session: 's',
+      calls: CALLS,
+    }),
   },
   { name: '2. + the per-item work it leaves out', call: withItemWork() },
   {
