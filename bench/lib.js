@@ -149,6 +149,44 @@ export async function runCount(call, concurrency, count, cell, measure = (_r, ms
   cell.elapsedMs += performance.now() - t0;
 }
 
+/**
+ * The client CPU of each step a call, the steps run in time-boxed phases one after the other in
+ * rotating order, after one warm-up phase each: the work-pricing tools' loop (bench/text-work.js,
+ * bench/batch-work.js). Each step's `call` resolves true for an answer it accepts; a first call that does
+ * not, or a phase with an invalid answer, throws. Prints the median over the rounds of each step's CPU
+ * (µs a call) and the first step's over it.
+ * @param {{ name: string, call: () => Promise<boolean> }[]} steps - the first is the floor
+ * @param {string} what - what a call is, for the heading ("decision", "8-call batch")
+ */
+export async function printCpuSteps(steps, what, concurrency, rounds, phaseMs) {
+  for (const s of steps) {
+    if ((await s.call()) !== true) throw new Error(`${s.name}: its first answer was refused`);
+    await runBatch(s.call, concurrency, phaseMs, null);
+  }
+  const cpu = steps.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < steps.length; i++) {
+      const k = (i + r) % steps.length;
+      const cell = createCell();
+      const c0 = process.cpuUsage();
+      await runBatch(steps[k].call, concurrency, phaseMs, cell);
+      const c = process.cpuUsage(c0);
+      if (cell.errors > 0) throw new Error(`${steps[k].name}: ${cell.errors} invalid answers`);
+      cpu[k].push((c.user + c.system) / cell.ops);
+    }
+  }
+  const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const floor = med(cpu[0]);
+  const width = Math.max(...steps.map((s) => s.name.length)) + 2;
+  process.stdout.write(`client CPU per ${what} at c${concurrency}, median of ${rounds} rounds:\n`);
+  for (let i = 0; i < steps.length; i++) {
+    const m = med(cpu[i]);
+    process.stdout.write(
+      `  ${steps[i].name.padEnd(width)} ${m.toFixed(2).padStart(6)} µs  floor / this ${(floor / m).toFixed(3)}\n`,
+    );
+  }
+}
+
 const round3 = (x) => (x === null || !Number.isFinite(x) ? null : Math.round(x * 1000) / 1000);
 
 /** One results.json row from a cell. */

@@ -22,7 +22,7 @@ import { Pool } from 'undici';
 import { checkAuthorizeResponse } from '../dist/wire/agent-pep.js';
 import { ijsonProblem } from '../dist/wire/json.js';
 import { dispatchJson, textFloor } from './floors.js';
-import { createCell, FLOOR_POOL_OPTIONS, floorDispatch, pinClient, pinServer, runBatch } from './lib.js';
+import { FLOOR_POOL_OPTIONS, floorDispatch, pinClient, pinServer, printCpuSteps } from './lib.js';
 import { spawnStub } from './stub.js';
 
 const [roundsArg = '8', msArg = '800'] = process.argv.slice(2);
@@ -111,31 +111,7 @@ const steps = [
 ];
 
 try {
-  for (const s of steps) {
-    if ((await s.call()) !== true) throw new Error(`${s.name}: not an ALLOW`);
-    await runBatch(s.call, CONCURRENCY, PHASE_MS, null);
-  }
-  const cpu = steps.map(() => []);
-  for (let r = 0; r < ROUNDS; r++) {
-    for (let i = 0; i < steps.length; i++) {
-      const k = (i + r) % steps.length;
-      const cell = createCell();
-      const c0 = process.cpuUsage();
-      await runBatch(steps[k].call, CONCURRENCY, PHASE_MS, cell);
-      const c = process.cpuUsage(c0);
-      if (cell.errors > 0) throw new Error(`${steps[k].name}: ${cell.errors} invalid answers`);
-      cpu[k].push((c.user + c.system) / cell.ops);
-    }
-  }
-  const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-  const floor = med(cpu[0]);
-  process.stdout.write(`client CPU per decision at c${CONCURRENCY}, median of ${ROUNDS} rounds:\n`);
-  for (let i = 0; i < steps.length; i++) {
-    const m = med(cpu[i]);
-    process.stdout.write(
-      `  ${steps[i].name.padEnd(44)} ${m.toFixed(2).padStart(6)} µs  floor / this ${(floor / m).toFixed(3)}\n`,
-    );
-  }
+  await printCpuSteps(steps, 'decision', CONCURRENCY, ROUNDS, PHASE_MS);
 } finally {
   await pep.close();
   await pool.close();
