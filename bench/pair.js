@@ -51,7 +51,7 @@ const pep = createPep({
 const common = { pool, origin: stub.url, headers: HEADERS, agentId: 'a', session: 's' };
 const concurrency = which === 'batch' ? 16 : 64;
 /** run.js's floor of `checkInput`: the request built once, one `dispatch`, the verdict read. */
-function textFloor() {
+function bareTextFloor() {
   const requestId = randomUUID();
   const body = JSON.stringify({ agentId: 'a', session: 's', stage: 'input', requestId, content: CONTENT });
   const headers = { ...HEADERS, 'x-request-id': requestId };
@@ -61,7 +61,7 @@ function textFloor() {
   };
 }
 const textSides = () => [
-  { name: 'floor', call: textFloor() },
+  { name: 'floor', call: bareTextFloor() },
   {
     name: 'agent-pep',
     call: async () => {
