@@ -22,20 +22,9 @@ import { z } from 'zod';
 import { guardMcpServer, type McpHttpHandlerLike } from '../../../src/adapters/mcp.js';
 import type { DecisionEvent } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
+import { REFUND_REVIEW } from '../../support/policies.js';
 
-const policy = {
-  agents: ['support-ai'],
-  latches: [
-    {
-      id: 'refund-review',
-      stage: 'action',
-      tool: 'refund_payment',
-      when: { 'args.amount': { gt: 500 } },
-      verdict: 'ESCALATE',
-      reason: 'refunds over 500 need review',
-    },
-  ],
-};
+const policy = { agents: ['support-ai'], latches: [REFUND_REVIEW] };
 const dev = useDevPdp({ policy }, { session: 'sess_server', timeoutMs: 1000, retries: 0 });
 
 /** A stateless 2.x server with one tool; `ran` records each refund that ran. */

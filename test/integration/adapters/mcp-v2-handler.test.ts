@@ -17,19 +17,13 @@ import {
 } from '../../../src/adapters/mcp.js';
 import type { DecisionEvent } from '../../../src/index.js';
 import { useDevPdp } from '../../support/dev-pdp-suite.js';
+import { REFUND_REVIEW } from '../../support/policies.js';
 
 const policy = {
   agents: ['support-ai'],
   latches: [
     { id: 'no-transfers', stage: 'action', tool: 'bank_*', verdict: 'BLOCK', reason: 'no money transfers' },
-    {
-      id: 'refund-review',
-      stage: 'action',
-      tool: 'refund_payment',
-      when: { 'args.amount': { gt: 500 } },
-      verdict: 'ESCALATE',
-      reason: 'refunds over 500 need review',
-    },
+    REFUND_REVIEW,
     {
       id: 'bulk-print',
       stage: 'action',
